@@ -1,0 +1,29 @@
+"""Production settings: the base settings with DEBUG off and HTTPS hardening.
+
+Required environment: DJANGO_SECRET_KEY, DJANGO_ALLOWED_HOSTS, DATABASE_URL,
+CELERY_BROKER_URL. See docs/deployment.md.
+"""
+
+import os
+
+from django.core.exceptions import ImproperlyConfigured
+
+from config.settings.base import *  # noqa: F403
+from config.settings.base import INSECURE_DEV_SECRET_KEY, SECRET_KEY, env_bool
+
+DEBUG = False
+if SECRET_KEY == INSECURE_DEV_SECRET_KEY or len(SECRET_KEY) < 50:
+    raise ImproperlyConfigured("Set DJANGO_SECRET_KEY to a random string of 50+ characters.")
+for required in ("DATABASE_URL", "CELERY_BROKER_URL"):
+    if not os.environ.get(required):
+        raise ImproperlyConfigured(f"Set {required} for production (see docs/deployment.md).")
+
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", True)
+SESSION_COOKIE_SECURE = True
+CSRF_COOKIE_SECURE = True
+SECURE_HSTS_SECONDS = int(os.environ.get("DJANGO_SECURE_HSTS_SECONDS", "31536000"))
+SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+SECURE_HSTS_PRELOAD = True
+SECURE_CONTENT_TYPE_NOSNIFF = True
+X_FRAME_OPTIONS = "DENY"

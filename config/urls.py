@@ -1,0 +1,32 @@
+from django.contrib import admin
+from django.urls import include, path
+from django.views.generic import RedirectView
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+from rest_framework.routers import DefaultRouter
+
+from corpus.api.views import DatasetViewSet, DocumentViewSet, QuestionViewSet
+from generation.api.views import GenerationRunViewSet, ResponseViewSet, SystemViewSet
+from judging.api.views import EvaluatorViewSet, JudgmentViewSet
+
+router = DefaultRouter()
+router.register("datasets", DatasetViewSet)
+router.register("documents", DocumentViewSet)
+router.register("questions", QuestionViewSet)
+router.register("systems", SystemViewSet)
+router.register("runs", GenerationRunViewSet)
+router.register("responses", ResponseViewSet)
+router.register("evaluators", EvaluatorViewSet)
+router.register("judgments", JudgmentViewSet)
+
+admin.site.site_header = "Concord"
+admin.site.site_title = "Concord"
+admin.site.index_title = "Meta-evaluation studies of long-context LLMs"
+
+urlpatterns = [
+    path("", RedirectView.as_view(pattern_name="admin:index", permanent=False)),
+    path("admin/", admin.site.urls),
+    path("api/", include(router.urls)),
+    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+    path("api/redoc/", SpectacularRedocView.as_view(url_name="schema"), name="api-redoc"),
+]

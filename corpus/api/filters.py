@@ -1,0 +1,41 @@
+import django_filters
+
+from corpus.models import Dataset, Document, Question
+
+
+class DatasetFilter(django_filters.FilterSet):
+    benchmark = django_filters.CharFilter(field_name="benchmark__slug")
+
+    class Meta:
+        model = Dataset
+        fields = ["benchmark", "version", "language", "split"]
+
+
+class DocumentFilter(django_filters.FilterSet):
+    benchmark = django_filters.CharFilter(field_name="benchmark__slug")
+
+    class Meta:
+        model = Document
+        fields = ["benchmark", "split", "external_id"]
+
+
+class QuestionFilter(django_filters.FilterSet):
+    benchmark = django_filters.CharFilter(field_name="document__benchmark__slug")
+    document = django_filters.CharFilter(field_name="document__external_id")
+    split = django_filters.CharFilter(field_name="document__split")
+    dataset = django_filters.NumberFilter(field_name="texts__dataset", distinct=True)
+    version = django_filters.CharFilter(field_name="texts__dataset__version", distinct=True)
+    language = django_filters.CharFilter(field_name="texts__dataset__language", distinct=True)
+
+    class Meta:
+        model = Question
+        fields = [
+            "benchmark",
+            "document",
+            "split",
+            "dataset",
+            "version",
+            "language",
+            "question_type",
+            "answer_position",
+        ]

@@ -1,0 +1,4 @@
+class ImportFailure(Exception):
+    """Input that cannot be imported. The message names the file and the problem,
+    and says what to do where that is not obvious. Raising it inside an import
+    rolls the whole import back."""

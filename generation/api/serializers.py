@@ -1,0 +1,78 @@
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from generation.models import GenerationRun, Response, System
+
+
+class SystemSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = System
+        fields = ["id", "name", "model_name", "backend", "config", "description"]
+
+
+class GenerationRunSerializer(serializers.ModelSerializer):
+    system = serializers.CharField(source="system.name", read_only=True)
+    version = serializers.CharField(source="dataset.version", read_only=True)
+    language = serializers.CharField(source="dataset.language", read_only=True)
+    split = serializers.CharField(source="dataset.split", read_only=True)
+    response_count = serializers.IntegerField(read_only=True)
+
+    class Meta:
+        model = GenerationRun
+        fields = [
+            "id",
+            "system",
+            "dataset",
+            "version",
+            "language",
+            "split",
+            "mode",
+            "seed",
+            "origin",
+            "status",
+            "source",
+            "response_count",
+            "created_at",
+        ]
+
+
+class ResponseJudgmentSerializer(serializers.Serializer):
+    evaluator = serializers.CharField(source="evaluator.name")
+    rater = serializers.CharField()
+    seed = serializers.IntegerField(allow_null=True)
+    score = serializers.FloatField()
+
+
+class ResponseSerializer(serializers.ModelSerializer):
+    system = serializers.CharField(source="run.system.name", read_only=True)
+    mode = serializers.CharField(source="run.mode", read_only=True)
+    version = serializers.CharField(source="run.dataset.version", read_only=True)
+    split = serializers.CharField(source="run.dataset.split", read_only=True)
+    document = serializers.CharField(source="question.document.external_id", read_only=True)
+    question_external_id = serializers.CharField(source="question.external_id", read_only=True)
+    judgments = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Response
+        fields = [
+            "id",
+            "run",
+            "system",
+            "mode",
+            "version",
+            "split",
+            "document",
+            "question",
+            "question_external_id",
+            "text",
+            "judgments",
+            "created_at",
+        ]
+
+    @extend_schema_field(ResponseJudgmentSerializer(many=True))
+    def get_judgments(self, response: Response) -> list[dict]:
+        judgments = sorted(
+            response.judgments.all(),
+            key=lambda j: (j.evaluator.name, j.rater, j.seed or 0, j.order),
+        )
+        return ResponseJudgmentSerializer(judgments, many=True).data

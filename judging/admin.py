@@ -1,0 +1,195 @@
+from django.contrib import admin, messages
+from django.db import transaction
+from django.utils.html import format_html, format_html_join
+
+from generation.models import Response
+from judging.models import BenchmarkImport, Evaluator, Judgment
+from judging.tasks import run_benchmark_import
+
+
+@admin.register(Evaluator)
+class EvaluatorAdmin(admin.ModelAdmin):
+    list_display = ("name", "kind", "raw_scale_min", "raw_scale_max", "judgment_count")
+    list_filter = ("kind",)
+    search_fields = ("name", "description")
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).with_counts()
+
+    @admin.display(description="judgments", ordering="judgment_count")
+    def judgment_count(self, obj):
+        return obj.judgment_count
+
+
+class JudgmentInline(admin.TabularInline):
+    model = Judgment
+    extra = 0
+    fields = ("evaluator", "rater", "seed", "order", "score", "raw_score", "feedback")
+    readonly_fields = fields
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("evaluator")
+
+
+@admin.register(Response)
+class ResponseAdmin(admin.ModelAdmin):
+    """Responses with their scores. Registered here, not in generation, because
+    the scores come from this app."""
+
+    list_display = (
+        "id",
+        "system",
+        "question_label",
+        "mode",
+        "split",
+        "version",
+        "scores",
+        "short_text",
+    )
+    list_filter = (
+        "run__system",
+        "run__mode",
+        "run__dataset__version",
+        "run__dataset__split",
+        "question__question_type",
+        "question__answer_position",
+        "judgments__evaluator",
+    )
+    search_fields = ("text", "question__texts__text", "question__document__external_id")
+    list_select_related = ("run__system", "run__dataset", "question__document")
+    readonly_fields = ("run", "question", "question_and_reference", "created_at")
+    fields = ("run", "question", "question_and_reference", "text", "created_at")
+    inlines = (JudgmentInline,)
+
+    def get_queryset(self, request):
+        return (
+            super()
+            .get_queryset(request)
+            .defer("question__document__text")
+            .prefetch_related("judgments__evaluator")
+        )
+
+    @admin.display(description="system", ordering="run__system__name")
+    def system(self, obj):
+        return obj.run.system.name
+
+    @admin.display(description="question", ordering="question__document__external_id")
+    def question_label(self, obj):
+        return f"{obj.question.document.external_id} #{obj.question.external_id}"
+
+    @admin.display(description="mode")
+    def mode(self, obj):
+        return obj.run.mode
+
+    @admin.display(description="split")
+    def split(self, obj):
+        return obj.run.dataset.split
+
+    @admin.display(description="version")
+    def version(self, obj):
+        return obj.run.dataset.version
+
+    @admin.display(description="scores")
+    def scores(self, obj):
+        judgments = sorted(obj.judgments.all(), key=lambda j: (j.evaluator.name, j.rater))
+        return format_html_join(
+            ", ", "{}: {}", ((j.evaluator.name, f"{j.score:g}") for j in judgments)
+        )
+
+    @admin.display(description="response")
+    def short_text(self, obj):
+        return obj.text[:120] + ("…" if len(obj.text) > 120 else "")
+
+    @admin.display(description="question and reference answer (this run's dataset)")
+    def question_and_reference(self, obj):
+        wording = obj.question.texts.filter(dataset=obj.run.dataset).first()
+        if wording is None:
+            return "-"
+        return format_html(
+            "<p><b>Q:</b> {}</p><p><b>Reference:</b> {}</p>", wording.text, wording.reference_answer
+        )
+
+
+@admin.register(Judgment)
+class JudgmentAdmin(admin.ModelAdmin):
+    list_display = ("id", "evaluator", "system", "response", "rater", "seed", "score", "raw_score")
+    list_filter = (
+        "evaluator",
+        "response__run__system",
+        "response__run__dataset__split",
+        "response__run__mode",
+    )
+    search_fields = ("rater", "response__text")
+    list_select_related = ("evaluator", "response__run__system")
+    raw_id_fields = ("response",)
+
+    @admin.display(description="system", ordering="response__run__system__name")
+    def system(self, obj):
+        return obj.response.run.system.name
+
+
+@admin.register(BenchmarkImport)
+class BenchmarkImportAdmin(admin.ModelAdmin):
+    """Start an ELITR-Bench import from the admin; a Celery worker runs it and
+    this page shows its stage, progress and summary."""
+
+    list_display = (
+        "id",
+        "status",
+        "progress",
+        "stage",
+        "source_label",
+        "created_at",
+        "finished_at",
+    )
+    list_filter = ("status",)
+    fields = ("source", "versions", "languages", "with_responses")
+    readonly_fields = ()
+
+    def get_readonly_fields(self, request, obj=None):
+        if obj is None:
+            return ()
+        return (
+            *self.fields,
+            "status",
+            "stage",
+            "progress",
+            "summary",
+            "created_by",
+            "created_at",
+            "started_at",
+            "finished_at",
+        )
+
+    def get_fields(self, request, obj=None):
+        return self.get_readonly_fields(request, obj) or self.fields
+
+    def has_change_permission(self, request, obj=None):
+        return obj is None and super().has_change_permission(request, obj)
+
+    @admin.display(description="source")
+    def source_label(self, obj):
+        return obj.source or "(default)"
+
+    @admin.display(description="progress")
+    def progress(self, obj):
+        if not obj.steps_total:
+            return "-"
+        return f"{obj.steps_done}/{obj.steps_total}"
+
+    @admin.display(description="summary or error")
+    def summary(self, obj):
+        return format_html("<pre style='white-space: pre-wrap'>{}</pre>", obj.message)
+
+    def save_model(self, request, obj, form, change):
+        obj.created_by = request.user
+        super().save_model(request, obj, form, change)
+        # Only once the row is committed can the worker find it.
+        transaction.on_commit(lambda: run_benchmark_import.delay(obj.pk))
+        messages.info(
+            request, f"Import #{obj.pk} queued: a Celery worker will run it; reload for progress."
+        )

@@ -1,0 +1,136 @@
+"""Evaluators and their judgments, plus the jobs that import published scores.
+
+Every evaluator (an LLM judge, a metric, a gold expert, a crowd study, scores
+imported from a file) produces Judgments on Responses with a score on the
+common 1-10 scale, so the analysis reads one table whatever the source. The
+raw score and the scale it was given on are kept beside it.
+"""
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Count, F, Q
+
+from generation.models import Response
+
+EVALUATOR_KINDS = ["llm_rubric", "llm_pairwise", "metric", "gold_human", "crowd_human", "imported"]
+
+
+class EvaluatorQuerySet(models.QuerySet):
+    def with_counts(self) -> "EvaluatorQuerySet":
+        return self.annotate(judgment_count=Count("judgments"))
+
+
+class Evaluator(models.Model):
+    class Kind(models.TextChoices):
+        LLM_RUBRIC = "llm_rubric", "LLM rubric judge"
+        LLM_PAIRWISE = "llm_pairwise", "LLM pairwise judge"
+        METRIC = "metric", "Automatic metric"
+        GOLD_HUMAN = "gold_human", "Gold human (expert)"
+        CROWD_HUMAN = "crowd_human", "Crowd human"
+        IMPORTED = "imported", "Imported scores"
+
+    name = models.CharField(max_length=200, unique=True)
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    description = models.TextField(blank=True)
+    config = models.JSONField(default=dict, blank=True)
+    raw_scale_min = models.FloatField(default=1)
+    raw_scale_max = models.FloatField(default=10)
+
+    objects = EvaluatorQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(kind__in=EVALUATOR_KINDS), name="evaluator_kind_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(raw_scale_min__lt=F("raw_scale_max")), name="evaluator_scale_ordered"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Judgment(models.Model):
+    """One evaluator's score of one response (per rater, seed and presentation order)."""
+
+    evaluator = models.ForeignKey(Evaluator, on_delete=models.PROTECT, related_name="judgments")
+    response = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="judgments")
+    rater = models.CharField(
+        max_length=200, blank=True, help_text="Who scored, for evaluators with several raters."
+    )
+    seed = models.PositiveIntegerField(null=True, blank=True)
+    order = models.PositiveSmallIntegerField(
+        default=0, help_text="Presentation order, for judges that see several answers."
+    )
+    score = models.FloatField(help_text="On the common 1-10 scale.")
+    raw_score = models.FloatField(help_text="As the evaluator gave it.")
+    raw_scale_min = models.FloatField()
+    raw_scale_max = models.FloatField()
+    feedback = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["response_id", "evaluator__name", "rater"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["evaluator", "response", "rater", "seed", "order"],
+                name="judgment_unique_with_seed",
+            ),
+            models.UniqueConstraint(
+                fields=["evaluator", "response", "rater", "order"],
+                condition=Q(seed__isnull=True),
+                name="judgment_unique_without_seed",
+            ),
+            models.CheckConstraint(
+                condition=Q(score__gte=1) & Q(score__lte=10), name="judgment_score_in_range"
+            ),
+            models.CheckConstraint(
+                condition=Q(raw_score__gte=F("raw_scale_min"))
+                & Q(raw_score__lte=F("raw_scale_max")),
+                name="judgment_raw_score_in_scale",
+            ),
+        ]
+        indexes = [models.Index(fields=["evaluator", "response"])]
+
+    def __str__(self) -> str:
+        return f"{self.evaluator.name}: {self.score:g}"
+
+
+class BenchmarkImport(models.Model):
+    """An ELITR-Bench import started from the admin and run by a Celery worker."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        SUCCEEDED = "succeeded", "Succeeded"
+        FAILED = "failed", "Failed"
+
+    source = models.CharField(
+        max_length=500,
+        blank=True,
+        help_text="A folder or archive on the worker's machine; empty: the configured "
+        "data folder, else download from GitHub.",
+    )
+    versions = models.CharField(max_length=50, default="qa,conv")
+    languages = models.CharField(max_length=50, default="en,cs")
+    with_responses = models.BooleanField(default=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    stage = models.CharField(max_length=200, blank=True)
+    steps_done = models.PositiveIntegerField(default=0)
+    steps_total = models.PositiveIntegerField(default=0)
+    message = models.TextField(blank=True, help_text="The summary, or what went wrong.")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"Import #{self.pk} ({self.status})"

@@ -1,0 +1,85 @@
+"""State changes of the judging app."""
+
+from __future__ import annotations
+
+from django.db import transaction
+
+from corpus.bulk import SyncCount, id_map, sync_rows
+from corpus.importers.elitr_bench import PaperResponse
+from generation.services import ResponseKey
+from judging.models import Evaluator, Judgment
+
+# The evaluators of the ELITR-Bench paper, as its generated-responses files name
+# them. Their scores are stored as published, on the 1-10 scale the files use.
+PAPER_EVALUATORS = {
+    "gpt-4-eval": {
+        "description": "GPT-4 (gpt-4-0613) rubric judge, 1-10, as published by the ELITR-Bench "
+        "authors.",
+        "config": {"original_kind": "llm_rubric", "judge_model": "gpt-4-0613"},
+    },
+    "prometheus-eval": {
+        "description": "Prometheus judge as published: its 1-5 scores multiplied by 2 by the "
+        "authors.",
+        "config": {"original_kind": "llm_rubric", "raw_scale": [1, 5], "multiplied_by": 2},
+    },
+    "gold-human-eval": {
+        "description": "Gold Human: one expert's 1-10 rubric scores, as published.",
+        "config": {"original_kind": "gold_human"},
+    },
+    "silver-human-eval": {
+        "description": "Silver Human: mean of 10 Prolific crowd ratings (1-10), as published.",
+        "config": {"original_kind": "crowd_human", "raters_per_response": 10},
+    },
+}
+
+
+@transaction.atomic
+def import_paper_scores(
+    responses: list[PaperResponse], response_ids: dict[ResponseKey, int]
+) -> dict[str, SyncCount]:
+    names = sorted({name for r in responses for name in r.scores})
+    counts = {
+        "evaluators": sync_rows(
+            Evaluator.objects.filter(name__in=names),
+            (
+                {
+                    "name": name,
+                    "kind": Evaluator.Kind.IMPORTED,
+                    "raw_scale_min": 1,
+                    "raw_scale_max": 10,
+                    **PAPER_EVALUATORS.get(name, {"description": "", "config": {}}),
+                }
+                for name in names
+            ),
+            key=("name",),
+        )
+    }
+    evaluator_ids = {
+        k[0]: v for k, v in id_map(Evaluator.objects.filter(name__in=names), ("name",)).items()
+    }
+    rows = []
+    for r in responses:
+        response_id = response_ids[
+            (r.system, r.version, r.split, r.mode, r.meeting_id, r.question_id)
+        ]
+        for name, score in r.scores.items():
+            rows.append(
+                {
+                    "evaluator_id": evaluator_ids[name],
+                    "response_id": response_id,
+                    "rater": "",
+                    "seed": None,
+                    "order": 0,
+                    "score": score,
+                    "raw_score": score,
+                    "raw_scale_min": 1.0,
+                    "raw_scale_max": 10.0,
+                }
+            )
+    counts["judgments"] = sync_rows(
+        Judgment.objects.filter(evaluator_id__in=evaluator_ids.values(), seed__isnull=True),
+        rows,
+        key=("evaluator_id", "response_id", "rater", "order"),
+        compare=("score", "raw_score"),
+    )
+    return counts

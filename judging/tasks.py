@@ -1,0 +1,9 @@
+from celery import shared_task
+
+from judging.importing import run_import_job
+
+
+@shared_task(name="judging.run_benchmark_import", acks_late=True)
+def run_benchmark_import(job_id: int) -> str:
+    """Run a BenchmarkImport queued from the admin (default queue)."""
+    return run_import_job(job_id).status

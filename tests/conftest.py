@@ -1,0 +1,75 @@
+"""Shared fixtures.
+
+Tests that need a service (PostgreSQL, Redis, Chromium) or the real
+ELITR-Bench data skip with a printed reason when it is missing, except when
+CONCORD_REQUIRE_SERVICES=1 (CI): then they fail.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+
+import pytest
+from django.apps import apps
+
+REPO = Path(__file__).resolve().parent.parent
+REQUIRE_SERVICES = os.environ.get("CONCORD_REQUIRE_SERVICES") == "1"
+ELITR_DATA = Path(
+    os.environ.get("CONCORD_ELITR_DATA") or REPO.parent / "shared" / "datasets" / "elitr-bench"
+)
+
+
+def require(condition: bool, reason: str) -> None:
+    """Skip (or, in CI, fail) when a needed service or file is missing."""
+    if condition:
+        return
+    if REQUIRE_SERVICES:
+        pytest.fail(f"CONCORD_REQUIRE_SERVICES=1 but {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+def port_open(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="session")
+def elitr_data() -> Path:
+    require(
+        (ELITR_DATA / "data.zip").is_file(),
+        f"the real ELITR-Bench archives are not at {ELITR_DATA} (set CONCORD_ELITR_DATA)",
+    )
+    return ELITR_DATA
+
+
+@pytest.fixture
+def synthetic_source(tmp_path: Path) -> Path:
+    from corpus.importers.synthetic import write_synthetic_elitr
+
+    return write_synthetic_elitr(tmp_path / "synthetic")
+
+
+def database_snapshot() -> dict[str, list[tuple]]:
+    """Every row of every Concord table, to prove that a failed import changed nothing."""
+    snapshot = {}
+    for label in ("users", "corpus", "generation", "judging", "annotator", "analysis"):
+        for model in apps.get_app_config(label).get_models():
+            snapshot[model._meta.label] = sorted(model.objects.values_list(), key=repr)
+    return snapshot
+
+
+@pytest.fixture
+def researcher(django_user_model):
+    return django_user_model.objects.create_user("rita", password="pw-rita-123", role="researcher")
+
+
+@pytest.fixture
+def gold_annotator(django_user_model):
+    return django_user_model.objects.create_user(
+        "gina", password="pw-gina-123", role="gold_annotator"
+    )
