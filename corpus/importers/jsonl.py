@@ -74,7 +74,7 @@ def parse_jsonl(
                 f"--{name} {value!r}: use lower-case letters, digits, '-' and '_' only."
             )
     if version not in VERSIONS:
-        raise ImportFailure(f"--version {version!r}: choose from {', '.join(VERSIONS)}.")
+        raise ImportFailure(f"--dataset-version {version!r}: choose from {', '.join(VERSIONS)}.")
     if language not in LANGUAGES:
         raise ImportFailure(f"--language {language!r}: choose from {', '.join(LANGUAGES)}.")
     try:
