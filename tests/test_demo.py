@@ -1,0 +1,121 @@
+"""The README demo command: set-up with its data fallbacks, then web + worker."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+from django.contrib.auth import authenticate
+from django.core.management import call_command
+
+from corpus.models import Benchmark, Document
+from demo import setup as demo_setup
+from generation.models import Response
+from tests.conftest import REPO
+
+pytestmark = pytest.mark.django_db
+
+
+def test_demo_setup_with_synthetic_data(capsys, monkeypatch):
+    monkeypatch.setenv("CONCORD_DEMO_PASSWORD", "demo-pass-123")
+    call_command("demo_setup", "--synthetic")
+    out = capsys.readouterr().out
+    assert "Data: a synthetic meeting" in out
+    assert "Demo admin: admin / demo-pass-123" in out
+    assert Benchmark.objects.get().slug == "elitr-bench-synthetic"
+    assert Response.objects.count() == 18
+    user = authenticate(username="admin", password="demo-pass-123")
+    assert user is not None and user.is_superuser and user.is_researcher
+
+
+def test_demo_falls_back_when_data_is_missing(settings, tmp_path, monkeypatch):
+    settings.CONCORD_ELITR_DATA = str(tmp_path / "empty")
+    (tmp_path / "empty").mkdir()
+    settings.VAR_DIR = tmp_path / "var"
+    monkeypatch.setattr(demo_setup, "SHARED_ELITR_DATA", tmp_path / "no-shared")
+    messages = []
+    origin, summary = demo_setup.choose_and_import(messages.append, allow_download=False)
+    assert origin.startswith("a synthetic meeting")
+    assert any("not used: " in m and "no en qa question file" in m for m in messages)
+    assert Document.objects.get().external_id == "meeting_en_synthetic_001"
+
+
+def test_demo_prefers_the_real_data(elitr_data, settings):
+    settings.CONCORD_ELITR_DATA = str(elitr_data)
+    origin, summary = demo_setup.choose_and_import(lambda m: None, allow_download=False)
+    assert origin.startswith("CONCORD_ELITR_DATA")
+    assert Document.objects.count() == 18 and Response.objects.count() == 6775
+
+
+def wait_for(url: str, seconds: float) -> bytes:
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            with urllib.request.urlopen(url, timeout=2) as answer:
+                return answer.read()
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.django_db(transaction=False)
+def test_run_demo_serves_and_stops_on_ctrl_c(tmp_path):
+    """`manage.py run_demo`, as `make demo` runs it, on its own embedded defaults."""
+    port = free_port()
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("DATABASE_URL", "CELERY_BROKER_URL", "DJANGO_SETTINGS_MODULE")
+    }
+    env.update(
+        CONCORD_VAR_DIR=str(tmp_path / "var"),
+        CONCORD_DEMO_PASSWORD="demo-pass-123",
+        CONCORD_ELITR_DATA="",
+        PYTHONUNBUFFERED="1",
+    )
+    log = open(tmp_path / "demo.log", "w+")  # noqa: SIM115 (closed below)
+    demo = subprocess.Popen(
+        [sys.executable, "manage.py", "run_demo", "--no-download", "--port", str(port)],
+        cwd=REPO,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        schema = wait_for(f"http://127.0.0.1:{port}/api/schema/", 120)
+        assert b"openapi" in schema
+        login = wait_for(f"http://127.0.0.1:{port}/admin/login/", 10)
+        assert b"Concord" in login
+        log.seek(0)
+        printed = log.read()
+        assert "Concord demo is running." in printed
+        assert "user admin, password demo-pass-123" in printed
+        assert f"http://127.0.0.1:{port}/api/docs/" in printed
+        os.killpg(demo.pid, signal.SIGINT)  # Ctrl-C reaches the whole process group
+        assert demo.wait(timeout=30) is not None
+    finally:
+        if demo.poll() is None:
+            os.killpg(demo.pid, signal.SIGKILL)
+        log.seek(0)
+        printed = log.read()
+        log.close()
+    assert "Stopping" in printed, printed
+    assert "celery@" in printed or "demo@" in printed, printed  # the worker started
+    # nothing of the demo is left listening
+    with pytest.raises(OSError):
+        urllib.request.urlopen(f"http://127.0.0.1:{port}/admin/login/", timeout=2)

@@ -1,0 +1,47 @@
+"""Production settings: refuse unsafe defaults, pass `check --deploy`."""
+
+import os
+import subprocess
+import sys
+
+from tests.conftest import REPO
+
+PRODUCTION_ENV = {
+    "DJANGO_SETTINGS_MODULE": "config.settings.production",
+    "DJANGO_SECRET_KEY": "k" * 20 + "-production-key-for-the-deploy-check-0123456789",
+    "DJANGO_ALLOWED_HOSTS": "concord.example.org",
+    "DATABASE_URL": "postgres://concord@127.0.0.1:5432/concord",
+    "CELERY_BROKER_URL": "redis://127.0.0.1:6379/0",
+}
+
+
+def manage(*args: str, env: dict) -> subprocess.CompletedProcess:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "DATABASE_"))}
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=REPO,
+        env={**clean, **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_check_deploy_is_clean():
+    result = manage("check", "--deploy", "--fail-level", "WARNING", env=PRODUCTION_ENV)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "no issues" in result.stdout
+
+
+def test_production_refuses_the_development_key():
+    env = {k: v for k, v in PRODUCTION_ENV.items() if k != "DJANGO_SECRET_KEY"}
+    result = manage("check", env=env)
+    assert result.returncode != 0
+    assert "Set DJANGO_SECRET_KEY" in result.stderr
+
+
+def test_production_needs_a_database_url():
+    env = {k: v for k, v in PRODUCTION_ENV.items() if k != "DATABASE_URL"}
+    result = manage("check", env=env)
+    assert result.returncode != 0
+    assert "Set DATABASE_URL" in result.stderr
