@@ -64,6 +64,21 @@ def wait_for(url: str, seconds: float) -> bytes:
             time.sleep(0.5)
 
 
+def children_alive(parent_pid: int) -> list[str]:
+    """Processes of the demo's session still running (web server, worker)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as stat:
+                    fields = stat.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[3]) == parent_pid and fields[0] != "Z":  # session id
+                found.append(entry)
+    return found
+
+
 def free_port() -> int:
     import socket
 
@@ -72,8 +87,8 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.mark.django_db(transaction=False)
-def test_run_demo_serves_and_stops_on_ctrl_c(tmp_path):
+@pytest.mark.parametrize("stop_signal", [signal.SIGINT, signal.SIGTERM])
+def test_run_demo_serves_and_stops(tmp_path, stop_signal):
     """`manage.py run_demo`, as `make demo` runs it, on its own embedded defaults."""
     port = free_port()
     env = {
@@ -106,8 +121,12 @@ def test_run_demo_serves_and_stops_on_ctrl_c(tmp_path):
         assert "Concord demo is running." in printed
         assert "user admin, password demo-pass-123" in printed
         assert f"http://127.0.0.1:{port}/api/docs/" in printed
-        os.killpg(demo.pid, signal.SIGINT)  # Ctrl-C reaches the whole process group
+        if stop_signal == signal.SIGINT:
+            os.killpg(demo.pid, signal.SIGINT)  # Ctrl-C reaches the whole process group
+        else:
+            demo.terminate()  # `kill PID`: only the parent gets it, it stops the children
         assert demo.wait(timeout=30) is not None
+        assert not children_alive(demo.pid)
     finally:
         if demo.poll() is None:
             os.killpg(demo.pid, signal.SIGKILL)

@@ -5,12 +5,30 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.request
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from corpus.importers import ImportFailure
 from demo.setup import set_up_demo
+
+WORKER_QUEUES = "default,llm"
+
+
+def _raise_keyboard_interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+def _wait_until_serving(url: str, web: subprocess.Popen, seconds: float = 60) -> None:
+    """Print the URLs only once they answer, after the servers' own start-up lines."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and web.poll() is None:
+        try:
+            urllib.request.urlopen(url, timeout=2).close()
+            return
+        except OSError:
+            time.sleep(0.3)
 
 
 class Command(BaseCommand):
@@ -20,7 +38,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--port", type=int, default=int(os.environ.get("CONCORD_DEMO_PORT", 8000))
         )
-        parser.add_argument("--no-download", action="store_true")
+        parser.add_argument("--no-download", action="store_true", help="Never try GitHub.")
 
     def handle(self, *args, **options):
         try:
@@ -32,50 +50,33 @@ class Command(BaseCommand):
         except ImportFailure as failure:
             raise CommandError(str(failure)) from None
         self.stdout.write(setup.summary.as_text())
-        port = options["port"]
-        broker = settings.CELERY_BROKER_URL
-        manage = [sys.executable, str(settings.BASE_DIR / "manage.py")]
-        worker = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "config",
-                "worker",
-                "-Q",
-                "default,llm",
-                "-c",
-                "2",
-                "--loglevel",
-                "INFO",
-                "-n",
-                "demo@%h",
-            ],
-            cwd=settings.BASE_DIR,
-        )
-        web = subprocess.Popen(
-            [*manage, "runserver", f"127.0.0.1:{port}", "--noreload"], cwd=settings.BASE_DIR
-        )
-        base = f"http://127.0.0.1:{port}"
-        self.stdout.write(
-            "\n".join(
-                [
-                    "",
-                    "Concord demo is running.",
-                    f"  Data:        {setup.data_origin}",
-                    f"  Admin:       {base}/admin/",
-                    f"  Login:       user {setup.username}, password {setup.password}",
-                    f"  API:         {base}/api/",
-                    f"  API docs:    {base}/api/docs/",
-                    f"  API schema:  {base}/api/schema/",
-                    f"  Celery:      worker on queues default,llm via {broker.split('://')[0]}"
-                    + (" (embedded, files under var/)" if broker.startswith("filesystem") else ""),
-                    "Press Ctrl-C to stop both.",
-                ]
-            )
-        )
+        port, broker = options["port"], settings.CELERY_BROKER_URL
+        worker_command = [sys.executable, "-m", "celery", "-A", "config", "worker"]
+        worker_command += ["-Q", WORKER_QUEUES, "-c", "2", "--loglevel", "INFO", "-n", "demo@%h"]
+        web_command = [sys.executable, str(settings.BASE_DIR / "manage.py"), "runserver"]
+        web_command += [f"127.0.0.1:{port}", "--noreload"]
+        # A plain `kill` must stop the children too, as Ctrl-C does.
+        signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
+        worker = subprocess.Popen(worker_command, cwd=settings.BASE_DIR)
+        web = subprocess.Popen(web_command, cwd=settings.BASE_DIR)
         try:
+            base = f"http://127.0.0.1:{port}"
+            _wait_until_serving(f"{base}/admin/login/", web)
+            embedded = " (embedded, files under var/)" if broker.startswith("filesystem") else ""
+            lines = [
+                "",
+                "Concord demo is running.",
+                f"  Data:        {setup.data_origin}",
+                f"  Admin:       {base}/admin/",
+                f"  Login:       user {setup.username}, password {setup.password}",
+                f"  API:         {base}/api/",
+                f"  API docs:    {base}/api/docs/",
+                f"  API schema:  {base}/api/schema/",
+                f"  Celery:      worker on queues {WORKER_QUEUES} via "
+                f"{broker.split('://')[0]}{embedded}",
+                "Press Ctrl-C to stop both.",
+            ]
+            self.stdout.write("\n".join(lines))
             while worker.poll() is None and web.poll() is None:
                 time.sleep(0.5)
             raise CommandError("The web server or the worker stopped; see the log above.")

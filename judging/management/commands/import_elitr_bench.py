@@ -58,9 +58,13 @@ class Command(BaseCommand):
                 transient=not console.is_terminal,
             ) as bar:
                 task = bar.add_task("reading", total=1)
+                stages: list[str] = []
 
                 def progress(stage: str, done: int, total: int) -> None:
                     bar.update(task, description=stage, completed=done, total=max(total, 1))
+                    if not console.is_terminal and stage not in stages:
+                        stages.append(stage)  # logs get one line per stage, not a bar
+                        console.print(f"{stage}...")
 
                 summary = import_elitr_bench(
                     source,
