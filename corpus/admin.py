@@ -102,7 +102,7 @@ class DocumentAdmin(admin.ModelAdmin):
         texts = (
             QuestionText.objects.filter(question__document=obj)
             .select_related("question", "dataset")
-            .order_by("question__order", "dataset__version", "dataset__language")
+            .order_by("question__order", "-dataset__language", "-dataset__version")
         )
         rows = format_html_join(
             "",
