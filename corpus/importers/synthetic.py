@@ -101,20 +101,19 @@ def synthetic_transcript(lines: int = 600, seed: int = 0) -> str:
 
 
 def write_synthetic_elitr(
-    target: str | Path,
-    *,
-    meeting_id: str = "meeting_en_synthetic_001",
-    split: str = "test2",
-    seed: int = 0,
+    target: str | Path, *, meetings: int = 1, split: str = "test2", seed: int = 0
 ) -> Path:
-    """Write the synthetic meeting under `target` and return `target`."""
+    """Write `meetings` synthetic meetings (same questions, different chatter)
+    under `target` and return `target`."""
     target = Path(target)
     rng = random.Random(seed)
-    transcript_dir = target / "ELITR-English-test" / meeting_id
-    transcript_dir.mkdir(parents=True, exist_ok=True)
-    (transcript_dir / "transcript_MAN_annot01.txt").write_text(
-        synthetic_transcript(seed=seed), encoding="utf-8"
-    )
+    meeting_ids = [f"meeting_en_synthetic_{n:03d}" for n in range(1, meetings + 1)]
+    for number, meeting_id in enumerate(meeting_ids):
+        transcript_dir = target / "ELITR-English-test" / meeting_id
+        transcript_dir.mkdir(parents=True, exist_ok=True)
+        (transcript_dir / "transcript_MAN_annot01.txt").write_text(
+            synthetic_transcript(seed=seed + number), encoding="utf-8"
+        )
 
     def questions(version: str, czech: bool) -> list[dict]:
         out = []
@@ -139,41 +138,43 @@ def write_synthetic_elitr(
         for version in ("qa", "conv"):
             data = {
                 "split": split,
-                "meetings": [{"id": meeting_id, "questions": questions(version, czech)}],
+                "meetings": [
+                    {"id": m, "questions": questions(version, czech)} for m in meeting_ids
+                ],
             }
             (target / folder / f"{prefix}-{version}_{split}.json").write_text(
                 json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8"
             )
 
-    responses = []
-    for entry in questions("qa", czech=False):
-        generated = []
-        for system in SYSTEMS:
-            answer = {
-                "Synthetic-Echo": f"According to the transcript: {entry['groundtruth-answer']}.",
-                "Synthetic-Hedge": "The transcript does not say this clearly.",
-                "Synthetic-Terse": entry["groundtruth-answer"].split()[0],
-            }[system]
-            gold = {"Synthetic-Echo": 9, "Synthetic-Hedge": 2, "Synthetic-Terse": 5}[system]
-            silver = min(10.0, max(1.0, gold + rng.uniform(-1.5, 1)))
-            generated.append(
-                {
-                    "model": system,
-                    "generated-response": answer,
-                    "gpt-4-eval_score": str(min(10, max(1, gold + rng.choice((-1, 0, 1))))),
-                    "prometheus-eval_score": str(2 * min(5, max(1, round(gold / 2)))),
-                    "gold-human-eval_score": str(gold),
-                    "silver-human-eval_score": f"{silver:.1f}",
-                }
-            )
-        responses.append({**entry, "generated-responses": generated})
+    response_meetings = []
+    for meeting_id in meeting_ids:
+        entries = []
+        for entry in questions("qa", czech=False):
+            generated = []
+            for system in SYSTEMS:
+                answer = {
+                    "Synthetic-Echo": "According to the transcript: "
+                    f"{entry['groundtruth-answer']}.",
+                    "Synthetic-Hedge": "The transcript does not say this clearly.",
+                    "Synthetic-Terse": entry["groundtruth-answer"].split()[0],
+                }[system]
+                gold = {"Synthetic-Echo": 9, "Synthetic-Hedge": 2, "Synthetic-Terse": 5}[system]
+                silver = min(10.0, max(1.0, gold + rng.uniform(-1.5, 1)))
+                generated.append(
+                    {
+                        "model": system,
+                        "generated-response": answer,
+                        "gpt-4-eval_score": str(min(10, max(1, gold + rng.choice((-1, 0, 1))))),
+                        "prometheus-eval_score": str(2 * min(5, max(1, round(gold / 2)))),
+                        "gold-human-eval_score": str(gold),
+                        "silver-human-eval_score": f"{silver:.1f}",
+                    }
+                )
+            entries.append({**entry, "generated-responses": generated})
+        response_meetings.append({"id": meeting_id, "questions": entries})
     (target / "generated-responses").mkdir(parents=True, exist_ok=True)
     (target / "generated-responses" / f"elitr-bench-qa_{split}_st_all-eval.json").write_text(
-        json.dumps(
-            {"split": split, "meetings": [{"id": meeting_id, "questions": responses}]},
-            ensure_ascii=False,
-            indent=1,
-        ),
+        json.dumps({"split": split, "meetings": response_meetings}, ensure_ascii=False, indent=1),
         encoding="utf-8",
     )
     return target

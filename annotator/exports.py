@@ -1,0 +1,84 @@
+"""CSV exports of a study's ratings: tidy (one row per rating) and wide (one
+column per rater)."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from annotator.models import Participant, Rating, Study
+
+TIDY_COLUMNS = [
+    "study",
+    "meeting",
+    "question_id",
+    "question_type",
+    "answer_position",
+    "system",
+    "response_id",
+    "attention_check",
+    "participant",
+    "score",
+    "seconds",
+    "created_at",
+    "updated_at",
+    "assignment_status",
+    "excluded",
+]
+
+
+def tidy_rows(study: Study) -> list[dict]:
+    ratings = (
+        Rating.objects.filter(item__study=study)
+        .select_related(
+            "item__response__question__document",
+            "item__response__run__system",
+            "assignment__participant",
+        )
+        .order_by("item__task__label", "item_id", "assignment__participant_id")
+    )
+    rows = []
+    for rating in ratings:
+        item, participant = rating.item, rating.assignment.participant
+        response = item.response
+        question = response.question if response else None
+        rows.append(
+            {
+                "study": study.name,
+                "meeting": question.document.external_id if question else item.task.label,
+                "question_id": question.external_id if question else "",
+                "question_type": question.question_type if question else "",
+                "answer_position": question.answer_position if question else "",
+                "system": response.run.system.name if response else "",
+                "response_id": response.pk if response else "",
+                "attention_check": item.is_attention_check,
+                "participant": participant.rater_id,
+                "score": rating.score,
+                "seconds": round(rating.seconds, 3),
+                "created_at": rating.created_at.isoformat(),
+                "updated_at": rating.updated_at.isoformat(),
+                "assignment_status": rating.assignment.status,
+                "excluded": participant.status == Participant.Status.EXCLUDED,
+            }
+        )
+    return rows
+
+
+def wide_rows(study: Study) -> tuple[list[str], list[dict]]:
+    """One row per rated response, one column per rater (empty where not rated)."""
+    tidy = [r for r in tidy_rows(study) if not r["attention_check"]]
+    raters = sorted({r["participant"] for r in tidy})
+    keys = ["meeting", "question_id", "question_type", "answer_position", "system", "response_id"]
+    by_response: dict = {}
+    for row in tidy:
+        entry = by_response.setdefault(row["response_id"], {k: row[k] for k in keys})
+        entry[row["participant"]] = row["score"]
+    return keys + raters, list(by_response.values())
+
+
+def to_csv(columns: list[str], rows: list[dict]) -> str:
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=columns, extrasaction="ignore")
+    writer.writeheader()
+    writer.writerows(rows)
+    return out.getvalue()

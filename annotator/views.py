@@ -1,0 +1,276 @@
+"""The rating pages: Prolific arrival, consent, one item per page, completion;
+and the gold annotators' entry. Thin: every change goes through services."""
+
+from __future__ import annotations
+
+import time
+from urllib.parse import urlencode
+
+from django.contrib.auth.decorators import login_required
+from django.db.models import Count
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods, require_POST
+
+from annotator import defaults
+from annotator.models import Assignment, Item, Participant, Rating, Study
+from annotator.services import (
+    StudyError,
+    check_can_arrive,
+    check_prolific_id,
+    complete_assignment,
+    find_arrival,
+    has_room,
+    missing_positions,
+    start_assignment,
+    submit_rating,
+)
+
+PROLIFIC_COMPLETE_URL = "https://app.prolific.com/submissions/complete"
+
+
+def message(request: HttpRequest, title: str, text: str, status: int = 200) -> HttpResponse:
+    return render(request, "annotator/message.html", {"title": title, "text": text}, status=status)
+
+
+def rubric_context(study: Study) -> dict:
+    return {
+        "study": study,
+        "rubric_title": defaults.RUBRIC_TITLE,
+        "rubric": study.rubric,
+        "scale_low": defaults.SCALE_LOW,
+        "scale_high": defaults.SCALE_HIGH,
+    }
+
+
+@require_http_methods(["GET", "POST"])
+def study_entry(request: HttpRequest, public_id) -> HttpResponse:
+    """Arrival from a Prolific study link. Nothing is stored before consent."""
+    study = Study.objects.filter(public_id=public_id, kind=Study.Kind.CROWD).first()
+    if study is None:
+        raise Http404("No such study.")
+    params = request.POST if request.method == "POST" else request.GET
+    try:
+        pid = check_prolific_id(params.get("PROLIFIC_PID", ""))
+        check_can_arrive(study)
+    except StudyError as error:
+        return message(request, "Cannot start", str(error), status=400)
+    arrival = find_arrival(study, pid=pid)
+    if arrival.state in ("resume", "completed"):
+        return redirect("annotator:resume", token=arrival.assignment.token)
+    if arrival.state == "excluded":
+        return message(request, "Thank you", "You can no longer take part in this study.")
+    prolific = {
+        "PROLIFIC_PID": pid,
+        "STUDY_ID": params.get("STUDY_ID", "")[:64],
+        "SESSION_ID": params.get("SESSION_ID", "")[:64],
+    }
+    if request.method == "POST":
+        if params.get("consent") != "yes":
+            return message(request, "Consent needed", "Please tick the box to agree first.", 400)
+        try:
+            assignment = start_assignment(
+                study,
+                pid=pid,
+                prolific_study_id=prolific["STUDY_ID"],
+                session_id=prolific["SESSION_ID"],
+            )
+        except StudyError as error:
+            return message(request, "Cannot start", str(error), status=409)
+        return redirect("annotator:resume", token=assignment.token)
+    if arrival.state == "new" and not has_room(study):
+        return message(
+            request,
+            "Study full",
+            "All places in this study are taken. Please return it on Prolific; thank you.",
+        )
+    context = rubric_context(study) | {
+        "example": defaults.EXAMPLE,
+        "prolific": prolific,
+        "action": request.path,
+        "returning": arrival.state != "new",
+    }
+    return render(request, "annotator/consent.html", context)
+
+
+def load_assignment(request: HttpRequest, token: str) -> Assignment:
+    """The assignment behind a token, or 404. Gold work also needs its owner's login."""
+    assignment = (
+        Assignment.objects.select_related("task__study", "participant").filter(token=token).first()
+    )
+    if assignment is None:
+        raise Http404("No such task.")
+    owner = assignment.participant.user_id
+    if owner is not None and request.user.pk != owner:
+        raise Http404("No such task.")
+    return assignment
+
+
+def closed_page(request: HttpRequest, assignment: Assignment) -> HttpResponse | None:
+    if assignment.participant.status == Participant.Status.EXCLUDED:
+        return message(request, "Thank you", "You can no longer take part in this study.")
+    if assignment.status == Assignment.Status.COMPLETED:
+        return redirect("annotator:done", token=assignment.token)
+    if assignment.status != Assignment.Status.ACTIVE:
+        return message(
+            request,
+            "Time ran out",
+            "Your time for this task ran out. Open the study link from Prolific again "
+            "to continue if your place is still free; your ratings so far are kept.",
+        )
+    return None
+
+
+def resume(request: HttpRequest, token: str) -> HttpResponse:
+    """Where the participant was: the first item not rated yet, or the finish page."""
+    assignment = load_assignment(request, token)
+    if (page := closed_page(request, assignment)) is not None:
+        return page
+    missing = missing_positions(assignment)
+    if not missing:
+        return redirect("annotator:finish", token=token)
+    return redirect("annotator:item", token=token, position=missing[0])
+
+
+@require_http_methods(["GET", "POST"])
+def item_page(request: HttpRequest, token: str, position: int) -> HttpResponse:
+    assignment = load_assignment(request, token)
+    total = len(assignment.item_order)
+    if not 1 <= position <= total:
+        raise Http404("No such item.")
+    wants_json = "application/json" in request.headers.get("Accept", "")
+    if request.method == "POST":
+        if (page := closed_page(request, assignment)) is not None:
+            if wants_json:
+                return JsonResponse({"error": "This task is no longer open."}, status=409)
+            return page
+        seconds = request.POST.get("seconds")
+        if seconds in (None, "") and request.POST.get("shown_at"):
+            # Without JavaScript: the time since the page was served.
+            try:
+                seconds = max(0.0, time.time() - float(request.POST["shown_at"]))
+            except ValueError:
+                seconds = 0
+        try:
+            rating = submit_rating(assignment, position, request.POST.get("score"), seconds)
+        except StudyError as error:
+            if wants_json:
+                return JsonResponse({"error": str(error)}, status=400)
+            return message(request, "Rating not saved", str(error), status=400)
+        if wants_json:
+            return JsonResponse({"saved": True, "position": position, "score": rating.score})
+        if position < total:
+            return redirect("annotator:item", token=token, position=position + 1)
+        return redirect("annotator:finish", token=token)
+    if (page := closed_page(request, assignment)) is not None:
+        return page
+    item = Item.objects.get(pk=assignment.item_order[position - 1])
+    rated = dict(assignment.ratings.values_list("item_id", "score"))
+    context = rubric_context(assignment.task.study) | {
+        "assignment": assignment,
+        "item": item,
+        "position": position,
+        "total": total,
+        "done": len(rated),
+        "percent": round(100 * len(rated) / total),
+        "current": rated.get(item.pk),
+        "scores": range(1, 11),
+        "shown_at": f"{time.time():.3f}",
+        "previous": position - 1 if position > 1 else None,
+        "next_url": (
+            reverse("annotator:item", args=[token, position + 1])
+            if position < total
+            else reverse("annotator:finish", args=[token])
+        ),
+    }
+    return render(request, "annotator/rate.html", context)
+
+
+@require_http_methods(["GET", "POST"])
+def finish(request: HttpRequest, token: str) -> HttpResponse:
+    assignment = load_assignment(request, token)
+    if (page := closed_page(request, assignment)) is not None:
+        return page
+    missing = missing_positions(assignment)
+    if request.method == "POST":
+        try:
+            complete_assignment(assignment)
+        except StudyError as error:
+            return message(request, "Not finished yet", str(error), status=400)
+        return redirect("annotator:done", token=token)
+    return render(
+        request,
+        "annotator/finish.html",
+        {
+            "assignment": assignment,
+            "study": assignment.task.study,
+            "missing": missing,
+            "total": len(assignment.item_order),
+        },
+    )
+
+
+def done(request: HttpRequest, token: str) -> HttpResponse:
+    assignment = load_assignment(request, token)
+    if assignment.status != Assignment.Status.COMPLETED:
+        return redirect("annotator:resume", token=token)
+    is_crowd = assignment.participant.user_id is None
+    url = f"{PROLIFIC_COMPLETE_URL}?{urlencode({'cc': assignment.completion_code})}"
+    return render(
+        request,
+        "annotator/done.html",
+        {
+            "assignment": assignment,
+            "code": assignment.completion_code,
+            "prolific_url": url if is_crowd else None,
+        },
+    )
+
+
+# --- Gold annotators ---------------------------------------------------------------------------
+
+
+def may_rate_gold(user) -> bool:
+    return user.is_authenticated and (user.is_gold_annotator or user.is_researcher)
+
+
+@login_required
+def gold_home(request: HttpRequest) -> HttpResponse:
+    if not may_rate_gold(request.user):
+        return message(request, "Not allowed", "Your account may not rate gold studies.", 403)
+    studies = Study.objects.filter(kind=Study.Kind.GOLD, is_open=True).order_by("name")
+    mine = {
+        a.participant.study_id: a
+        for a in Assignment.objects.filter(participant__user=request.user).select_related(
+            "participant"
+        )
+    }
+    progress = dict(
+        Rating.objects.filter(assignment__in=mine.values())
+        .values_list("assignment_id")
+        .annotate(n=Count("id"))
+    )
+    rows = [
+        {
+            "study": s,
+            "assignment": mine.get(s.pk),
+            "done": progress.get(mine[s.pk].pk, 0) if s.pk in mine else 0,
+            "total": len(mine[s.pk].item_order) if s.pk in mine else s.items.count(),
+        }
+        for s in studies
+    ]
+    return render(request, "annotator/gold_home.html", {"rows": rows})
+
+
+@login_required
+@require_POST
+def gold_start(request: HttpRequest, study_id: int) -> HttpResponse:
+    if not may_rate_gold(request.user):
+        return message(request, "Not allowed", "Your account may not rate gold studies.", 403)
+    study = get_object_or_404(Study, pk=study_id, kind=Study.Kind.GOLD)
+    try:
+        assignment = start_assignment(study, user=request.user)
+    except StudyError as error:
+        return message(request, "Cannot start", str(error), status=409)
+    return redirect("annotator:resume", token=assignment.token)
