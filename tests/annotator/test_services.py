@@ -1,0 +1,212 @@
+"""Study building, assignment, stale work, exclusion and quota refill, as plain calls."""
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from annotator import services
+from annotator.models import Assignment, AuditEvent, Item, Participant, Rating, Study, Task
+from annotator.quality import participant_quality
+from judging.models import Judgment
+from tests.annotator.conftest import make_study
+
+pytestmark = pytest.mark.django_db
+
+
+def rate_all(assignment, score=5):
+    for position in range(1, len(assignment.item_order) + 1):
+        services.submit_rating(assignment, position, score, 2.5)
+
+
+def test_crowd_study_has_one_task_per_meeting(crowd_study):
+    tasks = Task.objects.filter(study=crowd_study).with_counts().order_by("label")
+    assert [(t.label, t.item_count) for t in tasks] == [
+        ("meeting_en_synthetic_001", 18),
+        ("meeting_en_synthetic_002", 18),
+    ]
+    item = Item.objects.filter(study=crowd_study).first()
+    assert item.question and item.correct_answer and item.answer
+
+
+def test_gold_study_has_one_task_of_all_meetings(gold_study):
+    assert list(
+        Task.objects.filter(study=gold_study).with_counts().values_list("label", "item_count")
+    ) == [("all meetings", 36)]
+
+
+def test_attention_checks_are_added_per_task(two_meetings):
+    study = make_study(name="With checks", attention_checks=True)
+    assert Item.objects.filter(study=study, response__isnull=True).count() == 2 * 2
+
+
+def test_selection_without_a_run_is_refused(two_meetings):
+    study = make_study(name="Any")
+    study.mode = "mt"
+    study.save()
+    with pytest.raises(services.StudyError, match="No single-turn run|No multi-turn run"):
+        services.build_items(study)
+
+
+def test_items_cannot_change_after_the_first_rating(crowd_study):
+    assignment = services.start_assignment(crowd_study, pid="P1")
+    services.submit_rating(assignment, 1, 7)
+    before = list(Item.objects.filter(study=crowd_study).values_list("pk", flat=True))
+    with pytest.raises(services.StudyError, match="already has ratings"):
+        services.build_items(crowd_study)
+    assert list(Item.objects.filter(study=crowd_study).values_list("pk", flat=True)) == before
+
+
+def test_arrivals_spread_over_meetings_and_fill_the_quota(crowd_study):
+    first = services.start_assignment(crowd_study, pid="P1")
+    second = services.start_assignment(crowd_study, pid="P2")
+    assert first.task != second.task  # the second worker gets the next meeting
+    third = services.start_assignment(crowd_study, pid="P3")
+    fourth = services.start_assignment(crowd_study, pid="P4")
+    assert {third.task, fourth.task} == {first.task, second.task}
+    with pytest.raises(services.QuotaFull):
+        services.start_assignment(crowd_study, pid="P5")
+    assert not Participant.objects.filter(prolific_pid="P5").exists()
+    # the same participant never gets a second task
+    assert services.start_assignment(crowd_study, pid="P1") == first
+
+
+def test_items_are_shuffled_per_participant_reproducibly(crowd_study):
+    import random
+
+    a = services.start_assignment(crowd_study, pid="P1")
+    b = services.start_assignment(crowd_study, pid="P3")
+    c = services.start_assignment(crowd_study, pid="P2")
+    same_task = [x for x in (b, c) if x.task == a.task][0]
+    assert sorted(a.item_order) == sorted(same_task.item_order)
+    assert a.item_order != same_task.item_order
+    replay = sorted(a.item_order)
+    random.Random(a.shuffle_seed).shuffle(replay)
+    assert replay == a.item_order
+
+
+@pytest.mark.parametrize("bad", [0, 11, "abc", "5.5", "", None, "-3", " 10x"])
+def test_bad_scores_are_refused_and_nothing_is_stored(crowd_study, bad):
+    assignment = services.start_assignment(crowd_study, pid="P1")
+    with pytest.raises(services.StudyError, match="whole number from 1 to 10"):
+        services.submit_rating(assignment, 1, bad)
+    assert Rating.objects.count() == 0
+
+
+def test_double_submit_stores_one_rating(crowd_study):
+    assignment = services.start_assignment(crowd_study, pid="P1")
+    services.submit_rating(assignment, 3, 4, 2)
+    services.submit_rating(assignment, 3, 6, 1.5)
+    rating = Rating.objects.get()
+    assert (rating.score, rating.seconds) == (6, 3.5)
+
+
+def test_stale_work_is_released_and_kept(crowd_study):
+    crowd_study.raters_per_task = 1
+    crowd_study.save()
+    slow = services.start_assignment(crowd_study, pid="SLOW")
+    services.submit_rating(slow, 1, 8)
+    other = services.start_assignment(crowd_study, pid="OTHER")
+    Assignment.objects.filter(pk=slow.pk).update(started_at=timezone.now() - timedelta(minutes=61))
+    late = services.start_assignment(crowd_study, pid="LATE")  # triggers the release
+    slow.refresh_from_db()
+    assert slow.status == Assignment.Status.TIMED_OUT
+    assert late.task == slow.task and other.task != slow.task
+    assert Rating.objects.filter(assignment=slow).count() == 1  # kept, marked incomplete
+    assert AuditEvent.objects.filter(action="timed_out", participant=slow.participant).exists()
+    with pytest.raises(services.StudyError, match="time for this study ran out"):
+        services.start_assignment(crowd_study, pid="SLOW")
+
+
+def test_returning_after_release_continues_when_there_is_room(crowd_study):
+    slow = services.start_assignment(crowd_study, pid="SLOW")
+    services.submit_rating(slow, 1, 8)
+    Assignment.objects.filter(pk=slow.pk).update(started_at=timezone.now() - timedelta(hours=2))
+    services.release_stale(crowd_study)
+    again = services.start_assignment(crowd_study, pid="SLOW")
+    assert again.pk == slow.pk and again.status == Assignment.Status.ACTIVE
+    assert services.missing_positions(again)[0] == 2
+
+
+def test_completion_codes_and_attention_checks(two_meetings):
+    study = make_study(name="Checks", attention_checks=True, failed_attention_code="FAILED01")
+    good = services.start_assignment(study, pid="GOOD")
+    careless = services.start_assignment(study, pid="CARELESS")
+    for assignment in (good, careless):
+        with pytest.raises(services.StudyError, match="rate every item"):
+            services.complete_assignment(assignment)
+    for position, item_id in enumerate(good.item_order, 1):
+        item = Item.objects.get(pk=item_id)
+        services.submit_rating(good, position, item.expected_max or 6)
+    rate_all(careless, score=5)  # 5 is wrong for both checks
+    assert services.complete_assignment(good) == "C0DE1234"
+    assert services.complete_assignment(careless) == "FAILED01"
+    careless.participant.refresh_from_db()
+    assert careless.participant.flagged and "attention" in careless.participant.flag_reason
+
+
+def test_exclusion_refills_the_quota_and_leaves_the_analysis(crowd_study):
+    crowd_study.raters_per_task = 1
+    crowd_study.save()
+    done = [services.start_assignment(crowd_study, pid=p) for p in ("A", "B")]
+    for assignment in done:
+        rate_all(assignment, score=9)
+        services.complete_assignment(assignment)
+    evaluator_judgments = Judgment.objects.filter(evaluator__name="crowd human (Crowd pilot)")
+    assert evaluator_judgments.count() == 36
+    with pytest.raises(services.QuotaFull):
+        services.start_assignment(crowd_study, pid="C")
+    participant = done[0].participant
+    with pytest.raises(services.StudyError, match="Give a reason"):
+        services.exclude_participant(participant, None, "  ")
+    services.exclude_participant(participant, None, "rated everything 9 in 2 seconds")
+    assert evaluator_judgments.count() == 18
+    replacement = services.start_assignment(crowd_study, pid="C")
+    assert replacement.task == done[0].task
+    assert Rating.objects.filter(assignment=done[0]).count() == 18  # kept
+    services.reinstate_participant(participant, None, "mistake")
+    assert evaluator_judgments.count() == 36
+    actions = list(
+        AuditEvent.objects.filter(participant=participant).values_list("action", flat=True)
+    )
+    assert {"excluded", "reinstated", "completed", "assigned"} <= set(actions)
+
+
+def test_quality_control_against_gold(crowd_study):
+    crowd_study.min_gold_correlation = 0.5
+    crowd_study.save()
+    careful = services.start_assignment(crowd_study, pid="CAREFUL")
+    random_rater = services.start_assignment(crowd_study, pid="RANDOM")
+    gold = {}
+    for item in Item.objects.filter(study=crowd_study).select_related("response__run__system"):
+        gold[item.pk] = {"Synthetic-Echo": 9, "Synthetic-Hedge": 2, "Synthetic-Terse": 5}[
+            item.response.run.system.name
+        ]
+    for position, item_id in enumerate(careful.item_order, 1):
+        services.submit_rating(careful, position, gold[item_id], 3)
+    for position, item_id in enumerate(random_rater.item_order, 1):
+        services.submit_rating(random_rater, position, 11 - gold[item_id], 1)
+    services.complete_assignment(careful)
+    services.complete_assignment(random_rater)
+    rows = {q.rater: q for q in participant_quality(crowd_study)}
+    assert rows["CAREFUL"].gold_correlation == pytest.approx(1.0)
+    assert rows["RANDOM"].gold_correlation == pytest.approx(-1.0)
+    assert rows["CAREFUL"].median_seconds == 3 and rows["CAREFUL"].ratings == 18
+    random_rater.participant.refresh_from_db()
+    assert random_rater.participant.flagged and "correlation with gold -1.00" in (
+        random_rater.participant.flag_reason
+    )
+    assert not Participant.objects.get(prolific_pid="CAREFUL").flagged
+
+
+def test_closed_study_refuses_arrivals(crowd_study):
+    services.set_study_open(crowd_study, False)
+    with pytest.raises(services.StudyError, match="closed"):
+        services.start_assignment(crowd_study, pid="P1")
+    assert not Participant.objects.exists()
+
+
+def test_study_kinds(crowd_study, gold_study):
+    assert crowd_study.evaluator_name == "crowd human (Crowd pilot)"
+    assert gold_study.evaluator_name == "gold human (Gold pass)"
+    assert Study.objects.count() == 2
