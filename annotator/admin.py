@@ -1,4 +1,7 @@
+from contextlib import contextmanager
+
 from django import forms
+from django.conf import settings
 from django.contrib import admin, messages
 from django.db.models import Count, Q
 from django.http import HttpResponse
@@ -8,6 +11,7 @@ from django.utils.html import format_html, format_html_join
 
 from annotator import exports, services
 from annotator.models import Assignment, AuditEvent, Item, Participant, Rating, Study, Task
+from annotator.prolific import REJECTION_CATEGORIES, ProlificClient, ProlificError
 from annotator.quality import participant_quality
 
 SELECTION_FIELDS = ("kind", "dataset", "mode", "seed", "systems", "documents", "attention_checks")
@@ -77,6 +81,9 @@ class StudyAdmin(admin.ModelAdmin):
         "export_wide",
         "sync_judgments_action",
         "release_stale_action",
+        "prolific_create_action",
+        "prolific_publish_action",
+        "prolific_sync_action",
     ]
     fieldsets = (
         (None, {"fields": ("name", "kind", "is_open", "participant_link", "progress")}),
@@ -152,8 +159,7 @@ class StudyAdmin(admin.ModelAdmin):
         )
 
     def _absolute(self, path: str) -> str:
-        request = getattr(self, "_request", None)
-        return request.build_absolute_uri(path) if request else path
+        return public_base_url(self._request).rstrip("/") + path
 
     def get_form(self, request, obj=None, **kwargs):
         self._request = request
@@ -283,6 +289,64 @@ class StudyAdmin(admin.ModelAdmin):
         for study in queryset:
             messages.info(request, f"{study}: {services.release_stale(study)} released.")
 
+    @admin.action(description="Prolific: create as a draft study")
+    def prolific_create_action(self, request, queryset):
+        client = prolific_client(request)
+        if client is None:
+            return
+        with refusals_as_messages(request):
+            for study in queryset:
+                study_id = services.create_on_prolific(
+                    study, client, public_base_url(request), request.user
+                )
+                messages.info(request, f"{study}: created on Prolific as {study_id}.")
+
+    @admin.action(description="Prolific: publish")
+    def prolific_publish_action(self, request, queryset):
+        client = prolific_client(request)
+        if client is None:
+            return
+        with refusals_as_messages(request):
+            for study in queryset:
+                services.publish_on_prolific(study, client, request.user)
+                messages.info(request, f"{study}: published on Prolific.")
+
+    @admin.action(description="Prolific: sync submissions (release returned and timed-out places)")
+    def prolific_sync_action(self, request, queryset):
+        client = prolific_client(request)
+        if client is None:
+            return
+        with refusals_as_messages(request):
+            for study in queryset:
+                counts = services.sync_prolific_submissions(study, client)
+                messages.info(
+                    request,
+                    f"{study}: {counts['submissions']} submissions, {counts['released']} "
+                    "places released.",
+                )
+
+
+def public_base_url(request) -> str:
+    """Where participants reach Concord: CONCORD_PUBLIC_URL, else this request's host."""
+    return settings.CONCORD_PUBLIC_URL or (request.build_absolute_uri("/") if request else "/")
+
+
+def prolific_client(request) -> ProlificClient | None:
+    try:
+        return ProlificClient(settings.PROLIFIC_API_TOKEN, settings.PROLIFIC_API_URL)
+    except ProlificError as error:
+        messages.error(request, str(error))
+        return None
+
+
+@contextmanager
+def refusals_as_messages(request):
+    """Prolific's and Concord's refusals become admin messages."""
+    try:
+        yield
+    except (ProlificError, services.StudyError) as error:
+        messages.error(request, str(error))
+
 
 def csv_response(text: str, filename: str) -> HttpResponse:
     response = HttpResponse(text, content_type="text/csv; charset=utf-8")
@@ -292,6 +356,15 @@ def csv_response(text: str, filename: str) -> HttpResponse:
 
 class ExclusionForm(forms.Form):
     reason = forms.CharField(widget=forms.Textarea, help_text="Kept in the audit log.")
+
+
+class RejectionForm(forms.Form):
+    message = forms.CharField(
+        widget=forms.Textarea,
+        min_length=100,
+        help_text="Shown to the participant; at least 100 characters.",
+    )
+    category = forms.ChoiceField(choices=[(c, c) for c in REJECTION_CATEGORIES])
 
 
 @admin.register(Participant)
@@ -320,7 +393,12 @@ class ParticipantAdmin(admin.ModelAdmin):
         "created_at",
         "audit_log",
     )
-    actions = ["exclude_action", "reinstate_action"]
+    actions = [
+        "exclude_action",
+        "reinstate_action",
+        "prolific_approve_action",
+        "prolific_reject_action",
+    ]
 
     def has_add_permission(self, request):
         return False
@@ -376,6 +454,48 @@ class ParticipantAdmin(admin.ModelAdmin):
     def reinstate_action(self, request, queryset):
         for participant in queryset:
             services.reinstate_participant(participant, request.user, "reinstated from the admin")
+
+    @admin.action(description="Prolific: approve submissions")
+    def prolific_approve_action(self, request, queryset):
+        client = prolific_client(request)
+        if client is None:
+            return
+        with refusals_as_messages(request):
+            for participant in queryset.select_related("assignment", "study"):
+                services.review_on_prolific(participant, client, True, request.user)
+                messages.info(request, f"{participant}: approved on Prolific.")
+
+    @admin.action(description="Prolific: reject submissions (asks for a message)")
+    def prolific_reject_action(self, request, queryset):
+        form = RejectionForm(request.POST if "apply" in request.POST else None)
+        if "apply" in request.POST and form.is_valid():
+            client = prolific_client(request)
+            if client is None:
+                return None
+            with refusals_as_messages(request):
+                for participant in queryset.select_related("assignment", "study"):
+                    services.review_on_prolific(
+                        participant,
+                        client,
+                        False,
+                        request.user,
+                        form.cleaned_data["message"],
+                        form.cleaned_data["category"],
+                    )
+                    messages.info(request, f"{participant}: rejected on Prolific.")
+            return None
+        return render(
+            request,
+            "admin/annotator/exclude.html",
+            {
+                "form": form,
+                "participants": queryset,
+                "title": "Reject on Prolific",
+                "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
+                "action_name": "prolific_reject_action",
+                "opts": self.model._meta,
+            },
+        )
 
 
 @admin.register(Assignment)

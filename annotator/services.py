@@ -488,3 +488,118 @@ def sync_study_judgments(study: Study) -> int:
     ]
     Judgment.objects.bulk_create(judgments, batch_size=2000)
     return len(judgments)
+
+
+# --- Prolific ---------------------------------------------------------------------------------
+
+
+def prolific_study_url(study: Study, base_url: str) -> str:
+    """The study URL to give Prolific: Prolific fills in the three parameters."""
+    from django.urls import reverse
+
+    path = reverse("annotator:study_entry", args=[study.public_id])
+    return (
+        f"{base_url.rstrip('/')}{path}?PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}"
+        "&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
+    )
+
+
+def prolific_draft(study: Study, base_url: str) -> dict:
+    from annotator.prolific import reward_in_pence
+
+    places = Task.objects.filter(study=study).count() * study.raters_per_task
+    codes = [
+        {
+            "code": study.completion_code,
+            "code_type": "COMPLETED",
+            "actions": [{"action": "MANUALLY_REVIEW"}],
+        }
+    ]
+    if study.failed_attention_code:
+        codes.append(
+            {
+                "code": study.failed_attention_code,
+                "code_type": "FAILED_ATTENTION_CHECK",
+                "actions": [{"action": "MANUALLY_REVIEW"}],
+            }
+        )
+    return {
+        "name": study.name,
+        "internal_name": f"concord-study-{study.pk}",
+        "description": "Rate how well answers to questions about a work meeting match the "
+        "correct answers, on a 1-10 scale.",
+        "external_study_url": prolific_study_url(study, base_url),
+        "prolific_id_option": "url_parameters",
+        "completion_codes": codes,
+        "total_available_places": places,
+        "estimated_completion_time": study.estimated_minutes,
+        "reward": reward_in_pence(study.hourly_pay, study.estimated_minutes),
+        "device_compatibility": ["desktop", "tablet", "mobile"],
+    }
+
+
+@transaction.atomic
+def create_on_prolific(study: Study, client, base_url: str, actor=None) -> str:
+    if study.prolific_study_id:
+        raise StudyError(
+            f"Study '{study.name}' is already on Prolific ({study.prolific_study_id})."
+        )
+    if not Task.objects.filter(study=study).exists():
+        raise StudyError("Build the study's items before creating it on Prolific.")
+    created = client.create_study(prolific_draft(study, base_url))
+    study.prolific_study_id = str(created["id"])
+    study.save(update_fields=["prolific_study_id"])
+    audit(study, "prolific_created", actor=actor, detail=study.prolific_study_id)
+    return study.prolific_study_id
+
+
+def publish_on_prolific(study: Study, client, actor=None) -> None:
+    if not study.prolific_study_id:
+        raise StudyError("Create the study on Prolific first.")
+    client.publish_study(study.prolific_study_id)
+    audit(study, "prolific_published", actor=actor, detail=study.prolific_study_id)
+
+
+def sync_prolific_submissions(study: Study, client) -> dict[str, int]:
+    """Read the study's submissions: remember each participant's submission id,
+    and release at once the places of those who returned or timed out."""
+    from annotator.prolific import RELEASED_STATUSES
+
+    if not study.prolific_study_id:
+        raise StudyError("This study is not on Prolific.")
+    counts = {"submissions": 0, "released": 0}
+    for submission in client.submissions(study.prolific_study_id):
+        counts["submissions"] += 1
+        pid, status = submission.get("participant_id", ""), submission.get("status", "")
+        Assignment.objects.filter(
+            participant__study=study, participant__prolific_pid=pid, prolific_session_id=""
+        ).update(prolific_session_id=str(submission.get("id", ""))[:64])
+        if status in RELEASED_STATUSES and mark_returned(study, pid, status):
+            counts["released"] += 1
+    return counts
+
+
+def review_on_prolific(
+    participant: Participant,
+    client,
+    approve: bool,
+    actor=None,
+    message: str = "",
+    category: str = "",
+) -> None:
+    assignment = getattr(participant, "assignment", None)
+    if assignment is None or not assignment.prolific_session_id:
+        raise StudyError(
+            f"{participant}: no Prolific submission is known (sync submissions first)."
+        )
+    if approve:
+        client.approve(assignment.prolific_session_id)
+    else:
+        client.reject(assignment.prolific_session_id, message, category)
+    audit(
+        participant.study,
+        "prolific_approved" if approve else "prolific_rejected",
+        participant=participant,
+        actor=actor,
+        detail=message,
+    )

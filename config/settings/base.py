@@ -191,6 +191,12 @@ CELERY_WORKER_ENABLE_REMOTE_CONTROL = not CELERY_BROKER_URL.startswith("filesyst
 CONCORD_ELITR_DATA = os.environ.get("CONCORD_ELITR_DATA", "")
 CONCORD_DOWNLOAD_DIR = VAR_DIR / "downloads"
 
+# Prolific's API, optional: without a token studies are set up on Prolific by hand.
+PROLIFIC_API_TOKEN = os.environ.get("PROLIFIC_API_TOKEN", "")
+PROLIFIC_API_URL = os.environ.get("PROLIFIC_API_URL", "https://api.prolific.com/api/v1/")
+# The address participants reach Concord at, for the study URL given to Prolific.
+CONCORD_PUBLIC_URL = os.environ.get("CONCORD_PUBLIC_URL", "")
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
