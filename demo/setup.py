@@ -15,14 +15,23 @@ from pathlib import Path
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
+from django.urls import reverse
 
+from annotator import services
+from annotator.models import Study
 from corpus.importers import ImportFailure
 from corpus.importers.synthetic import write_synthetic_elitr
+from corpus.models import Dataset
 from corpus.services import ELITR_BENCH, SYNTHETIC_ELITR_BENCH
+from generation.models import System
 from judging.importing import ElitrImportSummary, import_elitr_bench, resolve_elitr_source
+from judging.models import Evaluator
 
 SHARED_ELITR_DATA = settings.BASE_DIR.parent / "shared" / "datasets" / "elitr-bench"
 DEMO_ADMIN = "admin"
+
+
+PAPER_CROWD_SYSTEMS = ("GPT-4", "Vicuna-13B-v1.5", "LongAlpaca-7B")  # the paper's Silver Human set
 
 
 @dataclass
@@ -31,6 +40,41 @@ class DemoSetup:
     summary: ElitrImportSummary
     username: str
     password: str
+    study: Study | None = None
+
+    def participant_path(self, pid: str = "DEMO-PARTICIPANT-1") -> str:
+        if self.study is None:
+            return ""
+        path = reverse("annotator:study_entry", args=[self.study.public_id])
+        return f"{path}?PROLIFIC_PID={pid}&STUDY_ID=demo-study&SESSION_ID=demo-session"
+
+
+def ensure_demo_study(benchmark_slug: str) -> Study | None:
+    """A crowd study over the test2 single-turn QA responses, as in the paper
+    (its three systems when present), open for arrivals. Made once."""
+    existing = Study.objects.filter(name="Demo crowd study (test2)").first()
+    if existing is not None:
+        return existing
+    dataset = Dataset.objects.filter(
+        benchmark__slug=benchmark_slug, version="qa", language="en", split="test2"
+    ).first()
+    if dataset is None:
+        return None
+    systems = list(System.objects.filter(runs__dataset=dataset, runs__mode="st").distinct())
+    paper = [s for s in systems if s.name in PAPER_CROWD_SYSTEMS]
+    study = Study.objects.create(
+        name="Demo crowd study (test2)",
+        kind=Study.Kind.CROWD,
+        dataset=dataset,
+        mode="st",
+        raters_per_task=10,
+        attention_checks=True,
+        gold_evaluator=Evaluator.objects.filter(name="gold-human-eval").first(),
+    )
+    study.systems.set(paper or systems)
+    services.build_items(study)
+    services.set_study_open(study, True)
+    return study
 
 
 def choose_and_import(
@@ -97,4 +141,6 @@ def set_up_demo(
         report, allow_download=allow_download, force_synthetic=force_synthetic
     )
     username, password = ensure_demo_admin(password)
-    return DemoSetup(origin, summary, username, password)
+    synthetic = origin.startswith("a synthetic")
+    study = ensure_demo_study((SYNTHETIC_ELITR_BENCH if synthetic else ELITR_BENCH)["slug"])
+    return DemoSetup(origin, summary, username, password, study)

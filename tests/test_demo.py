@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -12,7 +13,9 @@ import urllib.request
 import pytest
 from django.contrib.auth import authenticate
 from django.core.management import call_command
+from django.db.models import Count
 
+from annotator.models import Study
 from corpus.models import Benchmark, Document
 from demo import setup as demo_setup
 from generation.models import Response
@@ -29,6 +32,9 @@ def test_demo_setup_with_synthetic_data(capsys, monkeypatch):
     assert "Demo admin: admin / demo-pass-123" in out
     assert Benchmark.objects.get().slug == "elitr-bench-synthetic"
     assert Response.objects.count() == 18
+    study = Study.objects.get()
+    assert study.is_open and study.items.filter(response__isnull=False).count() == 18
+    assert f"Crowd study participant link: /s/{study.public_id}/?PROLIFIC_PID=" in out
     user = authenticate(username="admin", password="demo-pass-123")
     assert user is not None and user.is_superuser and user.is_researcher
 
@@ -50,6 +56,12 @@ def test_demo_prefers_the_real_data(elitr_data, settings):
     origin, summary = demo_setup.choose_and_import(lambda m: None, allow_download=False)
     assert origin.startswith("CONCORD_ELITR_DATA")
     assert Document.objects.count() == 18 and Response.objects.count() == 6775
+    study = demo_setup.ensure_demo_study("elitr-bench")
+    assert set(study.systems.values_list("name", flat=True)) == set(demo_setup.PAPER_CROWD_SYSTEMS)
+    # the paper's crowd tasks: one meeting, 3 systems, 40-50 items (plus 2 attention checks)
+    sizes = sorted(study.tasks.annotate(n=Count("items")).values_list("n", flat=True))
+    assert len(sizes) == 8 and all(36 + 2 <= n <= 60 + 2 for n in sizes)
+    assert sum(sizes) == 390 + 8 * 2
 
 
 def wait_for(url: str, seconds: float) -> bytes:
@@ -121,6 +133,9 @@ def test_run_demo_serves_and_stops(tmp_path, stop_signal):
         assert "Concord demo is running." in printed
         assert "user admin, password demo-pass-123" in printed
         assert f"http://127.0.0.1:{port}/api/docs/" in printed
+        link = re.search(r"Crowd study: (http://\S+)", printed)[1]
+        consent = wait_for(link, 10)
+        assert b"Rating answers about a work meeting" in consent
         if stop_signal == signal.SIGINT:
             os.killpg(demo.pid, signal.SIGINT)  # Ctrl-C reaches the whole process group
         else:

@@ -30,3 +30,5 @@ class Command(BaseCommand):
             raise CommandError(str(failure)) from None
         self.stdout.write(setup.summary.as_text())
         self.stdout.write(f"Demo admin: {setup.username} / {setup.password}")
+        if setup.study is not None:
+            self.stdout.write(f"Crowd study participant link: {setup.participant_path()}")

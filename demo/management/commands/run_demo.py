@@ -72,6 +72,10 @@ class Command(BaseCommand):
                 f"  API:         {base}/api/",
                 f"  API docs:    {base}/api/docs/",
                 f"  API schema:  {base}/api/schema/",
+                f"  Crowd study: {base}{setup.participant_path()}",
+                "               (a participant's link, as Prolific would open it; change the",
+                "               PROLIFIC_PID to arrive as another participant)",
+                f"  Gold raters: {base}/gold/",
                 f"  Celery:      worker on queues {WORKER_QUEUES} via "
                 f"{broker.split('://')[0]}{embedded}",
                 "Press Ctrl-C to stop both.",
