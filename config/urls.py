@@ -5,6 +5,7 @@ from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 from rest_framework.routers import DefaultRouter
 
+from annotator.api.views import StudyViewSet
 from corpus.api.views import DatasetViewSet, DocumentViewSet, QuestionViewSet
 from generation.api.views import GenerationRunViewSet, ResponseViewSet, SystemViewSet
 from judging.api.views import EvaluatorViewSet, JudgmentViewSet
@@ -18,6 +19,7 @@ router.register("runs", GenerationRunViewSet)
 router.register("responses", ResponseViewSet)
 router.register("evaluators", EvaluatorViewSet)
 router.register("judgments", JudgmentViewSet)
+router.register("studies", StudyViewSet, basename="study")
 
 admin.site.site_header = "Concord"
 admin.site.site_title = "Concord"

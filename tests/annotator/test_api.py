@@ -1,0 +1,74 @@
+"""Studies through the REST API."""
+
+import pytest
+from rest_framework.test import APIClient
+
+from annotator import services
+from annotator.models import Study
+from corpus.models import Dataset
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def api(researcher):
+    client = APIClient()
+    client.force_login(researcher)
+    return client
+
+
+def payload(**changes):
+    data = {
+        "name": "API study",
+        "kind": "crowd",
+        "dataset": Dataset.objects.get(version="qa", language="en", split="test2").pk,
+        "mode": "st",
+        "systems": ["Synthetic-Echo", "Synthetic-Terse"],
+        "raters_per_task": 3,
+    }
+    return data | changes
+
+
+def test_create_build_open_and_arrive(api, two_meetings):
+    created = api.post("/api/studies/", payload(), format="json")
+    assert created.status_code == 201, created.json()
+    body = created.json()
+    assert body["item_count"] == 2 * 6 * 2 and body["task_count"] == 2
+    assert "PROLIFIC_PID={{%PROLIFIC_PID%}}" in body["participant_url"]
+    assert api.post(f"/api/studies/{body['id']}/open/").status_code == 200
+    study = Study.objects.get(pk=body["id"])
+    assert study.is_open
+    services.start_assignment(study, pid="P1")
+    quality = api.get(f"/api/studies/{body['id']}/quality/").json()
+    assert quality[0]["rater"] == "P1" and quality[0]["ratings"] == 0
+    export = api.get(f"/api/studies/{body['id']}/export/tidy/")
+    assert export["Content-Type"] == "text/csv" and export.content.startswith(b"study,meeting")
+
+
+def test_selection_without_responses_is_refused_and_nothing_saved(api, two_meetings):
+    answer = api.post("/api/studies/", payload(mode="mt"), format="json")
+    assert answer.status_code == 400
+    assert "No multi-turn run" in answer.json()["detail"]
+    assert not Study.objects.exists()
+
+
+def test_items_are_frozen_after_the_first_rating(api, two_meetings):
+    study_id = api.post("/api/studies/", payload(), format="json").json()["id"]
+    api.post(f"/api/studies/{study_id}/open/")
+    study = Study.objects.get(pk=study_id)
+    services.submit_rating(services.start_assignment(study, pid="P1"), 1, 5)
+    refused = api.patch(f"/api/studies/{study_id}/", {"systems": ["Synthetic-Echo"]}, format="json")
+    assert refused.status_code == 400 and "already has ratings" in str(refused.json())
+    assert (
+        api.patch(f"/api/studies/{study_id}/", {"estimated_minutes": 25}, format="json").status_code
+        == 200
+    )
+    assert api.delete(f"/api/studies/{study_id}/").status_code == 409
+    assert study.items.count() == 24
+
+
+def test_studies_are_for_researchers_only(two_meetings, gold_annotator):
+    assert APIClient().get("/api/studies/").status_code == 401
+    client = APIClient()
+    client.force_login(gold_annotator)
+    assert client.get("/api/studies/").status_code == 403
