@@ -59,6 +59,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "config.middleware.ServerTimingMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -185,6 +186,14 @@ CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 # The filesystem transport cannot broadcast: workers on it take no remote
 # control commands (inspect, revoke), which the demo does not need.
 CELERY_WORKER_ENABLE_REMOTE_CONTROL = not CELERY_BROKER_URL.startswith("filesystem://")
+
+# Periodic work, for a worker started with -B (or a separate `celery beat`).
+CELERY_BEAT_SCHEDULE = {
+    "release-stale-study-work": {
+        "task": "annotator.release_stale_work",
+        "schedule": 300.0,  # seconds
+    },
+}
 
 # --- Concord --------------------------------------------------------------
 # Where the ELITR-Bench archives are looked for before downloading them.

@@ -210,3 +210,21 @@ def test_study_kinds(crowd_study, gold_study):
     assert crowd_study.evaluator_name == "crowd human (Crowd pilot)"
     assert gold_study.evaluator_name == "gold human (Gold pass)"
     assert Study.objects.count() == 2
+
+
+def test_periodic_task_releases_stale_work(crowd_study):
+    from annotator.tasks import release_stale_work
+
+    slow = services.start_assignment(crowd_study, pid="SLOW")
+    services.start_assignment(crowd_study, pid="FRESH")
+    Assignment.objects.filter(pk=slow.pk).update(started_at=timezone.now() - timedelta(hours=3))
+    assert release_stale_work() == 1
+    assert dict(Assignment.objects.values_list("participant__prolific_pid", "status")) == {
+        "SLOW": "timed_out",
+        "FRESH": "active",
+    }
+
+
+def test_server_timing_header(client, crowd_study):
+    answer = client.get(f"/s/{crowd_study.public_id}/?PROLIFIC_PID=P9")
+    assert answer["Server-Timing"].startswith("app;dur=")

@@ -53,6 +53,8 @@ class Command(BaseCommand):
         port, broker = options["port"], settings.CELERY_BROKER_URL
         worker_command = [sys.executable, "-m", "celery", "-A", "config", "worker"]
         worker_command += ["-Q", WORKER_QUEUES, "-c", "2", "--loglevel", "INFO", "-n", "demo@%h"]
+        # -B: the worker also runs the periodic tasks (releasing stale study work).
+        worker_command += ["-B", "--schedule", str(settings.VAR_DIR / "celerybeat-schedule")]
         web_command = [sys.executable, str(settings.BASE_DIR / "manage.py"), "runserver"]
         web_command += [f"127.0.0.1:{port}", "--noreload"]
         # A plain `kill` must stop the children too, as Ctrl-C does.

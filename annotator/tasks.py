@@ -1,0 +1,13 @@
+from celery import shared_task
+
+from annotator.models import Study
+from annotator.services import release_stale
+
+
+@shared_task(name="annotator.release_stale_work")
+def release_stale_work() -> int:
+    """Release unfinished work past its time limit in every open study.
+
+    Arrivals already do this for their own study; the periodic run also frees
+    places (and shows them in the admin) when nobody is arriving."""
+    return sum(release_stale(study) for study in Study.objects.filter(is_open=True))

@@ -1,0 +1,17 @@
+import time
+
+
+class ServerTimingMiddleware:
+    """Adds `Server-Timing: app;dur=<ms>`: the time Django spent on the request.
+
+    Browsers show it in their developer tools, and benchmarks/rating_load.py
+    reads it to separate server time from queueing and network time."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        started = time.perf_counter()
+        response = self.get_response(request)
+        response["Server-Timing"] = f"app;dur={(time.perf_counter() - started) * 1000:.2f}"
+        return response
