@@ -102,7 +102,8 @@ class Participant(threading.Thread):
     def run(self) -> None:
         session = requests.Session()
         pid = f"LOADTEST{self.number:04d}"
-        entry = f"{self.base}/s/{self.study}/?PROLIFIC_PID={pid}&STUDY_ID=load&SESSION_ID=s{self.number}"
+        query = f"PROLIFIC_PID={pid}&STUDY_ID=load&SESSION_ID=s{self.number}"
+        entry = f"{self.base}/s/{self.study}/?{query}"
         try:
             session.get(entry, timeout=30)
             arrived = session.post(
