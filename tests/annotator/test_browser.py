@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 
 import pytest
+from django.db import connections
 
 from annotator.models import Assignment, Rating
 from corpus.importers.synthetic import write_synthetic_elitr
@@ -27,7 +28,9 @@ COMPLETE = re.compile(r"https://app\.prolific\.com/submissions/complete\?cc=C0DE
 
 
 @pytest.fixture
-def browser(monkeypatch):
+def browser(monkeypatch, live_server):
+    # Depends on live_server so that Chromium closes its connections before the
+    # server stops (else a request thread keeps a database connection open).
     # Playwright's sync API keeps an event loop in this thread; the ORM calls the
     # test makes between browser steps are still plain synchronous calls.
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
@@ -44,6 +47,9 @@ def browser(monkeypatch):
             args=["--no-sandbox", "--disable-background-networking", "--disable-component-update"],
         )
         yield browser
+        # While Playwright's loop runs, Django keys connections by that context:
+        # close the ones this test opened before the loop goes away.
+        connections.close_all()
         browser.close()
 
 
