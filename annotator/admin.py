@@ -1,5 +1,3 @@
-from contextlib import contextmanager
-
 from django import forms
 from django.conf import settings
 from django.contrib import admin, messages
@@ -120,6 +118,7 @@ class StudyAdmin(admin.ModelAdmin):
                 tasks_n=Count("tasks", distinct=True),
                 items_n=Count("items", distinct=True),
                 participants_n=Count("participants", distinct=True),
+                ratings_n=Count("items__ratings", distinct=True),
             )
         )
 
@@ -135,9 +134,9 @@ class StudyAdmin(admin.ModelAdmin):
     def participant_count(self, obj):
         return obj.participants_n
 
-    @admin.display(description="ratings")
+    @admin.display(description="ratings", ordering="ratings_n")
     def rating_count(self, obj):
-        return Rating.objects.filter(item__study=obj).count()
+        return obj.ratings_n
 
     @admin.display(description="participant link")
     def participant_link(self, obj):
@@ -291,39 +290,30 @@ class StudyAdmin(admin.ModelAdmin):
 
     @admin.action(description="Prolific: create as a draft study")
     def prolific_create_action(self, request, queryset):
-        client = prolific_client(request)
-        if client is None:
-            return
-        with refusals_as_messages(request):
-            for study in queryset:
-                study_id = services.create_on_prolific(
-                    study, client, public_base_url(request), request.user
-                )
-                messages.info(request, f"{study}: created on Prolific as {study_id}.")
+        def create(client, study):
+            study_id = services.create_on_prolific(
+                study, client, public_base_url(request), request.user
+            )
+            return f"{study}: created on Prolific as {study_id}."
+
+        for_each_on_prolific(request, queryset, create)
 
     @admin.action(description="Prolific: publish")
     def prolific_publish_action(self, request, queryset):
-        client = prolific_client(request)
-        if client is None:
-            return
-        with refusals_as_messages(request):
-            for study in queryset:
-                services.publish_on_prolific(study, client, request.user)
-                messages.info(request, f"{study}: published on Prolific.")
+        def publish(client, study):
+            services.publish_on_prolific(study, client, request.user)
+            return f"{study}: published on Prolific."
+
+        for_each_on_prolific(request, queryset, publish)
 
     @admin.action(description="Prolific: sync submissions (release returned and timed-out places)")
     def prolific_sync_action(self, request, queryset):
-        client = prolific_client(request)
-        if client is None:
-            return
-        with refusals_as_messages(request):
-            for study in queryset:
-                counts = services.sync_prolific_submissions(study, client)
-                messages.info(
-                    request,
-                    f"{study}: {counts['submissions']} submissions, {counts['released']} "
-                    "places released.",
-                )
+        def sync(client, study):
+            counts = services.sync_prolific_submissions(study, client)
+            released = counts["released"]
+            return f"{study}: {counts['submissions']} submissions, {released} places released."
+
+        for_each_on_prolific(request, queryset, sync)
 
 
 def public_base_url(request) -> str:
@@ -339,11 +329,15 @@ def prolific_client(request) -> ProlificClient | None:
         return None
 
 
-@contextmanager
-def refusals_as_messages(request):
-    """Prolific's and Concord's refusals become admin messages."""
+def for_each_on_prolific(request, objects, work) -> None:
+    """Run `work(client, obj)` for each object and show what it returns; Prolific's
+    and Concord's refusals become error messages and stop the rest."""
+    client = prolific_client(request)
+    if client is None:
+        return
     try:
-        yield
+        for obj in objects:
+            messages.info(request, work(client, obj))
     except (ProlificError, services.StudyError) as error:
         messages.error(request, str(error))
 
@@ -457,32 +451,25 @@ class ParticipantAdmin(admin.ModelAdmin):
 
     @admin.action(description="Prolific: approve submissions")
     def prolific_approve_action(self, request, queryset):
-        client = prolific_client(request)
-        if client is None:
-            return
-        with refusals_as_messages(request):
-            for participant in queryset.select_related("assignment", "study"):
-                services.review_on_prolific(participant, client, True, request.user)
-                messages.info(request, f"{participant}: approved on Prolific.")
+        def approve(client, participant):
+            services.review_on_prolific(participant, client, True, request.user)
+            return f"{participant}: approved on Prolific."
+
+        for_each_on_prolific(request, queryset.select_related("assignment", "study"), approve)
 
     @admin.action(description="Prolific: reject submissions (asks for a message)")
     def prolific_reject_action(self, request, queryset):
         form = RejectionForm(request.POST if "apply" in request.POST else None)
         if "apply" in request.POST and form.is_valid():
-            client = prolific_client(request)
-            if client is None:
-                return None
-            with refusals_as_messages(request):
-                for participant in queryset.select_related("assignment", "study"):
-                    services.review_on_prolific(
-                        participant,
-                        client,
-                        False,
-                        request.user,
-                        form.cleaned_data["message"],
-                        form.cleaned_data["category"],
-                    )
-                    messages.info(request, f"{participant}: rejected on Prolific.")
+            message, category = form.cleaned_data["message"], form.cleaned_data["category"]
+
+            def reject(client, participant):
+                services.review_on_prolific(
+                    participant, client, False, request.user, message, category
+                )
+                return f"{participant}: rejected on Prolific."
+
+            for_each_on_prolific(request, queryset.select_related("assignment", "study"), reject)
             return None
         return render(
             request,
