@@ -96,6 +96,8 @@ DATABASES = {
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # SQLite creates the file, not its folder: a fresh checkout has no var/ yet.
+    Path(DATABASES["default"]["NAME"]).parent.mkdir(parents=True, exist_ok=True)
     # The demo runs a web server and a worker against one SQLite file: WAL lets
     # readers go on during a write, IMMEDIATE takes the write lock up front so
     # that two writers queue (timeout) instead of failing with "locked".

@@ -36,8 +36,6 @@ def test_simultaneous_arrivals_fill_each_place_once(tmp_path):
     for thread in threads:
         thread.join()
     assert sorted(outcomes) == ["assigned"] * 4 + ["full"] * 6
-    per_task = sorted(
-        Assignment.objects.values_list("task_id", flat=True).order_by("task_id")
-    )
+    per_task = sorted(Assignment.objects.values_list("task_id", flat=True).order_by("task_id"))
     assert len(per_task) == 4 and len(set(per_task)) == 2
     assert per_task.count(per_task[0]) == 2

@@ -1,0 +1,176 @@
+"""An agreement report: every statistic of analysis.stats on one selection,
+stamped so that it can be reproduced.
+
+The JSON layout is documented in docs/analysis.md.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import platform
+from datetime import UTC, datetime
+
+import numpy as np
+import pandas as pd
+
+from analysis import stats
+from analysis.scores import response_scores, score_table
+from analysis.selection import Selection
+from corpus.models import QuestionText
+
+SCHEMA_VERSION = 1
+PACKAGES = ("concord", "django", "numpy", "scipy", "pandas", "pingouin", "krippendorff")
+
+
+def data_hash(table: pd.DataFrame) -> str:
+    """SHA-256 of the judgments a report reads (ids, raters, seeds, orders, scores)."""
+    if table.empty:
+        return hashlib.sha256(b"").hexdigest()
+    keyed = table[["response_id", "evaluator", "rater", "judgment_seed", "order", "score"]].copy()
+    keyed["evaluator"] = keyed["evaluator"].astype(str)
+    keyed = keyed.sort_values(
+        ["response_id", "evaluator", "rater", "judgment_seed", "order"], na_position="first"
+    )
+    hashed = pd.util.hash_pandas_object(keyed, index=False).to_numpy()
+    return hashlib.sha256(hashed.tobytes()).hexdigest()
+
+
+def package_versions() -> dict[str, str]:
+    versions = {"python": platform.python_version()}
+    for name in PACKAGES:
+        try:
+            versions[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            versions[name] = "not installed"
+    return versions
+
+
+def choose_gold(table: pd.DataFrame, requested: str | None) -> str | None:
+    names = list(table["evaluator"].cat.categories) if len(table) else []
+    if requested:
+        return requested
+    kinds = (
+        dict(zip(table["evaluator"].astype(str), table["evaluator_kind"].astype(str), strict=True))
+        if len(table)
+        else {}
+    )
+    for name in sorted(names):
+        if kinds.get(name) == "gold_human":
+            return name
+    return next((n for n in sorted(names) if "gold" in n.lower()), None)
+
+
+def differing_question_pks(question_pks) -> set[int]:
+    """Questions whose English QA and Conv wordings differ."""
+    texts = QuestionText.objects.filter(
+        question_id__in=list(question_pks), dataset__language="en"
+    ).values_list("question_id", "dataset__version", "text")
+    by_question: dict[int, dict[str, str]] = {}
+    for question, version, text in texts:
+        by_question.setdefault(question, {})[version] = text
+    return {q for q, v in by_question.items() if "qa" in v and "conv" in v and v["qa"] != v["conv"]}
+
+
+def build_report(
+    selection: Selection, *, bootstrap: int = 0, table: pd.DataFrame | None = None
+) -> dict:
+    """The report as a JSON-ready dict. `table` skips the database (benchmarks)."""
+    table = score_table(selection) if table is None else table
+    report: dict = {
+        "schema_version": SCHEMA_VERSION,
+        "stamp": {
+            "data_sha256": data_hash(table),
+            "selection": selection.as_dict(),
+            "packages": package_versions(),
+            "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            "bootstrap_resamples": bootstrap,
+        },
+        "counts": {"judgments": int(len(table))},
+    }
+    if table.empty:
+        reason = "empty selection: no judgment matches it"
+        report.update(
+            {
+                key: stats.not_computable(reason)
+                for key in (
+                    "mean_scores",
+                    "settings",
+                    "seeds",
+                    "correlations",
+                    "system_correlations",
+                    "rater_agreement",
+                    "gold_bins",
+                    "breakdown",
+                    "middle_position_welch",
+                    "qa_conv_differentiating",
+                    "diagnostics",
+                )
+            }
+        )
+        report["correlation_details"] = stats.not_computable(reason)
+        report["evaluators"], report["systems"] = [], []
+        return report
+
+    rs = response_scores(table)
+    wide = rs.pivot(index="response_id", columns="evaluator", values="score")
+    wide.columns = [str(c) for c in wide.columns]
+    system_wide = rs.groupby(["system", "evaluator"], observed=True)["score"].mean().unstack()
+    system_wide.columns = [str(c) for c in system_wide.columns]
+    gold = choose_gold(table, selection.gold_evaluator)
+    means, mean_n = stats.mean_scores(rs)
+    detailed = stats.correlations(wide, bootstrap=bootstrap)
+    system_detailed = stats.correlations(system_wide, bootstrap=0)
+
+    report["counts"].update(
+        {
+            "responses": int(rs["response_id"].nunique()),
+            "evaluators": int(len(wide.columns)),
+            "systems": int(rs["system"].nunique()),
+            "raters": {
+                str(k): int(v)
+                for k, v in table[table["rater"] != ""]
+                .groupby("evaluator", observed=True)["rater"]
+                .nunique()
+                .items()
+            },
+        }
+    )
+    report["evaluators"] = sorted(wide.columns)
+    report["systems"] = sorted(str(s) for s in rs["system"].unique())
+    report["mean_scores"] = means
+    report["mean_scores_n"] = mean_n
+    report["settings"] = stats.setting_means(rs)
+    report["seeds"] = stats.seed_summary(rs)
+    report["correlations"] = stats.correlation_values(detailed)
+    report["correlation_details"] = detailed
+    report["system_correlations"] = stats.correlation_values(system_detailed)
+    report["rater_agreement"] = stats.rater_agreement(table)
+    report["gold_bins"] = (
+        stats.gold_bins(wide, gold)
+        if gold
+        else stats.not_computable("no gold evaluator in the selection")
+    )
+    report["breakdown"] = stats.breakdown(rs)
+    report["middle_position_welch"] = stats.middle_position_welch(rs)
+    report["qa_conv_differentiating"] = stats.differentiating_questions(
+        rs, differing_question_pks(rs["question_pk"].unique()) if len(rs) else set()
+    )
+    report["diagnostics"] = {
+        "length_correlation": stats.length_correlation(rs),
+        "pairwise": stats.not_computable("no pairwise judgments in the selection"),
+    }
+    return to_json_ready(report)
+
+
+def to_json_ready(value):
+    """NaN and infinities become None; numpy scalars become Python numbers."""
+    if isinstance(value, dict):
+        return {str(k): to_json_ready(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [to_json_ready(v) for v in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not np.isfinite(value):
+        return None
+    return value

@@ -1,0 +1,470 @@
+"""The statistics of an agreement report, on the tidy tables of analysis.scores.
+
+Every function returns plain, JSON-ready values. Where a statistic cannot be
+computed (too few data, a single rater, constant scores) it returns
+`{"computable": False, "reason": ...}` instead of raising or a bare NaN.
+Statistics come from scipy, pingouin and krippendorff; the one computed here
+(ICC, in analysis.icc) is checked against pingouin.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from analysis.icc import icc_table, one_way_unbalanced
+
+CORRELATION_METHODS = ("pearson", "spearman", "kendall")
+MIN_PAIRS = 3
+
+
+def not_computable(reason: str) -> dict:
+    return {"computable": False, "reason": reason}
+
+
+def _finite(value: float) -> float | None:
+    return None if value is None or not math.isfinite(value) else float(value)
+
+
+# --- Means ------------------------------------------------------------------------------------
+
+
+def mean_scores(rs: pd.DataFrame) -> tuple[dict, dict]:
+    """mean_scores[system][evaluator] and the number of responses behind each (Table 4)."""
+    grouped = rs.groupby(["system", "evaluator"], observed=True)["score"]
+    means, counts = grouped.mean(), grouped.size()
+    out: dict = {}
+    n: dict = {}
+    for (system, evaluator), value in means.items():
+        out.setdefault(system, {})[evaluator] = float(value)
+        n.setdefault(system, {})[evaluator] = int(counts[(system, evaluator)])
+    return out, n
+
+
+def setting_means(rs: pd.DataFrame) -> dict:
+    """Per evaluator and system, the mean in each setting mode/version/split, and
+    per mode/version the mean of the split means (Table 2)."""
+    out: dict = {}
+    grouped = rs.groupby(
+        ["evaluator", "system", "mode", "dataset_version", "split"], observed=True
+    )["score"].mean()
+    for (evaluator, system, mode, version, split), value in grouped.items():
+        out.setdefault(evaluator, {}).setdefault(system, {})[f"{mode}/{version}/{split}"] = float(
+            value
+        )
+    for systems in out.values():
+        for settings in systems.values():
+            by_pair: dict = {}
+            for key, value in list(settings.items()):
+                mode, version, _ = key.split("/")
+                by_pair.setdefault(f"{mode}/{version}", []).append(value)
+            for pair, values in by_pair.items():
+                if len(values) > 1:
+                    settings[f"{pair}/mean"] = float(np.mean(values))
+    return out
+
+
+def seed_summary(rs: pd.DataFrame) -> dict:
+    """Over seeded runs of the same setting: mean and sample standard deviation
+    of the run means (Table 8)."""
+    seeded = rs[rs["run_seed"].notna()]
+    if seeded.empty:
+        return not_computable("no seeded runs in the selection (imported runs have no seed)")
+    run_means = seeded.groupby(
+        ["evaluator", "system", "mode", "dataset_version", "split", "run_seed"], observed=True
+    )["score"].mean()
+    out: dict = {}
+    for (evaluator, system, mode, version, split), values in run_means.groupby(
+        level=[0, 1, 2, 3, 4], observed=True
+    ):
+        key = f"{mode}/{version}/{split}"
+        entry = {
+            "seeds": sorted(int(s) for s in values.index.get_level_values(-1)),
+            "mean": float(values.mean()),
+        }
+        entry["std"] = float(values.std(ddof=1)) if len(values) > 1 else None
+        if len(values) < 2:
+            entry["note"] = "one seed: no standard deviation"
+        out.setdefault(evaluator, {}).setdefault(system, {})[key] = entry
+    return out
+
+
+# --- Correlations -----------------------------------------------------------------------------
+
+
+def _pair_statistics(x: np.ndarray, y: np.ndarray, method: str, bootstrap: int, seed: int) -> dict:
+    if len(x) < MIN_PAIRS:
+        return not_computable(f"{len(x)} paired scores; at least {MIN_PAIRS} are needed")
+    if np.ptp(x) == 0 or np.ptp(y) == 0:
+        return not_computable(
+            "one of the evaluators gives the same score everywhere (zero variance)"
+        )
+    if method == "pearson":
+        result = stats.pearsonr(x, y)
+        ci = result.confidence_interval(0.95)  # Fisher z
+        entry = {
+            "r": float(result.statistic),
+            "p": float(result.pvalue),
+            "n": len(x),
+            "ci95": [_finite(ci.low), _finite(ci.high)],
+            "ci_method": "Fisher z",
+        }
+    elif method == "spearman":
+        result = stats.spearmanr(x, y)
+        entry = {"r": float(result.statistic), "p": float(result.pvalue), "n": len(x)}
+    else:
+        result = stats.kendalltau(x, y, variant="b")
+        entry = {"r": float(result.statistic), "p": float(result.pvalue), "n": len(x)}
+    if bootstrap:
+
+        def statistic(a, b):
+            if method == "pearson":
+                return stats.pearsonr(a, b).statistic
+            if method == "spearman":
+                return stats.spearmanr(a, b).statistic
+            return stats.kendalltau(a, b, variant="b").statistic
+
+        boot = stats.bootstrap(
+            (x, y),
+            statistic,
+            paired=True,
+            vectorized=False,
+            n_resamples=bootstrap,
+            rng=np.random.default_rng(seed),
+            method="percentile",
+        )
+        entry["bootstrap_ci95"] = [
+            _finite(boot.confidence_interval.low),
+            _finite(boot.confidence_interval.high),
+        ]
+        entry["bootstrap_resamples"] = bootstrap
+    return entry
+
+
+def correlations(wide: pd.DataFrame, bootstrap: int = 0, seed: int = 0) -> dict:
+    """Every pair of columns of `wide` (rows: responses or systems; columns:
+    evaluators), on the rows both scored. Returns [method][a][b] -> entry."""
+    out: dict = {method: {} for method in CORRELATION_METHODS}
+    columns = list(wide.columns)
+    for a, b in itertools.combinations(columns, 2):
+        both = wide[[a, b]].dropna()
+        x, y = both[a].to_numpy(float), both[b].to_numpy(float)
+        for method in CORRELATION_METHODS:
+            entry = _pair_statistics(x, y, method, bootstrap, seed)
+            out[method].setdefault(a, {})[b] = entry
+            out[method].setdefault(b, {})[a] = entry
+    for method in CORRELATION_METHODS:
+        for a in columns:
+            out[method].setdefault(a, {})[a] = {"r": 1.0, "n": int(wide[a].notna().sum())}
+    return out
+
+
+def correlation_values(detailed: dict) -> dict:
+    """correlations[method][a][b] -> r (None where not computable)."""
+    return {
+        method: {a: {b: entry.get("r") for b, entry in row.items()} for a, row in table.items()}
+        for method, table in detailed.items()
+    }
+
+
+# --- Agreement between raters -----------------------------------------------------------------
+
+
+def rater_agreement(table: pd.DataFrame) -> dict:
+    """ICC per meeting and overall, and Krippendorff's alpha, for evaluators
+    with individual raters (human studies, or imported per-rater scores)."""
+    rated = table[table["rater"] != ""]
+    out: dict = {}
+    for evaluator in sorted(table["evaluator"].unique()):
+        rows = rated[rated["evaluator"] == evaluator]
+        if rows.empty:
+            out[evaluator] = not_computable(
+                "one score per response (no individual raters): nothing to measure agreement on"
+            )
+            continue
+        rows = rows.groupby(["response_id", "rater", "meeting"], observed=True, as_index=False)[
+            "score"
+        ].mean()
+        out[evaluator] = {
+            "per_meeting": {
+                str(meeting): _meeting_icc(group)
+                for meeting, group in rows.groupby("meeting", observed=True)
+            },
+            "overall": _overall_icc(rows),
+            "krippendorff_alpha_interval": _alpha(rows),
+        }
+    return out
+
+
+def _meeting_icc(rows: pd.DataFrame) -> dict:
+    matrix = rows.pivot_table(index="response_id", columns="rater", values="score")
+    method = "two-way ANOVA, all raters of the meeting"
+    if matrix.shape[1] < 2:
+        return not_computable("a single rater")
+    incomplete = matrix.columns[matrix.isna().any()]
+    if len(incomplete):
+        matrix = matrix.drop(columns=incomplete)
+        method += f"; left out {len(incomplete)} rater(s) who did not rate every item"
+        if matrix.shape[1] < 2:
+            return not_computable("fewer than 2 raters rated every item of the meeting")
+    try:
+        rows_out = icc_table(matrix.to_numpy())
+    except ValueError as error:
+        return not_computable(str(error))
+    return {
+        "method": method,
+        "items": int(matrix.shape[0]),
+        "raters": int(matrix.shape[1]),
+        "forms": [r.as_dict() for r in rows_out],
+    }
+
+
+def _overall_icc(rows: pd.DataFrame) -> dict:
+    """Raters differ between meetings: relabel them as slots within each item.
+    Only the one-way forms are valid then."""
+    groups = [g["score"].to_numpy(float) for _, g in rows.groupby("response_id")]
+    sizes = {len(g) for g in groups}
+    if max(sizes) < 2:
+        return not_computable("a single rater per item")
+    try:
+        if len(sizes) == 1:
+            forms = [
+                r.as_dict()
+                for r in icc_table(np.vstack(groups))
+                if r.form in ("ICC(1,1)", "ICC(1,k)")
+            ]
+            return {
+                "method": "one-way ANOVA, raters relabelled as slots within each item",
+                "items": len(groups),
+                "raters_per_item": sizes.pop(),
+                "forms": forms,
+            }
+        result = one_way_unbalanced(groups)
+    except ValueError as error:
+        return not_computable(str(error))
+    forms = [{"form": form, **result[form]} for form in ("ICC(1,1)", "ICC(1,k)")]
+    return {
+        "method": "one-way ANOVA for unbalanced data (k0 = "
+        f"{result['k0']:.3f}), raters relabelled as slots within each item",
+        "items": len(groups),
+        "raters_per_item": [min(sizes), max(sizes)],
+        "forms": forms,
+    }
+
+
+def _alpha(rows: pd.DataFrame) -> dict:
+    import krippendorff
+
+    matrix = rows.pivot_table(index="rater", columns="response_id", values="score")
+    if matrix.shape[0] < 2:
+        return not_computable("a single rater")
+    values = matrix.to_numpy(float)
+    if np.nanmax(values) == np.nanmin(values):
+        return not_computable("every rating is the same (zero variance)")
+    try:
+        # raters x units, as krippendorff expects
+        alpha = krippendorff.alpha(reliability_data=values, level_of_measurement="interval")
+    except (ValueError, ZeroDivisionError) as error:
+        return not_computable(str(error))
+    return {"alpha": _finite(alpha), "raters": int(values.shape[0]), "units": int(values.shape[1])}
+
+
+# --- Score bins against gold ------------------------------------------------------------------
+
+
+def gold_bins(wide: pd.DataFrame, gold: str) -> dict:
+    """For each gold score bin 1-10: its size and, for every other evaluator,
+    the mean and 95% t-interval of their scores on the bin's responses (Fig. 2a)."""
+    if gold not in wide.columns:
+        return not_computable(f"no {gold} scores in the selection")
+    bins = wide[gold].round().clip(1, 10)
+    out: dict = {"gold": gold, "bins": {}}
+    for level in range(1, 11):
+        in_bin = wide[bins == level]
+        entry: dict = {"n": int(len(in_bin)), "evaluators": {}}
+        for evaluator in wide.columns:
+            if evaluator == gold:
+                continue
+            values = in_bin[evaluator].dropna().to_numpy(float)
+            entry["evaluators"][evaluator] = _mean_ci(values)
+        out["bins"][str(level)] = entry
+    out["levels"] = {
+        evaluator: distinct_levels(wide[[gold, evaluator]].dropna(), gold, evaluator)
+        for evaluator in wide.columns
+        if evaluator != gold
+    }
+    return out
+
+
+def _mean_ci(values: np.ndarray) -> dict:
+    if len(values) == 0:
+        return not_computable("no responses in this bin")
+    mean = float(values.mean())
+    if len(values) < 2:
+        return {"n": 1, "mean": mean, "ci95": None, "note": "one response: no interval"}
+    sem = stats.sem(values)
+    if sem == 0:
+        return {"n": len(values), "mean": mean, "ci95": [mean, mean]}
+    low, high = stats.t.interval(0.95, len(values) - 1, loc=mean, scale=sem)
+    return {"n": len(values), "mean": mean, "ci95": [float(low), float(high)]}
+
+
+def distinct_levels(
+    pairs: pd.DataFrame, gold: str, judge: str, alpha: float = 0.05, min_step: float = 1.0
+) -> dict:
+    """How many quality levels a judge separates along the gold scale.
+
+    Walking up the gold bins, a bin starts a new level when the judge scores it
+    at least `min_step` points (one step of the 10-point rubric) higher than the
+    current level's bins pooled, and significantly so (one-tailed Welch t-test,
+    p < alpha); otherwise it joins the level. The step keeps large bins from
+    splitting on differences of a few tenths that no reader would call a level.
+    On the paper's data this finds GPT-4's three clusters, gold [1,2], [3,5]
+    and [6,10] (Section 6.2)."""
+    bins = pairs[gold].round().clip(1, 10)
+    groups = [(b, pairs.loc[bins == b, judge].to_numpy(float)) for b in range(1, 11)]
+    groups = [(b, v) for b, v in groups if len(v)]
+    if len(groups) < 2:
+        return not_computable("fewer than two gold bins with responses")
+    levels = [[groups[0]]]
+    for level_bin, values in groups[1:]:
+        pooled = np.concatenate([v for _, v in levels[-1]])
+        step = values.mean() - pooled.mean()
+        testable = len(values) >= 2 and len(pooled) >= 2 and (np.ptp(values) or np.ptp(pooled))
+        p = (
+            stats.ttest_ind(values, pooled, equal_var=False, alternative="greater").pvalue
+            if testable
+            else 1.0
+        )
+        if step >= min_step and p < alpha:
+            levels.append([(level_bin, values)])
+        else:
+            levels[-1].append((level_bin, values))
+    return {
+        "levels": len(levels),
+        "gold_ranges": [[int(group[0][0]), int(group[-1][0])] for group in levels],
+        "method": f"adjacent gold bins merged unless the judge scores the next one at least "
+        f"{min_step:g} point higher than the current level (one-tailed Welch "
+        f"t-test, p < {alpha:g})",
+    }
+
+
+# --- Question type and answer position --------------------------------------------------------
+
+
+def breakdown(rs: pd.DataFrame) -> dict:
+    """Mean per evaluator, system and question type / answer position (Tables 3, 9)."""
+    out: dict = {}
+    for column in ("question_type", "answer_position"):
+        grouped = rs.groupby(["evaluator", "system", column], observed=True)["score"]
+        means, counts = grouped.mean(), grouped.size()
+        table: dict = {}
+        for (evaluator, system, value), mean in means.items():
+            table.setdefault(evaluator, {}).setdefault(system, {})[value or "(none)"] = {
+                "mean": float(mean),
+                "n": int(counts[(evaluator, system, value)]),
+            }
+        out[column] = table
+    return out
+
+
+def middle_position_welch(rs: pd.DataFrame) -> dict:
+    """One-tailed Welch t-test per evaluator and system: do middle-position
+    answers score lower than the others? (Table 10)"""
+    out: dict = {}
+    for (evaluator, system), group in rs.groupby(["evaluator", "system"], observed=True):
+        middle = group.loc[group["answer_position"] == "M", "score"].to_numpy(float)
+        other = group.loc[group["answer_position"] != "M", "score"].to_numpy(float)
+        if len(middle) < 2 or len(other) < 2:
+            entry = not_computable(
+                f"{len(middle)} middle and {len(other)} other answers; "
+                "at least 2 of each are needed"
+            )
+        elif np.ptp(np.concatenate([middle, other])) == 0:
+            entry = not_computable("all scores are equal (zero variance)")
+        else:
+            test = stats.ttest_ind(middle, other, equal_var=False, alternative="less")
+            entry = {
+                "t": float(test.statistic),
+                "p": float(test.pvalue),
+                "mean_middle": float(middle.mean()),
+                "mean_other": float(other.mean()),
+                "n_middle": len(middle),
+                "n_other": len(other),
+            }
+        out.setdefault(evaluator, {})[system] = entry
+    return out
+
+
+def differentiating_questions(rs: pd.DataFrame, question_pks: set[int]) -> dict:
+    """The QA/Conv differentiating questions in single-turn QA, multi-turn QA and
+    multi-turn Conv: the mean of the per-split means (Fig. 1)."""
+    if not question_pks:
+        return not_computable("no question differs between the QA and Conv versions here")
+    subset = rs[rs["question_pk"].isin(question_pks)]
+    if subset.empty:
+        return not_computable("no response to a differentiating question in the selection")
+    out: dict = {}
+    per_split = subset.groupby(
+        ["evaluator", "system", "mode", "dataset_version", "split"], observed=True
+    )["score"].agg(["mean", "size"])
+    for (evaluator, system, mode, version), group in per_split.groupby(
+        level=[0, 1, 2, 3], observed=True
+    ):
+        out.setdefault(evaluator, {}).setdefault(system, {})[f"{mode}/{version}"] = {
+            "mean_of_splits": float(group["mean"].mean()),
+            "splits": {
+                idx[-1]: {"mean": float(row["mean"]), "n": int(row["size"])}
+                for idx, row in group.iterrows()
+            },
+        }
+    return out
+
+
+# --- Judge diagnostics ------------------------------------------------------------------------
+
+
+def length_correlation(rs: pd.DataFrame) -> dict:
+    """Does a judge reward longer answers? Pearson r of score and response length."""
+    out = {}
+    for evaluator, group in rs.groupby("evaluator", observed=True):
+        x = group["response_chars"].to_numpy(float)
+        y = group["score"].to_numpy(float)
+        out[evaluator] = _pair_statistics(x, y, "pearson", 0, 0)
+    return out
+
+
+def pairwise_diagnostics(battles: pd.DataFrame) -> dict:
+    """For pairwise judges, from one row per judged order: columns `pair`
+    (the two responses, whatever the order), `order` (0 or 1) and `winner`
+    ("first", "second" or "tie", by position). Flip rate: the share of pairs
+    whose verdict changes with the order; first-position win rate: the share of
+    verdicts won by the answer shown first."""
+    if battles.empty:
+        return not_computable("no pairwise judgments in the selection")
+    decided = battles[battles["winner"] != "tie"]
+    first_rate = float((decided["winner"] == "first").mean()) if len(decided) else None
+    both = battles.pivot_table(index="pair", columns="order", values="winner", aggfunc="first")
+    both = both.dropna()
+    if both.empty or len(both.columns) < 2:
+        return {
+            "first_position_win_rate": first_rate,
+            "flip_rate": not_computable("no pair was judged in both orders"),
+        }
+    # The same verdict in both orders means the winner moved with its answer:
+    # "first" then "second". A flip is a verdict that sticks to the position.
+    consistent = (
+        ((both[0] == "first") & (both[1] == "second"))
+        | ((both[0] == "second") & (both[1] == "first"))
+        | ((both[0] == "tie") & (both[1] == "tie"))
+    )
+    return {
+        "pairs": int(len(both)),
+        "flip_rate": float(1 - consistent.mean()),
+        "first_position_win_rate": first_rate,
+        "verdicts": int(len(battles)),
+    }
