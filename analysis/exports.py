@@ -1,0 +1,32 @@
+"""A report rendered in one of the export formats, from a selection."""
+
+from __future__ import annotations
+
+from analysis import render
+from analysis.report import build_report
+from analysis.scores import score_table
+from analysis.selection import Selection, SelectionError
+
+CONTENT_TYPES = {
+    "json": "application/json",
+    "csv": "text/csv",
+    "csv-wide": "text/csv",
+    "latex": "application/x-latex",
+    "html": "text/html",
+}
+
+
+def export(selection: Selection, fmt: str, *, bootstrap: int = 0) -> str:
+    if fmt not in render.FORMATS:
+        raise SelectionError(f"format {fmt!r}: choose from {', '.join(render.FORMATS)}.")
+    table = score_table(selection)
+    if fmt == "csv":
+        return render.tidy_csv(table)
+    if fmt == "csv-wide":
+        return render.wide_csv(table)
+    report = build_report(selection, bootstrap=bootstrap, table=table)
+    if fmt == "json":
+        return render.to_json(report)
+    if fmt == "latex":
+        return render.to_latex(report)
+    return render.to_html(report)
