@@ -54,6 +54,15 @@ def synthetic_source(tmp_path: Path) -> Path:
     return write_synthetic_elitr(tmp_path / "synthetic")
 
 
+@pytest.fixture
+def two_meetings(tmp_path, db):
+    """Synthetic ELITR data: 2 meetings x 6 questions x 3 systems, with gold scores."""
+    from corpus.importers.synthetic import write_synthetic_elitr
+    from judging.importing import import_elitr_bench
+
+    import_elitr_bench(write_synthetic_elitr(tmp_path / "data", meetings=2), with_responses=True)
+
+
 def database_snapshot() -> dict[str, list[tuple]]:
     """Every row of every Concord table, to prove that a failed import changed nothing."""
     snapshot = {}

@@ -2,17 +2,9 @@ import pytest
 
 from annotator import services
 from annotator.models import Study
-from corpus.importers.synthetic import write_synthetic_elitr
 from corpus.models import Dataset
 from generation.models import System
-from judging.importing import import_elitr_bench
 from judging.models import Evaluator
-
-
-@pytest.fixture
-def two_meetings(tmp_path, db):
-    """Synthetic ELITR data: 2 meetings x 6 questions x 3 systems, with gold scores."""
-    import_elitr_bench(write_synthetic_elitr(tmp_path / "data", meetings=2), with_responses=True)
 
 
 def make_study(name="Crowd pilot", kind=Study.Kind.CROWD, raters=2, **fields) -> Study:

@@ -1,0 +1,256 @@
+"""Ratings collected elsewhere, from CSV or JSON Lines, as judgments of
+imported evaluators (so that the analysis can use them).
+
+Each record names a response and a score:
+
+    response        a Concord response id, or instead all of:
+    system, dataset_version, split, mode, meeting, question_id  (and optionally seed, language)
+    evaluator       name of the evaluator (created as an imported evaluator if new)
+    rater           optional: who rated (one judgment per rater)
+    score           the score as given
+    scale           optional "MIN-MAX" of that score (default 1-10); it is mapped
+                    linearly onto 1-10 and kept raw beside
+
+The whole file is checked before anything is written; a bad record stops the
+import with its line number and the database stays as it was.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.db import transaction
+from django.db.models import Q
+
+from corpus.bulk import SyncCount, sync_rows
+from corpus.importers import ImportFailure
+from generation.models import Response
+from judging.models import Evaluator, Judgment
+
+KEY_FIELDS = ("system", "dataset_version", "split", "mode", "meeting", "question_id")
+KNOWN = {"response", "evaluator", "rater", "score", "scale", "seed", "language", *KEY_FIELDS}
+SCALE = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*-\s*(-?\d+(?:\.\d+)?)\s*$")
+
+
+@dataclass(frozen=True)
+class ExternalRating:
+    line: int
+    response_key: tuple
+    evaluator: str
+    rater: str
+    raw: float
+    low: float
+    high: float
+
+    @property
+    def score(self) -> float:
+        return 1 + (self.raw - self.low) * 9 / (self.high - self.low)
+
+
+def read_records(path: Path) -> list[tuple[int, dict]]:
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError as error:
+        raise ImportFailure(f"{path}: no such file.") from error
+    except UnicodeDecodeError as error:
+        raise ImportFailure(f"{path}: not UTF-8 text ({error}).") from error
+    if path.suffix.lower() in (".jsonl", ".json", ".ndjson"):
+        records = []
+        for number, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise ImportFailure(f"{path}, line {number}: not valid JSON ({error}).") from error
+            if not isinstance(record, dict):
+                raise ImportFailure(f"{path}, line {number}: expected a JSON object.")
+            records.append((number, record))
+        return records
+    if path.suffix.lower() != ".csv":
+        raise ImportFailure(f"{path}: use a .csv or .jsonl file.")
+    reader = csv.DictReader(io.StringIO(text))
+    if not reader.fieldnames:
+        raise ImportFailure(f"{path}: no header line.")
+    return [(number, dict(row)) for number, row in enumerate(reader, 2)]
+
+
+def parse_ratings(path: str | Path) -> list[ExternalRating]:
+    path = Path(path)
+    ratings = []
+    for number, record in read_records(path):
+        where = f"{path}, line {number}"
+        unknown = sorted(k for k in record if k not in KNOWN)
+        if unknown:
+            raise ImportFailure(f"{where}: unknown field(s) {', '.join(unknown)}.")
+        evaluator = str(record.get("evaluator") or "").strip()
+        if not evaluator:
+            raise ImportFailure(f"{where}: 'evaluator' is missing.")
+        low, high = 1.0, 10.0
+        if record.get("scale") not in (None, ""):
+            match = SCALE.match(str(record["scale"]))
+            if not match or float(match[1]) >= float(match[2]):
+                raise ImportFailure(f"{where}: scale {record['scale']!r} is not 'MIN-MAX'.")
+            low, high = float(match[1]), float(match[2])
+        try:
+            raw = float(record.get("score"))
+        except (TypeError, ValueError):
+            raw = math.nan
+        if not math.isfinite(raw) or not low <= raw <= high:
+            raise ImportFailure(
+                f"{where}: score {record.get('score')!r} is not a number from {low:g} to {high:g}."
+            )
+        if record.get("response") not in (None, ""):
+            if not str(record["response"]).strip().isdigit():
+                raise ImportFailure(f"{where}: response {record['response']!r} is not an id.")
+            key: tuple = ("id", int(record["response"]))
+        else:
+            missing = [f for f in KEY_FIELDS if record.get(f) in (None, "")]
+            if missing:
+                raise ImportFailure(
+                    f"{where}: give 'response' (an id) or all of {', '.join(KEY_FIELDS)}; "
+                    f"missing {', '.join(missing)}."
+                )
+            seed = record.get("seed")
+            key = (
+                "natural",
+                *(str(record[f]).strip() for f in KEY_FIELDS),
+                str(record.get("language") or "en"),
+                int(seed) if seed not in (None, "") else None,
+            )
+        ratings.append(
+            ExternalRating(
+                number, key, evaluator, str(record.get("rater") or "").strip(), raw, low, high
+            )
+        )
+    if not ratings:
+        raise ImportFailure(f"{path}: no ratings in the file.")
+    return ratings
+
+
+def resolve_responses(ratings: list[ExternalRating], path: Path) -> dict[tuple, int]:
+    ids = {r.response_key[1] for r in ratings if r.response_key[0] == "id"}
+    found = set(Response.objects.filter(pk__in=ids).values_list("pk", flat=True))
+    resolved = {("id", pk): pk for pk in found}
+    natural = {r.response_key for r in ratings if r.response_key[0] == "natural"}
+    if natural:
+        condition = Q()
+        for _, system, version, split, mode, meeting, question, language, seed in natural:
+            condition |= Q(
+                run__system__name=system,
+                run__dataset__version=version,
+                run__dataset__split=split,
+                run__mode=mode,
+                question__document__external_id=meeting,
+                question__external_id=question,
+                run__dataset__language=language,
+                run__seed=seed,
+            )
+        for row in Response.objects.filter(condition).values_list(
+            "pk",
+            "run__system__name",
+            "run__dataset__version",
+            "run__dataset__split",
+            "run__mode",
+            "question__document__external_id",
+            "question__external_id",
+            "run__dataset__language",
+            "run__seed",
+        ):
+            resolved[("natural", *row[1:])] = row[0]
+    for rating in ratings:
+        if rating.response_key not in resolved:
+            raise ImportFailure(
+                f"{path}, line {rating.line}: no such response ({rating.response_key[1:]})."
+            )
+    return resolved
+
+
+def _refuse_changes(ratings: list[ExternalRating], responses: dict, path: Path) -> None:
+    """A file may add judgments, never overwrite stored ones (published scores included)."""
+    stored = {
+        (name, response, rater): score
+        for name, response, rater, score in Judgment.objects.filter(
+            evaluator__name__in={r.evaluator for r in ratings},
+            seed__isnull=True,
+            order=0,
+            response_id__in={responses[r.response_key] for r in ratings},
+        ).values_list("evaluator__name", "response_id", "rater", "raw_score")
+    }
+    for rating in ratings:
+        old = stored.get((rating.evaluator, responses[rating.response_key], rating.rater))
+        if old is not None and old != rating.raw:
+            raise ImportFailure(
+                f"{path}, line {rating.line}: {rating.evaluator} already holds score {old:g} for "
+                f"response {responses[rating.response_key]}"
+                f"{f' (rater {rating.rater})' if rating.rater else ''}; the file says "
+                f"{rating.raw:g}. Stored judgments are never overwritten: import under another "
+                "evaluator name."
+            )
+
+
+@transaction.atomic
+def import_external_ratings(path: str | Path) -> dict[str, SyncCount]:
+    path = Path(path)
+    ratings = parse_ratings(path)
+    responses = resolve_responses(ratings, path)
+    seen: dict[tuple, int] = {}
+    for rating in ratings:
+        key = (rating.evaluator, responses[rating.response_key], rating.rater)
+        if key in seen:
+            raise ImportFailure(
+                f"{path}, line {rating.line}: the same evaluator, response and rater as "
+                f"line {seen[key]}."
+            )
+        seen[key] = rating.line
+    names = sorted({r.evaluator for r in ratings})
+    clashing = Evaluator.objects.filter(name__in=names).exclude(kind=Evaluator.Kind.IMPORTED)
+    if clashing.exists():
+        raise ImportFailure(
+            f"Evaluator(s) {', '.join(clashing.values_list('name', flat=True))} are not imported "
+            "evaluators (a judge, a metric or a study); import under another name."
+        )
+    _refuse_changes(ratings, responses, path)
+    counts = {
+        "evaluators": sync_rows(
+            Evaluator.objects.filter(name__in=names),
+            (
+                {
+                    "name": n,
+                    "kind": Evaluator.Kind.IMPORTED,
+                    "description": f"Imported from {path.name}",
+                    "config": {},
+                    "raw_scale_min": 1,
+                    "raw_scale_max": 10,
+                }
+                for n in names
+            ),
+            key=("name",),
+        )
+    }
+    evaluator_ids = dict(Evaluator.objects.filter(name__in=names).values_list("name", "pk"))
+    counts["judgments"] = sync_rows(
+        Judgment.objects.filter(evaluator_id__in=evaluator_ids.values(), seed__isnull=True),
+        (
+            {
+                "evaluator_id": evaluator_ids[r.evaluator],
+                "response_id": responses[r.response_key],
+                "rater": r.rater,
+                "seed": None,
+                "order": 0,
+                "score": r.score,
+                "raw_score": r.raw,
+                "raw_scale_min": r.low,
+                "raw_scale_max": r.high,
+            }
+            for r in ratings
+        ),
+        key=("evaluator_id", "response_id", "rater", "order"),
+    )
+    return counts

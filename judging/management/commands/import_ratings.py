@@ -1,0 +1,31 @@
+"""python manage.py import_ratings FILE.csv|FILE.jsonl (schema in judging/external.py)"""
+
+from django.core.management.base import BaseCommand, CommandError
+
+from corpus.importers import ImportFailure
+from judging.external import import_external_ratings
+
+
+class Command(BaseCommand):
+    help = (
+        "Import ratings collected elsewhere (CSV or JSONL: response or its natural key, "
+        "evaluator, rater, score[, scale]) as judgments of imported evaluators."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("file")
+
+    def handle(self, *args, **options):
+        try:
+            counts = import_external_ratings(options["file"])
+        except ImportFailure as failure:
+            raise CommandError(
+                f"{failure}\nNothing was imported; the database is unchanged."
+            ) from None
+        for name, count in counts.items():
+            self.stdout.write(
+                f"{name}: {count.created} created, {count.updated} updated, "
+                f"{count.unchanged} unchanged"
+            )
+        if not any(c.changed for c in counts.values()):
+            self.stdout.write("Nothing changed: the database already held these ratings.")

@@ -1,0 +1,222 @@
+"""Reports end to end: command, page, API, formats, stamps; human-study ratings
+in the report; ratings imported from files."""
+
+import csv
+import io
+import json
+
+import pytest
+from django.core.management import CommandError, call_command
+from rest_framework.test import APIClient
+
+from analysis.report import build_report
+from analysis.selection import Selection
+from annotator import services
+from judging.models import Judgment
+from tests.annotator.conftest import make_study
+from tests.conftest import database_snapshot
+
+pytestmark = pytest.mark.django_db
+
+
+def test_every_format_from_the_command(two_meetings, tmp_path):
+    for fmt in ("html", "json", "csv", "csv-wide", "latex"):
+        out = tmp_path / f"report.{fmt}"
+        call_command(
+            "agreement_report",
+            "--format",
+            fmt,
+            "--output",
+            str(out),
+            "--dataset-version",
+            "qa",
+            "--split",
+            "test2",
+            "--mode",
+            "st",
+        )
+        text = out.read_text()
+        if fmt == "html":
+            assert "data:image/png;base64," in text  # plots embedded
+            assert 'src="http' not in text and "<script src" not in text  # self-contained
+            assert "Agreement report" in text and "Synthetic-Echo" in text
+        elif fmt == "json":
+            report = json.loads(text)
+            assert set(report["mean_scores"]["Synthetic-Echo"]) == {
+                "gold-human-eval",
+                "gpt-4-eval",
+                "prometheus-eval",
+                "silver-human-eval",
+            }
+            assert report["mean_scores"]["Synthetic-Echo"]["gold-human-eval"] == 9.0
+            assert report["correlations"]["pearson"]["gpt-4-eval"]["gold-human-eval"] > 0.9
+            assert report["stamp"]["selection"]["split"] == "test2"
+            assert len(report["stamp"]["data_sha256"]) == 64
+            assert report["stamp"]["packages"]["pingouin"]
+        elif fmt == "csv":
+            rows = list(csv.DictReader(io.StringIO(text)))
+            assert len(rows) == 2 * 6 * 3 * 4
+        elif fmt == "csv-wide":
+            rows = list(csv.DictReader(io.StringIO(text)))
+            assert len(rows) == 36 and "gold-human-eval" in rows[0]
+        else:
+            assert r"\begin{tabular}" in text and "Synthetic-Echo" in text
+
+
+def test_bad_selections_are_refused(two_meetings, tmp_path):
+    out = str(tmp_path / "r.json")
+    with pytest.raises(CommandError, match="Unknown evaluator"):
+        call_command(
+            "agreement_report", "--format", "json", "--output", out, "--evaluators", "gpt-5-eval"
+        )
+    with pytest.raises(CommandError, match="study 'x'"):
+        call_command("agreement_report", "--format", "json", "--output", out, "--study", "x")
+    with pytest.raises(CommandError, match="no such folder"):
+        call_command(
+            "agreement_report", "--format", "json", "--output", str(tmp_path / "missing" / "r.json")
+        )
+
+
+def test_empty_selection_explains_itself(two_meetings):
+    report = build_report(Selection(split="nosuch"))
+    assert report["counts"]["judgments"] == 0
+    assert report["mean_scores"] == {
+        "computable": False,
+        "reason": "empty selection: no judgment matches it",
+    }
+    json.dumps(report, allow_nan=False)
+
+
+def test_stamp_changes_with_the_data_only(two_meetings):
+    first = build_report(Selection(split="test2"))["stamp"]
+    again = build_report(Selection(split="test2"))["stamp"]
+    assert first["data_sha256"] == again["data_sha256"]
+    judgment = Judgment.objects.filter(evaluator__name="gpt-4-eval").first()
+    Judgment.objects.filter(pk=judgment.pk).update(score=1 + (judgment.score % 9))
+    assert build_report(Selection(split="test2"))["stamp"]["data_sha256"] != first["data_sha256"]
+
+
+def test_page_and_api_permissions(two_meetings, client, researcher, gold_annotator):
+    assert client.get("/analysis/report/").status_code == 302  # to the login
+    client.force_login(gold_annotator)
+    assert client.get("/analysis/report/").status_code == 403
+    client.force_login(researcher)
+    page = client.get("/analysis/report/", {"split": "test2"})
+    assert page.status_code == 200 and b"Mean score per system and evaluator" in page.content
+    latex = client.get("/analysis/report/", {"format": "latex"})
+    assert latex["Content-Disposition"] == 'attachment; filename="agreement-report.tex"'
+    assert client.get("/analysis/report/", {"mode": "xx"}).status_code == 400
+    api = APIClient()
+    assert api.get("/api/reports/agreement/").status_code == 401
+    api.force_login(researcher)
+    body = api.get("/api/reports/agreement/", {"systems": "Synthetic-Echo,Synthetic-Hedge"}).json()
+    assert set(body["mean_scores"]) == {"Synthetic-Echo", "Synthetic-Hedge"}
+    assert api.get("/api/reports/agreement/", {"dataset_version": "chat"}).status_code == 400
+
+
+def test_crowd_study_ratings_reach_the_report(two_meetings):
+    study = make_study(raters=3)
+    quality = {"Synthetic-Echo": 9, "Synthetic-Hedge": 2, "Synthetic-Terse": 5}
+    for number, pid in enumerate(("P1", "P2", "P3", "P4", "P5", "P6")):
+        assignment = services.start_assignment(study, pid=pid)
+        for position, item_id in enumerate(assignment.item_order, 1):
+            item = study.items.select_related("response__run__system").get(pk=item_id)
+            score = quality[item.response.run.system.name] + (number + position) % 2
+            services.submit_rating(assignment, position, min(10, score))
+        services.complete_assignment(assignment)
+    report = build_report(Selection(study=study.pk))
+    crowd = "crowd human (Crowd pilot)"
+    assert crowd in report["evaluators"]
+    assert report["counts"]["raters"][crowd] == 6
+    agreement = report["rater_agreement"][crowd]
+    meeting = agreement["per_meeting"]["meeting_en_synthetic_001"]
+    assert (meeting["items"], meeting["raters"]) == (18, 3)
+    assert meeting["forms"][4]["form"] == "ICC(A,k)" and meeting["forms"][4]["icc"] > 0.9
+    assert agreement["overall"]["raters_per_item"] == 3
+    assert agreement["krippendorff_alpha_interval"]["alpha"] > 0.9
+    # the crowd score of a response is the mean of its raters
+    assert report["mean_scores"]["Synthetic-Echo"][crowd] == pytest.approx(9.5, abs=0.2)
+    assert report["correlations"]["pearson"][crowd]["gold-human-eval"] > 0.95
+
+
+def write(path, text):
+    path.write_text(text)
+    return path
+
+
+def test_import_external_ratings(two_meetings, tmp_path):
+    from generation.models import Response
+
+    response = Response.objects.filter(run__system__name="Synthetic-Echo").first()
+    good = write(
+        tmp_path / "ratings.csv",
+        (
+            "response,system,dataset_version,split,mode,meeting,question_id,evaluator,rater,score,scale\n"
+            f"{response.pk},,,,,,,expert-panel,ann1,4,1-5\n"
+            ",Synthetic-Hedge,qa,test2,st,meeting_en_synthetic_002,3,expert-panel,ann1,1,1-5\n"
+            ",Synthetic-Hedge,qa,test2,st,meeting_en_synthetic_002,3,expert-panel,ann2,2,1-5\n"
+        ),
+    )
+    call_command("import_ratings", str(good))
+    judgments = Judgment.objects.filter(evaluator__name="expert-panel").order_by("raw_score")
+    assert [(j.raw_score, j.score) for j in judgments] == [(1, 1), (2, 3.25), (4, 7.75)]
+    before = database_snapshot()
+    call_command("import_ratings", str(good))
+    assert database_snapshot() == before
+    report = build_report(Selection(evaluators=("expert-panel",)))
+    assert report["counts"]["raters"] == {"expert-panel": 2}
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("response,evaluator,score\n999999,x,5\n", "line 2: no such response"),
+        ("response,evaluator,score\n1,x,11\n", "line 2: score '11' is not a number from 1 to 10"),
+        ("response,evaluator,score,scale\n1,x,3,5-1\n", "scale '5-1' is not 'MIN-MAX'"),
+        ("response,evaluator,score\n1,,3\n", "'evaluator' is missing"),
+        ("evaluator,score\nx,3\n", "give 'response' (an id) or all of"),
+        ("response,evaluator,score,colour\n1,x,3,red\n", "unknown field(s) colour"),
+        ("response,evaluator,score\n1,live-judge,3\n", "not imported evaluators"),
+        ("response,evaluator,score\n1,gpt-4-eval,1\n", "already holds score"),
+        ("response,evaluator,rater,score\n1,x,a,3\n1,x,a,4\n", "line 3: the same evaluator"),
+    ],
+)
+def test_bad_rating_files_change_nothing(two_meetings, tmp_path, body, message):
+    from generation.models import Response
+    from judging.models import Evaluator
+
+    Evaluator.objects.create(name="live-judge", kind="llm_rubric")
+    first = (
+        Response.objects.filter(judgments__evaluator__name="gpt-4-eval", judgments__score__gt=1)
+        .order_by("pk")
+        .first()
+        .pk
+    )
+    path = write(tmp_path / "bad.csv", body.replace("\n1,", f"\n{first},"))
+    before = database_snapshot()
+    with pytest.raises(CommandError) as error:
+        call_command("import_ratings", str(path))
+    assert message in str(error.value)
+    assert database_snapshot() == before
+
+
+def test_jsonl_ratings(two_meetings, tmp_path):
+    from generation.models import Response
+
+    ids = list(Response.objects.values_list("pk", flat=True)[:2])
+    path = write(
+        tmp_path / "r.jsonl",
+        "\n".join(
+            json.dumps({"response": i, "evaluator": "another-judge", "score": 7}) for i in ids
+        )
+        + "\n{oops\n",
+    )
+    with pytest.raises(CommandError, match="line 3: not valid JSON"):
+        call_command("import_ratings", str(path))
+    path.write_text(
+        "\n".join(
+            json.dumps({"response": i, "evaluator": "another-judge", "score": 7}) for i in ids
+        )
+    )
+    call_command("import_ratings", str(path))
+    assert Judgment.objects.filter(evaluator__name="another-judge").count() == 2
