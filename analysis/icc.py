@@ -12,7 +12,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
+from scipy import special
+
+
+# scipy.special's F-distribution functions: the same values as scipy.stats.f
+# (tests compare with pingouin, which uses stats.f) without its per-call overhead.
+def f_ppf(q: float, dfn: float, dfd: float) -> float:
+    return float(special.fdtri(dfn, dfd, q))
+
+
+def f_sf(x: float, dfn: float, dfd: float) -> float:
+    return float(special.fdtrc(dfn, dfd, x))
+
 
 FORMS = ("ICC(1,1)", "ICC(A,1)", "ICC(C,1)", "ICC(1,k)", "ICC(A,k)", "ICC(C,k)")
 # pingouin up to 0.5 named the rows ICC1 ... ICC3k.
@@ -89,16 +100,16 @@ def icc_table(matrix: np.ndarray, alpha: float = 0.05) -> list[IccRow]:
 
     df1, df2_one, df2_two = n - 1, n * (k - 1), (n - 1) * (k - 1)
     f1, f3 = msr / msw, msr / mse
-    p1, p3 = stats.f.sf(f1, df1, df2_one), stats.f.sf(f3, df1, df2_two)
+    p1, p3 = f_sf(f1, df1, df2_one), f_sf(f3, df1, df2_two)
     q = 1 - alpha / 2
 
-    f1l = f1 / stats.f.ppf(q, df1, df2_one)
-    f1u = f1 * stats.f.ppf(q, df2_one, df1)
+    f1l = f1 / f_ppf(q, df1, df2_one)
+    f1u = f1 * f_ppf(q, df2_one, df1)
     ci1 = ((f1l - 1) / (f1l + (k - 1)), (f1u - 1) / (f1u + (k - 1)))
     ci1k = (1 - 1 / f1l, 1 - 1 / f1u)
 
-    f3l = f3 / stats.f.ppf(q, df1, df2_two)
-    f3u = f3 * stats.f.ppf(q, df2_two, df1)
+    f3l = f3 / f_ppf(q, df1, df2_two)
+    f3u = f3 * f_ppf(q, df2_two, df1)
     ci3 = ((f3l - 1) / (f3l + (k - 1)), (f3u - 1) / (f3u + (k - 1)))
     ci3k = (1 - 1 / f3l, 1 - 1 / f3u)
 
@@ -107,8 +118,8 @@ def icc_table(matrix: np.ndarray, alpha: float = 0.05) -> list[IccRow]:
     vn = df2_two * (k * icc2 * fj + n * (1 + (k - 1) * icc2) - k * icc2) ** 2
     vd = df1 * k**2 * icc2**2 * fj**2 + (n * (1 + (k - 1) * icc2) - k * icc2) ** 2
     v = vn / vd
-    f2u = stats.f.ppf(q, n - 1, v)
-    f2l = stats.f.ppf(q, v, n - 1)
+    f2u = f_ppf(q, n - 1, v)
+    f2l = f_ppf(q, v, n - 1)
     low2 = n * (msr - f2u * mse) / (f2u * (k * msc + (k * n - k - n) * mse) + n * msr)
     high2 = n * (f2l * msr - mse) / (k * msc + (k * n - k - n) * mse + n * f2l * msr)
     ci2 = (low2, high2)
@@ -124,19 +135,21 @@ def icc_table(matrix: np.ndarray, alpha: float = 0.05) -> list[IccRow]:
     ]
 
 
-def one_way_unbalanced(groups: list[np.ndarray], alpha: float = 0.05) -> dict:
+def one_way_unbalanced(scores: np.ndarray, groups: np.ndarray, alpha: float = 0.05) -> dict:
     """ICC(1,1) and ICC(1,k) when items have different numbers of ratings.
 
-    One-way random-effects ANOVA with the effective group size
+    `scores[i]` belongs to item `groups[i]` (integer codes 0..n-1). One-way
+    random-effects ANOVA with the effective group size
     k0 = (N - sum(k_i^2) / N) / (n - 1) (Shrout & Fleiss 1979; Donner 1986)."""
-    sizes = np.array([len(g) for g in groups], dtype=float)
-    n, total = len(groups), sizes.sum()
+    scores = np.asarray(scores, dtype=float)
+    sizes = np.bincount(groups).astype(float)
+    n, total = len(sizes), sizes.sum()
     if n < 2 or sizes.min() < 1 or total - n < 1:
         raise ValueError("ICC needs at least 2 items and more ratings than items.")
-    means = np.array([np.mean(g) for g in groups])
-    grand = np.concatenate(groups).mean()
+    means = np.bincount(groups, weights=scores) / sizes
+    grand = scores.mean()
     ss_between = (sizes * (means - grand) ** 2).sum()
-    ss_within = sum(((np.asarray(g) - m) ** 2).sum() for g, m in zip(groups, means, strict=True))
+    ss_within = ((scores - means[groups]) ** 2).sum()
     msb = ss_between / (n - 1)
     msw = ss_within / (total - n)
     if msb == 0 and msw == 0:
@@ -145,7 +158,7 @@ def one_way_unbalanced(groups: list[np.ndarray], alpha: float = 0.05) -> dict:
     f = msb / msw
     df1, df2 = n - 1, total - n
     q = 1 - alpha / 2
-    fl, fu = f / stats.f.ppf(q, df1, df2), f * stats.f.ppf(q, df2, df1)
+    fl, fu = f / f_ppf(q, df1, df2), f * f_ppf(q, df2, df1)
     return {
         "k0": k0,
         "ICC(1,1)": {
@@ -153,7 +166,7 @@ def one_way_unbalanced(groups: list[np.ndarray], alpha: float = 0.05) -> dict:
             "F": f,
             "df1": df1,
             "df2": df2,
-            "p": stats.f.sf(f, df1, df2),
+            "p": f_sf(f, df1, df2),
             "ci95": [(fl - 1) / (fl + k0 - 1), (fu - 1) / (fu + k0 - 1)],
         },
         "ICC(1,k)": {
@@ -161,7 +174,7 @@ def one_way_unbalanced(groups: list[np.ndarray], alpha: float = 0.05) -> dict:
             "F": f,
             "df1": df1,
             "df2": df2,
-            "p": stats.f.sf(f, df1, df2),
+            "p": f_sf(f, df1, df2),
             "ci95": [1 - 1 / fl, 1 - 1 / fu],
         },
     }

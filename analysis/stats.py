@@ -176,101 +176,133 @@ def correlation_values(detailed: dict) -> dict:
 
 def rater_agreement(table: pd.DataFrame) -> dict:
     """ICC per meeting and overall, and Krippendorff's alpha, for evaluators
-    with individual raters (human studies, or imported per-rater scores)."""
+    with individual raters (human studies, or imported per-rater scores).
+
+    Vectorised with numpy: one sort, then slices per meeting, so that a
+    million ratings take about a second."""
     rated = table[table["rater"] != ""]
     out: dict = {}
-    for evaluator in sorted(table["evaluator"].unique()):
+    for evaluator in sorted(str(e) for e in table["evaluator"].unique()):
         rows = rated[rated["evaluator"] == evaluator]
         if rows.empty:
             out[evaluator] = not_computable(
                 "one score per response (no individual raters): nothing to measure agreement on"
             )
             continue
-        rows = rows.groupby(["response_id", "rater", "meeting"], observed=True, as_index=False)[
-            "score"
-        ].mean()
+        # one rating per rater and response (a rater's repeated judgments: their mean)
+        rows = (
+            rows.groupby(["meeting", "response_id", "rater"], observed=True, sort=True)["score"]
+            .mean()
+            .reset_index()
+        )
         out[evaluator] = {
-            "per_meeting": {
-                str(meeting): _meeting_icc(group)
-                for meeting, group in rows.groupby("meeting", observed=True)
-            },
+            "per_meeting": _per_meeting_icc(rows),
             "overall": _overall_icc(rows),
             "krippendorff_alpha_interval": _alpha(rows),
         }
     return out
 
 
-def _meeting_icc(rows: pd.DataFrame) -> dict:
-    matrix = rows.pivot_table(index="response_id", columns="rater", values="score")
+def _per_meeting_icc(rows: pd.DataFrame) -> dict:
+    meetings = rows["meeting"].astype(str).to_numpy()
+    responses = rows["response_id"].to_numpy()
+    raters = rows["rater"].to_numpy()
+    scores = rows["score"].to_numpy(float)
+    bounds = np.flatnonzero(meetings[1:] != meetings[:-1]) + 1
+    out = {}
+    for start, stop in zip(np.r_[0, bounds], np.r_[bounds, len(rows)], strict=True):
+        item_codes, item_index = np.unique(responses[start:stop], return_inverse=True)
+        rater_codes, rater_index = np.unique(raters[start:stop], return_inverse=True)
+        matrix = np.full((len(item_codes), len(rater_codes)), np.nan)
+        matrix[item_index, rater_index] = scores[start:stop]
+        out[str(meetings[start])] = _meeting_icc(matrix)
+    return out
+
+
+def _meeting_icc(matrix: np.ndarray) -> dict:
     method = "two-way ANOVA, all raters of the meeting"
     if matrix.shape[1] < 2:
         return not_computable("a single rater")
-    incomplete = matrix.columns[matrix.isna().any()]
-    if len(incomplete):
-        matrix = matrix.drop(columns=incomplete)
-        method += f"; left out {len(incomplete)} rater(s) who did not rate every item"
+    incomplete = np.isnan(matrix).any(axis=0)
+    if incomplete.any():
+        matrix = matrix[:, ~incomplete]
+        method += f"; left out {int(incomplete.sum())} rater(s) who did not rate every item"
         if matrix.shape[1] < 2:
             return not_computable("fewer than 2 raters rated every item of the meeting")
     try:
-        rows_out = icc_table(matrix.to_numpy())
+        forms = icc_table(matrix)
     except ValueError as error:
         return not_computable(str(error))
     return {
         "method": method,
         "items": int(matrix.shape[0]),
         "raters": int(matrix.shape[1]),
-        "forms": [r.as_dict() for r in rows_out],
+        "forms": [r.as_dict() for r in forms],
     }
 
 
 def _overall_icc(rows: pd.DataFrame) -> dict:
     """Raters differ between meetings: relabel them as slots within each item.
     Only the one-way forms are valid then."""
-    groups = [g["score"].to_numpy(float) for _, g in rows.groupby("response_id")]
-    sizes = {len(g) for g in groups}
-    if max(sizes) < 2:
+    ordered = rows.sort_values("response_id", kind="stable")
+    _, groups, sizes = np.unique(
+        ordered["response_id"].to_numpy(), return_inverse=True, return_counts=True
+    )
+    scores = ordered["score"].to_numpy(float)
+    if sizes.max() < 2:
         return not_computable("a single rater per item")
     try:
-        if len(sizes) == 1:
+        if sizes.min() == sizes.max():
             forms = [
                 r.as_dict()
-                for r in icc_table(np.vstack(groups))
+                for r in icc_table(scores.reshape(len(sizes), sizes[0]))
                 if r.form in ("ICC(1,1)", "ICC(1,k)")
             ]
             return {
                 "method": "one-way ANOVA, raters relabelled as slots within each item",
-                "items": len(groups),
-                "raters_per_item": sizes.pop(),
+                "items": int(len(sizes)),
+                "raters_per_item": int(sizes[0]),
                 "forms": forms,
             }
-        result = one_way_unbalanced(groups)
+        result = one_way_unbalanced(scores, groups)
     except ValueError as error:
         return not_computable(str(error))
     forms = [{"form": form, **result[form]} for form in ("ICC(1,1)", "ICC(1,k)")]
     return {
         "method": "one-way ANOVA for unbalanced data (k0 = "
         f"{result['k0']:.3f}), raters relabelled as slots within each item",
-        "items": len(groups),
-        "raters_per_item": [min(sizes), max(sizes)],
+        "items": int(len(sizes)),
+        "raters_per_item": [int(sizes.min()), int(sizes.max())],
         "forms": forms,
     }
 
 
 def _alpha(rows: pd.DataFrame) -> dict:
+    """Krippendorff's alpha (interval) from the units x values count matrix,
+    which needs no raters x units matrix (that one would hold a cell for every
+    rater of every meeting)."""
     import krippendorff
 
-    matrix = rows.pivot_table(index="rater", columns="response_id", values="score")
-    if matrix.shape[0] < 2:
+    if rows["rater"].nunique() < 2:
         return not_computable("a single rater")
-    values = matrix.to_numpy(float)
-    if np.nanmax(values) == np.nanmin(values):
+    scores = rows["score"].to_numpy(float)
+    values, value_index = np.unique(scores, return_inverse=True)
+    if len(values) == 1:
         return not_computable("every rating is the same (zero variance)")
+    _, unit_index = np.unique(rows["response_id"].to_numpy(), return_inverse=True)
+    counts = np.zeros((unit_index.max() + 1, len(values)))
+    np.add.at(counts, (unit_index, value_index), 1)
     try:
-        # raters x units, as krippendorff expects
-        alpha = krippendorff.alpha(reliability_data=values, level_of_measurement="interval")
+        alpha = krippendorff.alpha(
+            value_counts=counts, value_domain=values, level_of_measurement="interval"
+        )
     except (ValueError, ZeroDivisionError) as error:
         return not_computable(str(error))
-    return {"alpha": _finite(alpha), "raters": int(values.shape[0]), "units": int(values.shape[1])}
+    return {
+        "alpha": _finite(alpha),
+        "raters": int(rows["rater"].nunique()),
+        "units": int(counts.shape[0]),
+    }
 
 
 # --- Score bins against gold ------------------------------------------------------------------

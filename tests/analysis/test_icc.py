@@ -64,8 +64,7 @@ def test_agrees_with_pingouin_to_1e_9(seed):
 
 
 def test_unbalanced_one_way_equals_balanced_when_balanced():
-    groups = [SHROUT_FLEISS[i].astype(float) for i in range(6)]
-    result = one_way_unbalanced(groups)
+    result = one_way_unbalanced(SHROUT_FLEISS.ravel(), np.repeat(np.arange(6), 4))
     balanced = {r.form: r for r in icc_table(SHROUT_FLEISS)}
     assert result["k0"] == pytest.approx(4)
     assert result["ICC(1,1)"]["icc"] == pytest.approx(balanced["ICC(1,1)"].icc, abs=1e-12)
@@ -154,3 +153,18 @@ def test_single_rater_and_constant_scores_are_explained():
     constant = rater_agreement(tidy_ratings([[5, 5, 5], [5, 5, 5]]))["crowd"]
     assert "zero variance" in constant["per_meeting"]["m1"]["reason"]
     assert "zero variance" in constant["krippendorff_alpha_interval"]["reason"]
+
+
+def test_unbalanced_one_way_f_matches_scipy_anova():
+    from scipy.stats import f_oneway
+
+    rng = np.random.default_rng(11)
+    groups = [rng.integers(1, 11, size=rng.integers(2, 9)).astype(float) + i % 3 for i in range(25)]
+    scores = np.concatenate(groups)
+    codes = np.repeat(np.arange(len(groups)), [len(g) for g in groups])
+    result = one_way_unbalanced(scores, codes)
+    anova = f_oneway(*groups)
+    assert result["ICC(1,1)"]["F"] == pytest.approx(anova.statistic, rel=1e-12)
+    assert result["ICC(1,1)"]["p"] == pytest.approx(anova.pvalue, rel=1e-9)
+    msb_over_msw = anova.statistic
+    assert result["ICC(1,k)"]["icc"] == pytest.approx(1 - 1 / msb_over_msw, rel=1e-12)
