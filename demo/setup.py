@@ -42,6 +42,14 @@ class DemoSetup:
     password: str
     study: Study | None = None
 
+    @property
+    def report_path(self) -> str:
+        """The agreement report of the paper's human-evaluation setting (Table 4, Fig. 2)."""
+        if self.data_origin.startswith("a synthetic"):
+            return "/analysis/report/?split=test2&mode=st"
+        systems = ",".join(PAPER_CROWD_SYSTEMS)
+        return f"/analysis/report/?dataset_version=qa&split=test2&mode=st&systems={systems}"
+
     def participant_path(self, pid: str = "DEMO-PARTICIPANT-1") -> str:
         if self.study is None:
             return ""

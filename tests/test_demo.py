@@ -133,6 +133,7 @@ def test_run_demo_serves_and_stops(tmp_path, stop_signal):
         assert "Concord demo is running." in printed
         assert "user admin, password demo-pass-123" in printed
         assert f"http://127.0.0.1:{port}/api/docs/" in printed
+        assert f"http://127.0.0.1:{port}/analysis/report/?dataset_version=qa" in printed
         link = re.search(r"Crowd study: (http://\S+)", printed)[1]
         consent = wait_for(link, 10)
         assert b"Rating answers about a work meeting" in consent

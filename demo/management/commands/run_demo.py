@@ -78,6 +78,9 @@ class Command(BaseCommand):
                 "               (a participant's link, as Prolific would open it; change the",
                 "               PROLIFIC_PID to arrive as another participant)",
                 f"  Gold raters: {base}/gold/",
+                f"  Report:      {base}{setup.report_path}",
+                "               (agreement of the paper's evaluators; add &format=json, csv,",
+                "               csv-wide or latex to export; sign in as the admin first)",
                 f"  Celery:      worker on queues {WORKER_QUEUES} via "
                 f"{broker.split('://')[0]}{embedded}",
                 "Press Ctrl-C to stop both.",
