@@ -1,0 +1,28 @@
+"""Automatic metrics, local and free, as ZeroSCROLLS and L-Eval define them.
+
+Each metric takes a prediction and one or more references and returns a value
+in [0, 1]. Where the original scripts have a known quirk, both behaviours are
+offered and named (see multiple_choice_accuracy).
+"""
+
+from judging.metrics.scores import (
+    METRICS,
+    concordance_index,
+    exact_match,
+    exponential_similarity,
+    multiple_choice_accuracy,
+    normalize_answer,
+    rouge_geometric_mean,
+    token_f1,
+)
+
+__all__ = [
+    "METRICS",
+    "concordance_index",
+    "exact_match",
+    "exponential_similarity",
+    "multiple_choice_accuracy",
+    "normalize_answer",
+    "rouge_geometric_mean",
+    "token_f1",
+]

@@ -1,0 +1,59 @@
+"""Reading a score out of a judge's answer, with a typed outcome.
+
+Outcomes: ok, parse_failure (no score in the expected format), out_of_range
+(a score outside the scale), truncated (the answer was cut off by the token
+limit: decided by the caller from the finish reason). A failure never becomes
+a score.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+PARSER_VERSION = "1"
+BOXED = re.compile(r"\\boxed\s*\{\s*([^{}]*?)\s*\}")
+RESULT = re.compile(r"\[RESULT\]\s*\(?\s*([^\s()\]]+)")
+VERDICT = re.compile(r"\[\[([ABC])\]\]")
+INTEGER = re.compile(r"^[+-]?\d+(?:\.0+)?$")
+
+
+@dataclass(frozen=True)
+class ParsedScore:
+    outcome: str
+    score: int | None
+    detail: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome == "ok"
+
+
+def _integer(candidates: list[str], low: int, high: int, what: str) -> ParsedScore:
+    if not candidates:
+        return ParsedScore("parse_failure", None, f"no {what} in the answer")
+    raw = candidates[-1]  # the last one: the final verdict after any discussion
+    if not INTEGER.match(raw):
+        return ParsedScore("parse_failure", None, f"{what} holds {raw!r}, not an integer")
+    value = int(float(raw))
+    if not low <= value <= high:
+        return ParsedScore("out_of_range", value, f"score {value} outside {low}-{high}")
+    return ParsedScore("ok", value)
+
+
+def parse_boxed(text: str, low: int = 1, high: int = 10) -> ParsedScore:
+    """The GPT-4 rubric judge's answer: the score in the last \\boxed{N}."""
+    return _integer(BOXED.findall(text or ""), low, high, "\\boxed{} score")
+
+
+def parse_prometheus(text: str, low: int = 1, high: int = 5) -> ParsedScore:
+    """Prometheus' answer: 'Feedback: ... [RESULT] N' (the last one)."""
+    return _integer(RESULT.findall(text or ""), low, high, "[RESULT] score")
+
+
+def parse_verdict(text: str) -> ParsedScore:
+    """A pairwise verdict [[A]], [[B]] or [[C]] (tie): the last one; score 0/1/2."""
+    found = VERDICT.findall(text or "")
+    if not found:
+        return ParsedScore("parse_failure", None, "no [[A]], [[B]] or [[C]] verdict")
+    return ParsedScore("ok", "ABC".index(found[-1]))

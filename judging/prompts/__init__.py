@@ -1,0 +1,27 @@
+"""Judge prompts. The rubric (GPT-4 style) and Prometheus prompts reproduce the
+ELITR-Bench authors' strings byte for byte (shared/protocols vectors; paper
+Figs. 5-8), in English and Czech."""
+
+from judging.prompts.templates import (
+    PLACEHOLDERS,
+    TemplateError,
+    neutralize,
+    pairwise_judge_messages,
+    prometheus_judge_prompt,
+    render_template,
+    rubric_judge_messages,
+    rubric_judge_prompt,
+    validate_template,
+)
+
+__all__ = [
+    "PLACEHOLDERS",
+    "TemplateError",
+    "neutralize",
+    "pairwise_judge_messages",
+    "prometheus_judge_prompt",
+    "render_template",
+    "rubric_judge_messages",
+    "rubric_judge_prompt",
+    "validate_template",
+]

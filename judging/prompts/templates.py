@@ -1,0 +1,219 @@
+from __future__ import annotations
+
+import re
+
+TEMPLATE_VERSION = "elitr-bench-8364952"
+DEFAULT_SYSTEM_MESSAGE = "You are a helpful assistant."
+
+_CRITERIA = (
+    "[Does the response to evaluate correctly address the given question based on the elements "
+    "provided by the reference answer? The response should {czech}include the elements of the "
+    "reference answer and should also avoid adding unnecessary elements or being too verbose.]"
+)
+_TEN_POINT = [
+    (
+        "1",
+        "The response to evaluate is incorrect and misses all the elements of the reference "
+        "answer.",
+    ),
+    (
+        "2",
+        "The response to evaluate indicates insufficient knowledge to answer the question "
+        "even though the reference answer states otherwise.",
+    ),
+    (
+        "3-4",
+        "The response to evaluate contains some elements vaguely related to the reference answer.",
+    ),
+    (
+        "5-6",
+        "The response to evaluate is partially correct and/or covers only a part of the "
+        "reference answer.",
+    ),
+    (
+        "7-8",
+        "The response to evaluate contains most of the reference answer but delivers it in "
+        "an indirect and/or overly verbose way.",
+    ),
+    (
+        "9",
+        "The response to evaluate includes the reference answer but it is more verbose and "
+        "adds unnecessary elements.",
+    ),
+    ("10", "The response to evaluate is essentially equivalent to the reference answer."),
+]
+_FIVE_POINT = [
+    ("1", _TEN_POINT[0][1]),
+    ("2", _TEN_POINT[2][1]),
+    ("3", _TEN_POINT[3][1]),
+    ("4", _TEN_POINT[4][1]),
+    ("5", _TEN_POINT[6][1]),
+]
+_NOT_CZECH = ("0", "The response to evaluate is not in Czech language.")
+
+
+def rubric_text(points: int, language: str = "en") -> str:
+    """The score rubric (paper Fig. 6 for 10 points, Fig. 8 for 5 points)."""
+    czech = language == "cs"
+    levels = _TEN_POINT if points == 10 else _FIVE_POINT
+    if czech:
+        levels = [_NOT_CZECH, *levels]
+    criteria = _CRITERIA.format(czech="be in Czech, it should " if czech else "")
+    return "\n".join([criteria, *(f"Score {level}: {text}" for level, text in levels)])
+
+
+def _task_description(top: int, language: str, output_format: str) -> str:
+    low = 0 if language == "cs" else 1
+    lines = [
+        "### Task description:",
+        "You are provided below with a question, a response to evaluate, a reference answer "
+        f"that gets the maximum score of {top}, and a score rubric representing evaluation "
+        "criteria.",
+    ]
+    if language == "cs":
+        lines.append("The question and the reference answer are in Czech.")
+    lines += [
+        "1. Write a detailed feedback that assess the quality of the response strictly based on "
+        "the given score rubric, not evaluating in general.",
+        f"2. After writing a feedback, write a score that is an integer between {low} and {top}. "
+        "You should refer to the score rubric.",
+        output_format.format(low=low, top=top),
+        "4. Please do not generate any other opening, closing, and explanations.",
+    ]
+    return "\n".join(lines)
+
+
+# Text a response could use to impersonate the prompt's structure or the answer
+# format the parser reads: section headers, \boxed{...}, [RESULT].
+_MARKERS = [
+    (re.compile(r"(?m)^(\s*)#{3,}"), lambda m: m.group(1) + "# # #"),
+    (re.compile(r"\\boxed\s*\{"), lambda m: "\\boxed (quoted) {"),
+    (re.compile(r"\[RESULT\]", re.IGNORECASE), lambda m: "[RESULT (quoted)]"),
+]
+
+
+def neutralize(text: str) -> str:
+    """Defuse section markers and score formats inside text that goes into a
+    prompt, so that a response cannot end its own section or plant a score."""
+    for pattern, replacement in _MARKERS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def _check_language(language: str) -> None:
+    if language not in ("en", "cs"):
+        raise ValueError(f"language {language!r}: 'en' or 'cs'.")
+
+
+def rubric_judge_prompt(question: str, response: str, reference: str, language: str = "en") -> str:
+    """The GPT-4 rubric judge prompt (paper Figs. 5 and 6)."""
+    _check_language(language)
+    description = _task_description(
+        10,
+        language,
+        "3. The output format should first include the feedback and then indicate the integer "
+        "score in \\boxed{{}}.",
+    )
+    return (
+        f"{description}\n\n### Question:\n{neutralize(question)}\n\n"
+        f"### Response to evaluate:\n{neutralize(response)}\n\n"
+        f"### Reference answer (score 10):\n{neutralize(reference)}\n\n"
+        f"### Score rubric:\n{rubric_text(10, language)}\n\n### Feedback:\n"
+    )
+
+
+def rubric_judge_messages(
+    question: str,
+    response: str,
+    reference: str,
+    language: str = "en",
+    system: str = DEFAULT_SYSTEM_MESSAGE,
+) -> list[dict[str, str]]:
+    return [
+        {"role": "system", "content": system},
+        {"role": "user", "content": rubric_judge_prompt(question, response, reference, language)},
+    ]
+
+
+def prometheus_judge_prompt(
+    question: str, response: str, reference: str, language: str = "en"
+) -> str:
+    """The Prometheus prompt (paper Figs. 7 and 8): the rubric on 1-5."""
+    _check_language(language)
+    description = _task_description(
+        5,
+        language,
+        '3. The output format should look as follows: "Feedback: (write the quality assessment '
+        'feedback) [RESULT] (an integer number between {low} and {top})".',
+    )
+    return (
+        f"{description}\n\n### Question:\n{neutralize(question)}\n\n"
+        f"### Response to evaluate:\n{neutralize(response)}\n\n"
+        f"### Reference answer (score 5):\n{neutralize(reference)}\n\n"
+        f"### Score rubric:\n{rubric_text(5, language)}\n### Feedback:\n"
+    )
+
+
+PAIRWISE_SYSTEM = (
+    "Please act as an impartial judge and evaluate the quality of the responses provided by two "
+    "AI assistants to the user question below, against the reference answer. Your evaluation "
+    "should consider correctness and helpfulness against the reference answer. Details that "
+    "are not in the reference answer do not make a response better: do not favour the longer "
+    "response, and do not let the order in which the responses are presented or the names of "
+    "the assistants influence you. Begin with a short comparison, then output your final "
+    'verdict in exactly this format: "[[A]]" if assistant A is better, "[[B]]" if assistant B '
+    'is better, and "[[C]]" for a tie.'
+)
+
+
+def pairwise_judge_messages(
+    question: str, reference: str, answer_a: str, answer_b: str
+) -> list[dict[str, str]]:
+    """An L-Eval / MT-Bench style battle: question and reference (no document),
+    two answers; the caller judges both orders."""
+    user = (
+        f"[User Question]\n{neutralize(question)}\n\n"
+        f"[The Start of Reference Answer]\n{neutralize(reference)}\n"
+        "[The End of Reference Answer]\n\n"
+        f"[The Start of Assistant A's Answer]\n{neutralize(answer_a)}\n"
+        "[The End of Assistant A's Answer]\n\n"
+        f"[The Start of Assistant B's Answer]\n{neutralize(answer_b)}\n"
+        "[The End of Assistant B's Answer]"
+    )
+    return [{"role": "system", "content": PAIRWISE_SYSTEM}, {"role": "user", "content": user}]
+
+
+# --- Custom templates --------------------------------------------------------------------------
+
+PLACEHOLDERS = {
+    "rubric": {"question", "response", "reference", "rubric"},
+    "pairwise": {"question", "reference", "response_a", "response_b"},
+}
+_PLACEHOLDER = re.compile(r"(?<!\{)\{(\w*)\}(?!\})")
+
+
+class TemplateError(ValueError):
+    pass
+
+
+def validate_template(template: str, kind: str = "rubric") -> set[str]:
+    """The placeholders a template uses; unknown ones are refused. Literal
+    braces are written doubled: {{ and }}."""
+    allowed = PLACEHOLDERS[kind]
+    used = set(_PLACEHOLDER.findall(template))
+    unknown = sorted(used - allowed)
+    if unknown:
+        raise TemplateError(
+            f"Unknown placeholder(s) {', '.join('{' + u + '}' for u in unknown)}; "
+            f"use {', '.join('{' + a + '}' for a in sorted(allowed))} "
+            "(write literal braces as {{ and }})."
+        )
+    if "response" not in used and "response_a" not in used:
+        raise TemplateError("The template must contain the response to judge: {response}.")
+    return used
+
+
+def render_template(template: str, values: dict[str, str], kind: str = "rubric") -> str:
+    validate_template(template, kind)
+    rendered = _PLACEHOLDER.sub(lambda m: neutralize(values[m.group(1)]), template)
+    return rendered.replace("{{", "{").replace("}}", "}")
