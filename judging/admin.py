@@ -1,17 +1,25 @@
+from django import forms
 from django.contrib import admin, messages
 from django.db import transaction
 from django.utils.html import format_html, format_html_join
 
 from generation.models import Response
-from judging.models import BenchmarkImport, Evaluator, Judgment
-from judging.tasks import run_benchmark_import
+from judging.models import BenchmarkImport, Evaluator, JudgingRun, Judgment
+from judging.runs import JudgingError, cancel_run, ensure_metric_evaluators, start_run
+from judging.tasks import run_benchmark_import, run_judging
 
 
 @admin.register(Evaluator)
 class EvaluatorAdmin(admin.ModelAdmin):
-    list_display = ("name", "kind", "raw_scale_min", "raw_scale_max", "judgment_count")
+    list_display = ("name", "kind", "version", "raw_scale_min", "raw_scale_max", "judgment_count")
     list_filter = ("kind",)
     search_fields = ("name", "description")
+    actions = ["add_metric_evaluators"]
+
+    @admin.action(description="Add the automatic metric evaluators (ROUGE, F1, exact match)")
+    def add_metric_evaluators(self, request, queryset):
+        names = [e.name for e in ensure_metric_evaluators()]
+        messages.info(request, f"Available: {', '.join(names)}.")
 
     def get_queryset(self, request):
         return super().get_queryset(request).with_counts()
@@ -193,3 +201,92 @@ class BenchmarkImportAdmin(admin.ModelAdmin):
         messages.info(
             request, f"Import #{obj.pk} queued: a Celery worker will run it; reload for progress."
         )
+
+
+class JudgingRunForm(forms.ModelForm):
+    class Meta:
+        model = JudgingRun
+        fields = ["evaluator", "dataset", "mode", "systems"]
+
+
+@admin.register(JudgingRun)
+class JudgingRunAdmin(admin.ModelAdmin):
+    """Start an evaluator over responses; a Celery worker runs it, this page
+    shows done/total and what failed."""
+
+    form = JudgingRunForm
+    list_display = (
+        "id",
+        "evaluator",
+        "dataset",
+        "mode",
+        "status",
+        "progress",
+        "failed",
+        "created_at",
+        "finished_at",
+    )
+    list_filter = ("status", "evaluator")
+    list_select_related = ("evaluator", "dataset__benchmark")
+    filter_horizontal = ("systems",)
+    actions = ["cancel_action"]
+
+    def get_readonly_fields(self, request, obj=None):
+        if obj is None:
+            return ()
+        return (
+            "evaluator",
+            "dataset",
+            "mode",
+            "systems",
+            "status",
+            "total",
+            "done",
+            "failed",
+            "message",
+            "created_by",
+            "created_at",
+            "started_at",
+            "finished_at",
+        )
+
+    def has_change_permission(self, request, obj=None):
+        return obj is None and super().has_change_permission(request, obj)
+
+    @admin.display(description="done / total")
+    def progress(self, obj):
+        return f"{obj.done}/{obj.total}"
+
+    def add_view(self, request, form_url="", extra_context=None):
+        ensure_metric_evaluators()  # so that the metrics are there to choose
+        return super().add_view(request, form_url, extra_context)
+
+    def save_model(self, request, obj, form, change):
+        try:
+            run = start_run(
+                obj.evaluator,
+                obj.dataset,
+                obj.mode,
+                form.cleaned_data.get("systems") or [],
+                request.user,
+            )
+        except JudgingError as error:
+            messages.error(request, f"Not started: {error}")
+            return
+        obj.pk = run.pk
+        transaction.on_commit(lambda: run_judging.delay(run.pk))
+        messages.info(request, f"Run {run.pk} queued: {run.total} responses.")
+
+    def save_related(self, request, form, formsets, change):
+        return None  # start_run saved the systems
+
+    def response_add(self, request, obj, post_url_continue=None):
+        from django.http import HttpResponseRedirect
+        from django.urls import reverse
+
+        return HttpResponseRedirect(reverse("admin:judging_judgingrun_changelist"))
+
+    @admin.action(description="Cancel selected runs")
+    def cancel_action(self, request, queryset):
+        for run in queryset:
+            cancel_run(run)

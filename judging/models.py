@@ -31,6 +31,9 @@ class Evaluator(models.Model):
 
     name = models.CharField(max_length=200, unique=True)
     kind = models.CharField(max_length=20, choices=Kind.choices)
+    version = models.PositiveIntegerField(
+        default=1, help_text="Raised when the configuration changes after judgments exist."
+    )
     description = models.TextField(blank=True)
     config = models.JSONField(default=dict, blank=True)
     raw_scale_min = models.FloatField(default=1)
@@ -134,3 +137,38 @@ class BenchmarkImport(models.Model):
 
     def __str__(self) -> str:
         return f"Import #{self.pk} ({self.status})"
+
+
+class JudgingRun(models.Model):
+    """One evaluator over a selection of responses, run by Celery workers."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+        CANCELLED = "cancelled", "Cancelled"
+
+    evaluator = models.ForeignKey(Evaluator, on_delete=models.PROTECT, related_name="runs")
+    dataset = models.ForeignKey("corpus.Dataset", on_delete=models.PROTECT, related_name="+")
+    mode = models.CharField(max_length=2, choices=[("st", "Single-turn"), ("mt", "Multi-turn")])
+    systems = models.ManyToManyField(
+        "generation.System", blank=True, related_name="+", help_text="None selected: every system."
+    )
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    total = models.PositiveIntegerField(default=0)
+    done = models.PositiveIntegerField(default=0)
+    failed = models.PositiveIntegerField(default=0)
+    message = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.evaluator.name} on {self.dataset} ({self.mode})"

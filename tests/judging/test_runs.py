@@ -1,0 +1,94 @@
+"""Automatic-metric judging runs: command, admin, Celery task, idempotence."""
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.urls import reverse
+
+from config.celery import app as celery_app
+from judging.models import Evaluator, JudgingRun, Judgment
+from judging.runs import ensure_metric_evaluators, run_metric_judging, start_run
+
+pytestmark = pytest.mark.django_db
+
+
+def test_metric_run_scores_every_response(two_meetings, capsys):
+    call_command("judge", "--evaluator", "metric: f1", "--split", "test2", "--now")
+    assert "36/36 judged, 0 failed (done)" in capsys.readouterr().out
+    judgments = Judgment.objects.filter(evaluator__name="metric: f1")
+    assert judgments.count() == 36
+    # Synthetic-Terse answers the first word of the reference: "The lecture recordings" ->
+    # "The": normalised to nothing vs "lecture recordings" -> F1 0
+    echo = judgments.filter(response__run__system__name="Synthetic-Echo").first()
+    assert 0 < echo.raw_score <= 1 and echo.score == pytest.approx(1 + 9 * echo.raw_score)
+    assert (echo.raw_scale_min, echo.raw_scale_max) == (0, 1)
+    before = list(judgments.order_by("pk").values_list("pk", "score"))
+    run = JudgingRun.objects.get()
+    JudgingRun.objects.filter(pk=run.pk).update(status="queued")
+    run_metric_judging(run.pk)  # a redelivered task: nothing duplicated, nothing changed
+    assert list(judgments.order_by("pk").values_list("pk", "score")) == before
+
+
+def test_systems_and_bad_input(two_meetings):
+    with pytest.raises(CommandError, match="No evaluator 'metric: bleu'"):
+        call_command("judge", "--evaluator", "metric: bleu", "--split", "test2")
+    with pytest.raises(CommandError, match="Unknown system"):
+        call_command("judge", "--evaluator", "metric: f1", "--split", "test2", "--systems", "X")
+    with pytest.raises(CommandError, match="No such dataset"):
+        call_command("judge", "--evaluator", "metric: f1", "--split", "dev")
+    with pytest.raises(CommandError, match="No mt responses"):
+        call_command("judge", "--evaluator", "metric: f1", "--split", "test2", "--mode", "mt")
+    with pytest.raises(CommandError, match="only automatic metrics run"):
+        call_command("judge", "--evaluator", "gpt-4-eval", "--split", "test2")
+    assert JudgingRun.objects.count() == 0  # refused runs leave nothing behind
+    call_command(
+        "judge",
+        "--evaluator",
+        "metric: exact match",
+        "--split",
+        "test2",
+        "--systems",
+        "Synthetic-Echo",
+        "--now",
+    )
+    assert Judgment.objects.filter(evaluator__name="metric: exact match").count() == 12
+
+
+def test_admin_starts_a_run_through_celery(
+    two_meetings, client, django_user_model, django_capture_on_commit_callbacks
+):
+    admin = django_user_model.objects.create_superuser("boss", "b@example.org", "pw-boss-123")
+    client.force_login(admin)
+    client.get(reverse("admin:judging_judgingrun_add"))
+    rouge = Evaluator.objects.get(name="metric: rouge")
+    from corpus.models import Dataset
+
+    dataset = Dataset.objects.get(version="qa", language="en", split="test2")
+    previous = celery_app.conf.task_always_eager
+    celery_app.conf.task_always_eager = True
+    try:
+        with django_capture_on_commit_callbacks(execute=True):
+            answer = client.post(
+                reverse("admin:judging_judgingrun_add"),
+                {"evaluator": rouge.pk, "dataset": dataset.pk, "mode": "st"},
+            )
+    finally:
+        celery_app.conf.task_always_eager = previous
+    assert answer.status_code == 302
+    run = JudgingRun.objects.get()
+    assert (run.status, run.done, run.total) == ("done", 36, 36)
+    listing = client.get(reverse("admin:judging_judgingrun_changelist"))
+    assert b"36/36" in listing.content
+
+
+def test_cancelled_run_stops(two_meetings):
+    from judging.runs import cancel_run
+
+    evaluator = ensure_metric_evaluators()[0]
+    from corpus.models import Dataset
+
+    run = start_run(
+        evaluator, Dataset.objects.get(version="qa", language="en", split="test2"), "st"
+    )
+    cancel_run(run)
+    assert run_metric_judging(run.pk).status == "cancelled"
+    assert not Judgment.objects.filter(evaluator=evaluator).exists()
