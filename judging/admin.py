@@ -5,8 +5,8 @@ from django.utils.html import format_html, format_html_join
 
 from generation.models import Response
 from judging.models import BenchmarkImport, Evaluator, JudgingRun, Judgment
-from judging.runs import JudgingError, cancel_run, ensure_metric_evaluators, start_run
-from judging.tasks import run_benchmark_import, run_judging
+from judging.runs import JudgingError, cancel_run, ensure_metric_evaluators, resume_run, start_run
+from judging.tasks import enqueue_run, run_benchmark_import
 
 
 @admin.register(Evaluator)
@@ -206,7 +206,7 @@ class BenchmarkImportAdmin(admin.ModelAdmin):
 class JudgingRunForm(forms.ModelForm):
     class Meta:
         model = JudgingRun
-        fields = ["evaluator", "dataset", "mode", "systems"]
+        fields = ["evaluator", "dataset", "mode", "systems", "budget", "refresh"]
 
 
 @admin.register(JudgingRun)
@@ -229,7 +229,7 @@ class JudgingRunAdmin(admin.ModelAdmin):
     list_filter = ("status", "evaluator")
     list_select_related = ("evaluator", "dataset__benchmark")
     filter_horizontal = ("systems",)
-    actions = ["cancel_action"]
+    actions = ["cancel_action", "resume_action"]
 
     def get_readonly_fields(self, request, obj=None):
         if obj is None:
@@ -257,6 +257,20 @@ class JudgingRunAdmin(admin.ModelAdmin):
     def progress(self, obj):
         return f"{obj.done}/{obj.total}"
 
+    @admin.display(description="cost")
+    def cost_so_far(self, obj):
+        return f"{obj.cost:.4f}" + (f" / {obj.budget}" if obj.budget is not None else "")
+
+    @admin.display(description="ETA")
+    def eta(self, obj):
+        if obj.status != "running" or not obj.started_at or not obj.done:
+            return "-"
+        from django.utils import timezone
+
+        elapsed = (timezone.now() - obj.started_at).total_seconds()
+        remaining = elapsed / (obj.done + obj.failed or 1) * (obj.total - obj.done - obj.failed)
+        return f"{remaining / 60:.1f} min"
+
     def add_view(self, request, form_url="", extra_context=None):
         ensure_metric_evaluators()  # so that the metrics are there to choose
         return super().add_view(request, form_url, extra_context)
@@ -274,7 +288,7 @@ class JudgingRunAdmin(admin.ModelAdmin):
             messages.error(request, f"Not started: {error}")
             return
         obj.pk = run.pk
-        transaction.on_commit(lambda: run_judging.delay(run.pk))
+        transaction.on_commit(lambda: enqueue_run(run))
         messages.info(request, f"Run {run.pk} queued: {run.total} responses.")
 
     def save_related(self, request, form, formsets, change):
@@ -290,3 +304,9 @@ class JudgingRunAdmin(admin.ModelAdmin):
     def cancel_action(self, request, queryset):
         for run in queryset:
             cancel_run(run)
+
+    @admin.action(description="Resume selected runs (pending items only)")
+    def resume_action(self, request, queryset):
+        for run in queryset.select_related("evaluator"):
+            resume_run(run)
+            transaction.on_commit(lambda run=run: enqueue_run(run))

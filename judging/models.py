@@ -160,6 +160,24 @@ class JudgingRun(models.Model):
     done = models.PositiveIntegerField(default=0)
     failed = models.PositiveIntegerField(default=0)
     message = models.TextField(blank=True)
+    # LLM judges
+    refresh = models.BooleanField(
+        default=False,
+        help_text="Call again even when the ledger already holds an identical request.",
+    )
+    budget = models.DecimalField(
+        max_digits=10,
+        decimal_places=4,
+        null=True,
+        blank=True,
+        help_text="Stop when the run has cost this much (USD).",
+    )
+    projected_cost = models.FloatField(default=0)
+    cost = models.FloatField(default=0)
+    prompt_tokens = models.PositiveBigIntegerField(default=0)
+    completion_tokens = models.PositiveBigIntegerField(default=0)
+    requests = models.PositiveIntegerField(default=0, help_text="Calls actually sent.")
+    cache_hits = models.PositiveIntegerField(default=0, help_text="Answered from the ledger.")
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )
@@ -172,3 +190,80 @@ class JudgingRun(models.Model):
 
     def __str__(self) -> str:
         return f"{self.evaluator.name} on {self.dataset} ({self.mode})"
+
+
+class LLMCall(models.Model):
+    """The call ledger: every request to an LLM, with what came back.
+
+    An identical request (same hash of base URL, model, messages and sampling
+    parameters) is answered from here instead of calling again; raw outputs can
+    be re-parsed later without any call."""
+
+    class Status(models.TextChoices):
+        OK = "ok", "Answered"
+        API_ERROR = "api_error", "API error"
+
+    request_hash = models.CharField(max_length=64)
+    attempt = models.PositiveSmallIntegerField(default=0, help_text="Raised by a refresh.")
+    base_url = models.CharField(max_length=300)
+    model = models.CharField(max_length=200)
+    system_fingerprint = models.CharField(max_length=200, blank=True)
+    params = models.JSONField(default=dict)
+    messages = models.JSONField(default=list)
+    template_version = models.CharField(max_length=60, blank=True)
+    parser_version = models.CharField(max_length=20, blank=True)
+    status = models.CharField(max_length=10, choices=Status.choices)
+    raw_output = models.TextField(blank=True)
+    finish_reason = models.CharField(max_length=40, blank=True)
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+    cost = models.FloatField(default=0)
+    latency_ms = models.FloatField(default=0)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["request_hash", "attempt"], name="llmcall_unique")
+        ]
+        indexes = [models.Index(fields=["request_hash", "status"])]
+
+    def __str__(self) -> str:
+        return f"{self.model} {self.request_hash[:10]} ({self.status})"
+
+
+class JudgeItem(models.Model):
+    """One unit of an LLM judging run: a response, a seed and an order."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        DONE = "done", "Judged"
+        NEEDS_HUMAN = "needs_human", "Needs a human"
+        RESOLVED = "resolved", "Scored by a researcher"
+
+    run = models.ForeignKey(JudgingRun, on_delete=models.CASCADE, related_name="items")
+    response = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="+")
+    seed = models.PositiveIntegerField()
+    order = models.PositiveSmallIntegerField(default=0)
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.PENDING)
+    outcome = models.CharField(
+        max_length=16, blank=True, help_text="ok, parse_failure, out_of_range, truncated, api_error"
+    )
+    attempts = models.PositiveSmallIntegerField(default=0)
+    call = models.ForeignKey(
+        LLMCall, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    detail = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["run_id", "pk"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["run", "response", "seed", "order"], name="judgeitem_unique"
+            )
+        ]
+        indexes = [models.Index(fields=["run", "status"])]
+
+    def __str__(self) -> str:
+        return f"run {self.run_id} response {self.response_id} seed {self.seed} ({self.status})"

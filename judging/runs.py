@@ -2,7 +2,8 @@
 
 Automatic metrics need no model and no key: they run here, in batches, each
 batch written at once (idempotently, so a redelivered task changes nothing).
-LLM judges reuse the same runs once their backend lands (see docs/judging.md).
+LLM judges make JudgeItems (response x seed) that judging.llm.executor works
+through.
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ from django.utils import timezone
 from corpus.bulk import sync_rows
 from corpus.models import QuestionText
 from generation.models import Response
+from judging.llm.config import ConfigError, JudgeConfig
 from judging.metrics import METRICS
-from judging.models import Evaluator, JudgingRun, Judgment
+from judging.models import Evaluator, JudgeItem, JudgingRun, Judgment
 
 BATCH_SIZE = 500
 METRIC_EVALUATORS = {
@@ -58,26 +60,87 @@ def run_responses(run: JudgingRun):
 
 
 @transaction.atomic
-def start_run(evaluator: Evaluator, dataset, mode: str, systems=(), user=None) -> JudgingRun:
-    if evaluator.kind != Evaluator.Kind.METRIC:
+def start_run(
+    evaluator: Evaluator,
+    dataset,
+    mode: str,
+    systems=(),
+    user=None,
+    *,
+    budget=None,
+    refresh: bool = False,
+) -> JudgingRun:
+    """Create a run (not yet started: the caller queues `judging.run_judging`)."""
+    if evaluator.kind == Evaluator.Kind.METRIC:
+        if evaluator.config.get("metric") not in METRICS:
+            raise JudgingError(
+                f"{evaluator.name}: unknown metric "
+                f"{evaluator.config.get('metric')!r}; known: {', '.join(METRICS)}."
+            )
+        config = None
+    elif evaluator.kind == Evaluator.Kind.LLM_RUBRIC:
+        try:
+            config = JudgeConfig.from_dict(evaluator.config)
+        except (ConfigError, TypeError, ValueError) as error:
+            raise JudgingError(f"{evaluator.name}: {error}") from None
+    else:
         raise JudgingError(
-            f"{evaluator.name} is a {evaluator.get_kind_display().lower()}: only automatic "
-            "metrics run in this version (LLM judges need the API backend, see docs/judging.md)."
-        )
-    if evaluator.config.get("metric") not in METRICS:
-        raise JudgingError(
-            f"{evaluator.name}: unknown metric {evaluator.config.get('metric')!r}; "
-            f"known: {', '.join(METRICS)}."
+            f"{evaluator.name} is a {evaluator.get_kind_display().lower()}: runs take automatic "
+            "metrics and LLM rubric judges (pairwise battles: see docs/judging.md)."
         )
     run = JudgingRun.objects.create(
-        evaluator=evaluator, dataset=dataset, mode=mode, created_by=user
+        evaluator=evaluator,
+        dataset=dataset,
+        mode=mode,
+        created_by=user,
+        budget=budget,
+        refresh=refresh,
     )
     run.systems.set(systems)
-    run.total = run_responses(run).count()
-    if run.total == 0:
+    response_ids = list(run_responses(run).values_list("pk", flat=True))
+    if not response_ids:
         raise JudgingError(f"No {mode} responses on {dataset} for this selection.")
-    run.save(update_fields=["total"])
+    if config is None:
+        run.total = len(response_ids)
+    else:
+        JudgeItem.objects.bulk_create(
+            JudgeItem(run=run, response_id=r, seed=seed)
+            for r in response_ids
+            for seed in config.seeds
+        )
+        run.total = len(response_ids) * len(config.seeds)
+        run.projected_cost = projected_cost(run, config)
+    run.save(update_fields=["total", "projected_cost"])
     return run
+
+
+def projected_cost(run: JudgingRun, config: JudgeConfig) -> float:
+    """Before starting: prompt tokens estimated at 4 characters a token, answers
+    at half of max_tokens, priced per million tokens."""
+    from judging.llm.executor import judge_messages
+
+    texts = dict(
+        QuestionText.objects.filter(dataset=run.dataset).values_list(
+            "question_id", "reference_answer"
+        )
+    )
+    characters = 0
+    for question_id, text in run_responses(run).values_list("question_id", "text"):
+        messages = judge_messages(config, "", text, texts.get(question_id, ""))
+        characters += sum(len(m["content"]) for m in messages)
+    prompt_tokens = characters / 4 * len(config.seeds)
+    completion_tokens = run.total * config.max_tokens / 2
+    return (
+        prompt_tokens * config.price_input_per_million
+        + completion_tokens * config.price_output_per_million
+    ) / 1e6
+
+
+def resume_run(run: JudgingRun) -> None:
+    """A cancelled, failed or interrupted run goes on with its pending items."""
+    JudgingRun.objects.filter(pk=run.pk).exclude(status=JudgingRun.Status.DONE).update(
+        status=JudgingRun.Status.QUEUED, message="", finished_at=None
+    )
 
 
 def cancel_run(run: JudgingRun) -> None:

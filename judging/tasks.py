@@ -11,7 +11,21 @@ def run_benchmark_import(job_id: int) -> str:
 
 @shared_task(name="judging.run_judging", acks_late=True)
 def run_judging(run_id: int) -> str:
-    """Run a JudgingRun (automatic metrics: default queue)."""
+    """Run a JudgingRun: metrics here; an LLM judge's calls go out from a thread
+    pool (send it to the `llm` queue with `queue_for`)."""
+    from judging.llm.executor import run_llm_judging
+    from judging.models import JudgingRun
     from judging.runs import run_metric_judging
 
-    return run_metric_judging(run_id).status
+    kind = JudgingRun.objects.values_list("evaluator__kind", flat=True).get(pk=run_id)
+    if kind == "metric":
+        return run_metric_judging(run_id).status
+    return run_llm_judging(run_id).status
+
+
+def queue_for(run) -> str:
+    return "default" if run.evaluator.kind == "metric" else "llm"
+
+
+def enqueue_run(run) -> None:
+    run_judging.apply_async(args=[run.pk], queue=queue_for(run))

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.django_db
 
 def test_metric_run_scores_every_response(two_meetings, capsys):
     call_command("judge", "--evaluator", "metric: f1", "--split", "test2", "--now")
-    assert "36/36 judged, 0 failed (done)" in capsys.readouterr().out
+    assert "36/36 judged, 0 failed (done)" in capsys.readouterr().out  # no key, no call
     judgments = Judgment.objects.filter(evaluator__name="metric: f1")
     assert judgments.count() == 36
     # Synthetic-Terse answers the first word of the reference: "The lecture recordings" ->
@@ -37,7 +37,7 @@ def test_systems_and_bad_input(two_meetings):
         call_command("judge", "--evaluator", "metric: f1", "--split", "dev")
     with pytest.raises(CommandError, match="No mt responses"):
         call_command("judge", "--evaluator", "metric: f1", "--split", "test2", "--mode", "mt")
-    with pytest.raises(CommandError, match="only automatic metrics run"):
+    with pytest.raises(CommandError, match="runs take automatic metrics and LLM rubric judges"):
         call_command("judge", "--evaluator", "gpt-4-eval", "--split", "test2")
     assert JudgingRun.objects.count() == 0  # refused runs leave nothing behind
     call_command(

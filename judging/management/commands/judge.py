@@ -1,14 +1,22 @@
 """python manage.py judge --evaluator NAME --split test2 [--dataset-version qa] [--mode st]
-[--systems A,B] [--language en] [--now]"""
+[--systems A,B] [--language en] [--budget USD] [--refresh] [--now]
+python manage.py judge --resume RUN_ID [--now]"""
 
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from corpus.models import Dataset
 from generation.models import System
-from judging.models import Evaluator
-from judging.runs import JudgingError, ensure_metric_evaluators, run_metric_judging, start_run
-from judging.tasks import run_judging
+from judging.llm.executor import run_llm_judging
+from judging.models import Evaluator, JudgingRun
+from judging.runs import (
+    JudgingError,
+    ensure_metric_evaluators,
+    resume_run,
+    run_metric_judging,
+    start_run,
+)
+from judging.tasks import enqueue_run
 
 
 class Command(BaseCommand):
@@ -19,17 +27,37 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("--evaluator", required=True)
+        parser.add_argument("--evaluator", help="Evaluator name (see the admin).")
+        parser.add_argument(
+            "--resume",
+            type=int,
+            metavar="RUN_ID",
+            help="Go on with a cancelled, failed or interrupted run.",
+        )
+        parser.add_argument("--budget", type=float, help="Stop when the run has cost this much.")
+        parser.add_argument(
+            "--refresh",
+            action="store_true",
+            help="Call again even when the ledger holds the same request.",
+        )
         parser.add_argument("--benchmark", default="elitr-bench")
         parser.add_argument("--dataset-version", default="qa", choices=("qa", "conv"))
         parser.add_argument("--language", default="en")
-        parser.add_argument("--split", required=True)
+        parser.add_argument("--split")
         parser.add_argument("--mode", default="st", choices=("st", "mt"))
         parser.add_argument("--systems", help="Comma-separated system names (default: all).")
         parser.add_argument("--now", action="store_true", help="Run in this process.")
 
     def handle(self, *args, **options):
         ensure_metric_evaluators()
+        if options["resume"]:
+            run = JudgingRun.objects.filter(pk=options["resume"]).first()
+            if run is None:
+                raise CommandError(f"No run {options['resume']}.")
+            resume_run(run)
+            return self.finish(run, options)
+        if not options["evaluator"] or not options["split"]:
+            raise CommandError("Give --evaluator and --split (or --resume RUN_ID).")
         evaluator = Evaluator.objects.filter(name=options["evaluator"]).first()
         if evaluator is None:
             known = ", ".join(Evaluator.objects.values_list("name", flat=True))
@@ -48,19 +76,36 @@ class Command(BaseCommand):
         if missing:
             raise CommandError(f"Unknown system(s): {', '.join(missing)}.")
         try:
-            run = start_run(evaluator, dataset, options["mode"], systems)
+            run = start_run(
+                evaluator,
+                dataset,
+                options["mode"],
+                systems,
+                budget=options["budget"],
+                refresh=options["refresh"],
+            )
         except JudgingError as error:
             raise CommandError(str(error)) from None
+        if run.projected_cost:
+            self.stdout.write(f"Projected cost: {run.projected_cost:.4f}")
+        return self.finish(run, options)
+
+    def finish(self, run: JudgingRun, options: dict) -> None:
         if options["now"]:
-            run = run_metric_judging(run.pk)
+            if run.evaluator.kind == "metric":
+                run = run_metric_judging(run.pk)
+            else:
+                run = run_llm_judging(run.pk)
             self.stdout.write(
-                f"Run {run.pk}: {run.done}/{run.total} judged, {run.failed} failed ({run.status})."
+                f"Run {run.pk}: {run.done}/{run.total} judged, {run.failed} failed ({run.status}); "
+                f"{run.requests} requests, {run.cache_hits} answered from the ledger, "
+                f"cost {run.cost:.4f}."
             )
             if run.message:
                 self.stdout.write(run.message)
             return
-        transaction.on_commit(lambda: run_judging.delay(run.pk))
+        transaction.on_commit(lambda: enqueue_run(run))
         self.stdout.write(
-            f"Run {run.pk} queued: {run.total} responses. A Celery worker runs it; "
+            f"Run {run.pk} queued: {run.total} items. A Celery worker runs it; "
             "progress in the admin (Judging > Judging runs)."
         )
