@@ -213,4 +213,6 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("DJANGO_LOG_LEVEL", "INFO")},
+    # one line per HTTP request of the LLM client is too much at 32 requests at once
+    "loggers": {"httpx": {"level": "WARNING"}},
 }

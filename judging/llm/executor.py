@@ -111,6 +111,19 @@ def _retry_after(error: openai.APIStatusError) -> float | None:
         return None
 
 
+class RequestLocks:
+    """One lock per request hash, so that identical requests in one run (the
+    same prompt for two responses with the same text) make one call, not two."""
+
+    def __init__(self) -> None:
+        self.locks: dict[str, threading.Lock] = {}
+        self.guard = threading.Lock()
+
+    def __call__(self, digest: str) -> threading.Lock:
+        with self.guard:
+            return self.locks.setdefault(digest, threading.Lock())
+
+
 def call_llm(
     client: openai.OpenAI,
     config: JudgeConfig,
@@ -119,10 +132,31 @@ def call_llm(
     *,
     refresh: bool,
     limiter: RateLimiter,
+    locks: RequestLocks | None = None,
+    refreshed: set[str] | None = None,
 ) -> tuple[LLMCall, bool]:
     """The ledger's answer to this request, calling the server only when needed.
-    Returns (call, answered_from_ledger)."""
+    Returns (call, answered_from_ledger). With `refresh`, each distinct request
+    is called once per run (`refreshed` remembers which)."""
     digest = request_hash(config.base_url, config.model, messages, params)
+    with (locks or RequestLocks())(digest):
+        if refresh and refreshed is not None and digest in refreshed:
+            refresh = False  # already called again in this run
+        call, cached = _call_llm(client, config, messages, params, digest, refresh, limiter)
+        if refresh and refreshed is not None:
+            refreshed.add(digest)
+        return call, cached
+
+
+def _call_llm(
+    client: openai.OpenAI,
+    config: JudgeConfig,
+    messages: list[dict],
+    params: dict,
+    digest: str,
+    refresh: bool,
+    limiter: RateLimiter,
+) -> tuple[LLMCall, bool]:
     if not refresh:
         cached = (
             LLMCall.objects.filter(request_hash=digest, status=LLMCall.Status.OK)
@@ -225,6 +259,8 @@ def judge_item(
     run: JudgingRun,
     limiter: RateLimiter,
     texts: dict[int, tuple[str, str]],
+    locks: RequestLocks | None = None,
+    refreshed: set[str] | None = None,
 ) -> dict:
     """Judge one item; returns the counters to add to the run."""
     counters = {
@@ -242,7 +278,14 @@ def judge_item(
     for attempt in range(config.reask + 1):
         params = config.sampling(item.seed + attempt * REASK_SEED_STEP)
         call, cached = call_llm(
-            client, config, messages, params, refresh=run.refresh, limiter=limiter
+            client,
+            config,
+            messages,
+            params,
+            refresh=run.refresh,
+            limiter=limiter,
+            locks=locks,
+            refreshed=refreshed,
         )
         counters["cache_hits" if cached else "requests"] += 1
         if not cached:
@@ -337,6 +380,7 @@ def run_llm_judging(run_id: int) -> JudgingRun:
         ).values_list("question_id", "text", "reference_answer")
     }
     limiter = RateLimiter(config.requests_per_minute)
+    locks, refreshed = RequestLocks(), set()
     stop = threading.Event()
     budget = float(run.budget) if run.budget is not None else None
 
@@ -344,7 +388,7 @@ def run_llm_judging(run_id: int) -> JudgingRun:
         try:
             if stop.is_set():
                 return {}
-            return judge_item(item, config, client, run, limiter, texts)
+            return judge_item(item, config, client, run, limiter, texts, locks, refreshed)
         finally:
             connection.close()  # each pool thread has its own connection
 

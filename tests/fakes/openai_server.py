@@ -1,0 +1,162 @@
+"""A local OpenAI-compatible chat server for tests and benchmarks.
+
+Answers like a rubric judge: \\boxed{N} (or Prometheus' [RESULT] N when the
+prompt asks for it), N chosen from the response being judged. Configurable
+latency and faults: `plan` lists what the next requests get ("429", "500",
+"timeout", "garbled", "truncated", "400"), then normal answers; response texts
+containing GARBLE or TRUNCATE always get that fault.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+class FakeOpenAI:
+    def __init__(
+        self,
+        latency: float = 0.0,
+        plan: list[str] | None = None,
+        retry_after: float = 0.2,
+        hang: float = 5.0,
+    ) -> None:
+        self.latency, self.retry_after, self.hang = latency, retry_after, hang
+        self.plan = list(plan or [])
+        self.lock = threading.Lock()
+        self.requests: list[dict] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                return None
+
+            def do_POST(self):
+                fake.handle(self)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> FakeOpenAI:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    @property
+    def count(self) -> int:
+        return len(self.requests)
+
+    def score_for(self, judged: str, top: int) -> int:
+        if "According to the transcript" in judged:
+            return top if top == 5 else 9
+        if "does not say" in judged:
+            return 1 if top == 5 else 2
+        digest = int(hashlib.sha256(judged.encode()).hexdigest(), 16)
+        return 1 + digest % top
+
+    def handle(self, request: BaseHTTPRequestHandler) -> None:
+        length = int(request.headers.get("Content-Length") or 0)
+        body = json.loads(request.rfile.read(length) or b"{}")
+        with self.lock:
+            self.requests.append(body)
+            fault = self.plan.pop(0) if self.plan else "ok"
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            time.sleep(self.latency)
+            user = next(
+                (
+                    m["content"]
+                    for m in reversed(body.get("messages", []))
+                    if m.get("role") == "user"
+                ),
+                "",
+            )
+            judged = re.search(r"### Response to evaluate:\n(.*?)\n\n### Reference", user, re.S)
+            judged = judged.group(1) if judged else user
+            if "GARBLE" in judged:
+                fault = "garbled"
+            elif "TRUNCATE" in judged:
+                fault = "truncated"
+            if fault == "429":
+                return self.reply(
+                    request,
+                    429,
+                    {"error": {"message": "Rate limit"}},
+                    {"Retry-After": str(self.retry_after)},
+                )
+            if fault in ("500", "400"):
+                return self.reply(request, int(fault), {"error": {"message": f"fault {fault}"}})
+            if fault == "timeout":
+                time.sleep(self.hang)
+                return self.reply(request, 500, {"error": {"message": "too late"}})
+            prometheus = "[RESULT]" in user
+            top = 5 if prometheus else 10
+            score = self.score_for(judged, top)
+            text = (
+                f"Feedback: the response matches the reference. [RESULT] {score}"
+                if prometheus
+                else f"The response covers the reference answer. \\boxed{{{score}}}"
+            )
+            finish = "stop"
+            if fault == "garbled":
+                text = "I think this answer is rather good, maybe an eight out of ten."
+            elif fault == "truncated":
+                text, finish = "The response covers the refer", "length"
+            prompt_tokens = sum(len(m.get("content", "")) for m in body.get("messages", [])) // 4
+            completion_tokens = len(text) // 4
+            return self.reply(
+                request,
+                200,
+                {
+                    "id": "chatcmpl-fake",
+                    "object": "chat.completion",
+                    "created": 0,
+                    "model": body.get("model", "fake"),
+                    "system_fingerprint": "fp_fake_1",
+                    "choices": [
+                        {
+                            "index": 0,
+                            "message": {"role": "assistant", "content": text},
+                            "finish_reason": finish,
+                        }
+                    ],
+                    "usage": {
+                        "prompt_tokens": prompt_tokens,
+                        "completion_tokens": completion_tokens,
+                        "total_tokens": prompt_tokens + completion_tokens,
+                    },
+                },
+            )
+        finally:
+            with self.lock:
+                self.in_flight -= 1
+
+    @staticmethod
+    def reply(
+        request: BaseHTTPRequestHandler, status: int, payload: dict, headers: dict | None = None
+    ) -> None:
+        data = json.dumps(payload).encode()
+        try:
+            request.send_response(status)
+            request.send_header("Content-Type", "application/json")
+            request.send_header("Content-Length", str(len(data)))
+            for key, value in (headers or {}).items():
+                request.send_header(key, value)
+            request.end_headers()
+            request.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up (a timeout fault)

@@ -1,0 +1,187 @@
+"""LLM judging runs against a local OpenAI-compatible server with faults."""
+
+import pytest
+from django.core.management import call_command
+
+from corpus.models import Dataset
+from judging.llm.config import ConfigError, JudgeConfig
+from judging.llm.executor import run_llm_judging
+from judging.models import Evaluator, JudgeItem, JudgingRun, Judgment, LLMCall
+from judging.runs import JudgingError, cancel_run, resume_run, start_run
+from tests.fakes.openai_server import FakeOpenAI
+
+# The executor's threads use their own database connections: the data must be
+# committed for them to see it.
+pytestmark = pytest.mark.django_db(transaction=True)
+
+# The two synthetic meetings ask the same questions and get the same answers:
+# 36 responses make 18 distinct prompts, and the ledger calls each once.
+DISTINCT = 18
+
+
+@pytest.fixture
+def two_meetings(transactional_db, tmp_path):
+    from corpus.importers.synthetic import write_synthetic_elitr
+    from judging.importing import import_elitr_bench
+
+    import_elitr_bench(write_synthetic_elitr(tmp_path / "data", meetings=2), with_responses=True)
+
+
+@pytest.fixture
+def server():
+    with FakeOpenAI() as fake:
+        yield fake
+
+
+def make_judge(server, name="local judge", **settings):
+    config = {
+        "base_url": server.url,
+        "model": "judge-model",
+        "server": "vllm",
+        "max_concurrency": 8,
+        "seeds": [2023],
+        "max_retries": 4,
+        "timeout_s": 2,
+        "reask": 1,
+        **settings,
+    }
+    return Evaluator.objects.create(name=name, kind="llm_rubric", config=config)
+
+
+def dataset():
+    return Dataset.objects.get(version="qa", language="en", split="test2")
+
+
+def judged(evaluator):
+    return Judgment.objects.filter(evaluator=evaluator)
+
+
+def test_config_refuses_what_a_server_does_not_accept():
+    with pytest.raises(ConfigError, match="A openai server does not accept repetition_penalty"):
+        JudgeConfig.from_dict({"server": "openai", "repetition_penalty": 1.1})
+    with pytest.raises(ConfigError, match="Unknown judge setting"):
+        JudgeConfig.from_dict({"temprature": 0.6})
+    params = JudgeConfig.from_dict({"server": "vllm", "repetition_penalty": 1.1}).sampling(7)
+    assert params == {
+        "temperature": 0.6,
+        "max_tokens": 1024,
+        "top_p": 0.9,
+        "seed": 7,
+        "extra_body": {"repetition_penalty": 1.1},
+    }
+
+
+def test_run_judges_everything_and_a_second_run_calls_nothing(two_meetings, server):
+    judge = make_judge(server)
+    run = start_run(judge, dataset(), "st")
+    assert run.total == 36
+    run = run_llm_judging(run.pk)
+    assert (run.status, run.done, run.failed) == ("done", 36, 0)
+    assert (run.requests, run.cache_hits, server.count) == (DISTINCT, 36 - DISTINCT, DISTINCT)
+    assert server.max_in_flight <= 8
+    scores = {
+        j.response.run.system.name: j.score
+        for j in judged(judge).select_related("response__run__system")
+    }
+    assert scores["Synthetic-Echo"] == 9 and scores["Synthetic-Hedge"] == 2
+    judgment = judged(judge).first()
+    assert judgment.seed == 2023 and "\\boxed{" in judgment.feedback
+    call = LLMCall.objects.first()
+    assert call.params == {"temperature": 0.6, "max_tokens": 1024, "top_p": 0.9, "seed": 2023}
+    assert call.system_fingerprint == "fp_fake_1" and call.prompt_tokens > 0
+    assert call.messages[0] == {"role": "system", "content": "You are a helpful assistant."}
+    # the same requests again: answered from the ledger, no call, nothing duplicated
+    again = run_llm_judging(start_run(judge, dataset(), "st").pk)
+    assert (again.requests, again.cache_hits, server.count) == (0, 36, DISTINCT)
+    assert judged(judge).count() == 36 and LLMCall.objects.count() == DISTINCT
+    # unless asked to refresh: each distinct request once more
+    fresh = run_llm_judging(start_run(judge, dataset(), "st", refresh=True).pk)
+    assert (fresh.requests, server.count) == (DISTINCT, 2 * DISTINCT)
+    assert LLMCall.objects.count() == 2 * DISTINCT and judged(judge).count() == 36
+
+
+def test_faults_are_retried_and_nothing_is_lost_or_doubled(two_meetings):
+    with FakeOpenAI(plan=["429", "500", "timeout", "429", "500"], hang=3) as server:
+        judge = make_judge(server, max_concurrency=2)
+        run = run_llm_judging(start_run(judge, dataset(), "st").pk)
+    assert (run.status, run.done, run.failed) == ("done", 36, 0)
+    assert judged(judge).count() == 36
+    assert LLMCall.objects.filter(status="ok").count() == DISTINCT
+    assert server.count == DISTINCT + 5
+
+
+def test_unparseable_answers_go_to_a_human_never_to_a_score(two_meetings, server):
+    from generation.models import Response
+
+    Response.objects.filter(run__system__name="Synthetic-Terse").update(text="GARBLE GARBLE")
+    Response.objects.filter(run__system__name="Synthetic-Hedge", question__external_id="1").update(
+        text="TRUNCATE"
+    )
+    judge = make_judge(server, reask=2)
+    run = run_llm_judging(start_run(judge, dataset(), "st").pk)
+    assert run.status == "done" and run.done == 24 - 2 and run.failed == 12 + 2
+    assert "14 answers need a human" in run.message
+    human = JudgeItem.objects.filter(run=run, status="needs_human")
+    assert human.count() == 14
+    assert set(human.values_list("outcome", flat=True)) == {"parse_failure", "truncated"}
+    assert human.first().attempts == 3  # asked, then re-asked twice with new seeds
+    seeds = {c.params["seed"] for c in LLMCall.objects.filter(raw_output__startswith="I think")}
+    assert len(seeds) == 3
+    assert judged(judge).count() == 22  # failures are not scores
+
+
+def test_budget_stops_the_run(two_meetings, server):
+    judge = make_judge(
+        server, max_concurrency=1, price_input_per_million=1000, price_output_per_million=1000
+    )
+    run = start_run(judge, dataset(), "st", budget=0.5)
+    assert run.projected_cost > 0.5
+    run = run_llm_judging(run.pk)
+    assert run.status == "cancelled" and "budget" in run.message
+    assert 0 < run.requests < 36 and run.cost >= 0.5
+    assert judged(judge).count() == run.done
+
+
+def test_cancel_and_resume(two_meetings, server):
+    judge = make_judge(server)
+    run = start_run(judge, dataset(), "st")
+    cancel_run(run)
+    assert run_llm_judging(run.pk).status == "cancelled" and server.count == 0
+    resume_run(run)
+    run = run_llm_judging(run.pk)
+    assert (run.status, run.done, server.count) == ("done", 36, DISTINCT)
+
+
+def test_client_errors_stay_pending_until_resumed(two_meetings):
+    with FakeOpenAI(plan=["400"] * 3) as server:
+        judge = make_judge(server, max_concurrency=1)
+        run = run_llm_judging(start_run(judge, dataset(), "st").pk)
+        assert run.status == "failed" and run.failed == 3 and "resume the run" in run.message
+        assert JudgeItem.objects.filter(run=run, status="pending", outcome="api_error").count() == 3
+        resume_run(run)
+        run = run_llm_judging(run.pk)
+    assert (run.status, judged(judge).count()) == ("done", 36)
+
+
+def test_prometheus_protocol_maps_to_ten_points(two_meetings, server):
+    judge = make_judge(server, name="prometheus local", protocol="prometheus", top_p=None)
+    run_llm_judging(start_run(judge, dataset(), "st").pk)
+    echo = judged(judge).filter(response__run__system__name="Synthetic-Echo").first()
+    assert (echo.raw_score, echo.score, echo.raw_scale_max) == (5, 10, 5)
+    assert "[RESULT]" in LLMCall.objects.first().messages[0]["content"]
+
+
+def test_command_runs_a_judge_now(two_meetings, server, capsys):
+    make_judge(server)
+    call_command("judge", "--evaluator", "local judge", "--split", "test2", "--now")
+    out = capsys.readouterr().out
+    assert "36/36 judged, 0 failed (done); 18 requests, 18 answered from the ledger" in out
+
+
+def test_bad_configuration_is_refused_at_start(two_meetings):
+    judge = Evaluator.objects.create(
+        name="broken", kind="llm_rubric", config={"server": "ollama", "top_k": 40}
+    )
+    with pytest.raises(JudgingError, match="does not accept top_k"):
+        start_run(judge, dataset(), "st")
+    assert not JudgingRun.objects.exists()
