@@ -4,7 +4,8 @@ from django.db import transaction
 from django.utils.html import format_html, format_html_join
 
 from generation.models import Response
-from judging.models import BenchmarkImport, Evaluator, JudgingRun, Judgment
+from judging.human_review import ReviewError, resolve_item
+from judging.models import BenchmarkImport, Evaluator, JudgeItem, JudgingRun, Judgment, LLMCall
 from judging.runs import JudgingError, cancel_run, ensure_metric_evaluators, resume_run, start_run
 from judging.tasks import enqueue_run, run_benchmark_import
 
@@ -310,3 +311,89 @@ class JudgingRunAdmin(admin.ModelAdmin):
         for run in queryset.select_related("evaluator"):
             resume_run(run)
             transaction.on_commit(lambda run=run: enqueue_run(run))
+
+
+class ResolveForm(forms.Form):
+    raw_score = forms.IntegerField(label="Score the judge meant (on its own scale)")
+
+
+@admin.register(JudgeItem)
+class JudgeItemAdmin(admin.ModelAdmin):
+    """Filter by "Needs a human": read the judge's raw answer, enter its score."""
+
+    list_display = ("id", "run", "response", "seed", "status", "outcome", "attempts", "detail")
+    list_filter = ("status", "outcome", "run__evaluator")
+    list_select_related = ("run__evaluator",)
+    raw_id_fields = ("response", "call")
+    readonly_fields = (
+        "run",
+        "response",
+        "seed",
+        "order",
+        "status",
+        "outcome",
+        "attempts",
+        "detail",
+        "raw_answer",
+    )
+    fields = readonly_fields
+
+    def has_add_permission(self, request):
+        return False
+
+    @admin.display(description="the judge's answer")
+    def raw_answer(self, obj):
+        if obj.call is None:
+            return "-"
+        return format_html("<pre style='white-space: pre-wrap'>{}</pre>", obj.call.raw_output)
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        item = self.get_object(request, object_id)
+        form = ResolveForm(request.POST or None)
+        if request.method == "POST" and item is not None and form.is_valid():
+            try:
+                resolve_item(item, form.cleaned_data["raw_score"], request.user)
+                messages.info(request, "Score stored.")
+            except ReviewError as error:
+                messages.error(request, str(error))
+            from django.http import HttpResponseRedirect
+
+            return HttpResponseRedirect(request.path)
+        extra_context = {
+            **(extra_context or {}),
+            "resolve_form": form,
+            "needs_human": item is not None and item.status == "needs_human",
+        }
+        return super().change_view(request, object_id, form_url, extra_context)
+
+    change_form_template = "admin/judging/judgeitem/change_form.html"
+
+
+@admin.register(LLMCall)
+class LLMCallAdmin(admin.ModelAdmin):
+    """The call ledger (read only)."""
+
+    list_display = (
+        "created_at",
+        "model",
+        "status",
+        "finish_reason",
+        "prompt_tokens",
+        "completion_tokens",
+        "cost",
+        "latency_ms",
+        "short_hash",
+        "attempt",
+    )
+    list_filter = ("status", "model", "finish_reason")
+    search_fields = ("request_hash", "raw_output")
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    @admin.display(description="request")
+    def short_hash(self, obj):
+        return obj.request_hash[:12]

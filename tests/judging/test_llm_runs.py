@@ -185,3 +185,38 @@ def test_bad_configuration_is_refused_at_start(two_meetings):
     with pytest.raises(JudgingError, match="does not accept top_k"):
         start_run(judge, dataset(), "st")
     assert not JudgingRun.objects.exists()
+
+
+def test_a_researcher_scores_what_no_parser_could(two_meetings, server, client, django_user_model):
+    from generation.models import Response
+    from judging.human_review import ReviewError, reparse_run, resolve_item
+
+    Response.objects.filter(run__system__name="Synthetic-Terse").update(text="GARBLE")
+    judge = make_judge(server, reask=0)
+    run = run_llm_judging(start_run(judge, dataset(), "st").pk)
+    item = JudgeItem.objects.filter(run=run, status="needs_human").first()
+    admin = django_user_model.objects.create_superuser("boss", "b@example.org", "pw-boss-123")
+    client.force_login(admin)
+    url = f"/admin/judging/judgeitem/{item.pk}/change/"
+    page = client.get(url).content.decode()
+    assert "maybe an eight out of ten" in page and "Store this score" in page
+    client.post(url, {"raw_score": "11"})
+    assert not judged(judge).filter(response_id=item.response_id).exists()
+    client.post(url, {"raw_score": "8"})
+    judgment = judged(judge).get(response_id=item.response_id)
+    assert (judgment.score, judgment.seed) == (8, 2023) and "Scored by boss" in judgment.feedback
+    item.refresh_from_db()
+    assert item.status == "resolved"
+    with pytest.raises(ReviewError, match="does not need a human"):
+        resolve_item(item, 7, admin)
+    # a newer parser reads stored answers again, without any call
+    calls = server.count
+    LLMCall.objects.filter(raw_output__startswith="I think").update(
+        raw_output="I think this is good. \\boxed{8}"
+    )
+    assert (
+        reparse_run(run)
+        == JudgeItem.objects.filter(run=run, status="done", detail="re-parsed").count()
+        == 11
+    )
+    assert server.count == calls
