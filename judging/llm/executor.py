@@ -20,7 +20,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
 import openai
-from django.db import IntegrityError, connection, transaction
+from django.db import DEFAULT_DB_ALIAS, IntegrityError, connections, transaction
 from django.db.models import F, Max
 from django.utils import timezone
 
@@ -157,14 +157,12 @@ def _call_llm(
     refresh: bool,
     limiter: RateLimiter,
 ) -> tuple[LLMCall, bool]:
+    latest = list(LLMCall.objects.filter(request_hash=digest).order_by("-attempt")[:10])
     if not refresh:
-        cached = (
-            LLMCall.objects.filter(request_hash=digest, status=LLMCall.Status.OK)
-            .order_by("-attempt")
-            .first()
-        )
+        cached = next((c for c in latest if c.status == LLMCall.Status.OK), None)
         if cached is not None:
             return cached, True
+    next_attempt = latest[0].attempt + 1 if latest else 0
     error_text = ""
     started = time.perf_counter()
     for attempt in range(config.max_retries + 1):
@@ -194,10 +192,10 @@ def _call_llm(
         completion_tokens = usage.completion_tokens if usage else 0
         return _store(
             digest,
+            next_attempt,
             config,
             messages,
             params,
-            refresh,
             status=LLMCall.Status.OK,
             raw_output=(choice.message.content or "") if choice else "",
             finish_reason=(choice.finish_reason or "") if choice else "",
@@ -213,10 +211,10 @@ def _call_llm(
         ), False
     return _store(
         digest,
+        next_attempt,
         config,
         messages,
         params,
-        refresh,
         status=LLMCall.Status.API_ERROR,
         error=error_text,
         latency_ms=(time.perf_counter() - started) * 1000,
@@ -228,17 +226,16 @@ def _backoff(attempt: int) -> float:
 
 
 def _store(
-    digest: str, config: JudgeConfig, messages: list[dict], params: dict, refresh: bool, **fields
+    digest: str, attempt: int, config: JudgeConfig, messages: list[dict], params: dict, **fields
 ) -> LLMCall:
     """Write the call under the next attempt number (a refresh or a retry after an
     API error keeps the earlier rows)."""
     for _ in range(5):
-        last = LLMCall.objects.filter(request_hash=digest).aggregate(m=Max("attempt"))["m"]
         try:
             with transaction.atomic():
                 return LLMCall.objects.create(
                     request_hash=digest,
-                    attempt=0 if last is None else last + 1,
+                    attempt=attempt,
                     base_url=config.base_url,
                     model=config.model,
                     params=params,
@@ -247,8 +244,9 @@ def _store(
                     parser_version=PARSER_VERSION,
                     **fields,
                 )
-        except IntegrityError:  # another thread stored the same request at once
-            continue
+        except IntegrityError:  # another process stored the same request at once
+            last = LLMCall.objects.filter(request_hash=digest).aggregate(m=Max("attempt"))["m"]
+            attempt = (last or 0) + 1
     raise RuntimeError("Could not store an LLM call after 5 tries.")
 
 
@@ -304,20 +302,22 @@ def judge_item(
         parsed = parse_answer(config, call.raw_output)
         if parsed.ok:
             with transaction.atomic():
-                Judgment.objects.get_or_create(
-                    evaluator_id=run.evaluator_id,
-                    response_id=item.response_id,
-                    rater="",
-                    seed=item.seed,
-                    order=item.order,
-                    defaults={
-                        "score": common_score(config, parsed.score),
-                        "raw_score": parsed.score,
-                        "raw_scale_min": config.low,
-                        "raw_scale_max": config.high,
-                        "feedback": call.raw_output,
-                    },
-                )
+                try:
+                    with transaction.atomic():
+                        Judgment.objects.create(
+                            evaluator_id=run.evaluator_id,
+                            response_id=item.response_id,
+                            rater="",
+                            seed=item.seed,
+                            order=item.order,
+                            score=common_score(config, parsed.score),
+                            raw_score=parsed.score,
+                            raw_scale_min=config.low,
+                            raw_scale_max=config.high,
+                            feedback=call.raw_output,
+                        )
+                except IntegrityError:
+                    pass  # judged before (a redelivered task): exactly one judgment
                 JudgeItem.objects.filter(pk=item.pk).update(
                     status=JudgeItem.Status.DONE,
                     outcome="ok",
@@ -384,38 +384,54 @@ def run_llm_judging(run_id: int) -> JudgingRun:
     stop = threading.Event()
     budget = float(run.budget) if run.budget is not None else None
 
+    thread_connections: dict[int, object] = {}
+
     def work(item: JudgeItem) -> dict:
-        try:
-            if stop.is_set():
-                return {}
-            return judge_item(item, config, client, run, limiter, texts, locks, refreshed)
-        finally:
-            connection.close()  # each pool thread has its own connection
+        # Each pool thread keeps its own database connection for the whole run
+        # (opening one per item costs more than the item); they are closed below.
+        if threading.get_ident() not in thread_connections:
+            wrapper = connections[DEFAULT_DB_ALIAS]
+            wrapper.inc_thread_sharing()  # so that the main thread may close it
+            thread_connections[threading.get_ident()] = wrapper
+        if stop.is_set():
+            return {}
+        return judge_item(item, config, client, run, limiter, texts, locks, refreshed)
+
+    pending_counters: dict[str, float] = {}
+    last_flush = time.monotonic()
+
+    def flush() -> None:
+        """Add the counters to the run, then look at cancellation and the budget."""
+        nonlocal last_flush
+        last_flush = time.monotonic()
+        if pending_counters:
+            JudgingRun.objects.filter(pk=run.pk).update(
+                **{name: F(name) + value for name, value in pending_counters.items()}
+            )
+            pending_counters.clear()
+        current = JudgingRun.objects.values("status", "cost").get(pk=run.pk)
+        if current["status"] == JudgingRun.Status.CANCELLED:
+            stop.set()
+        elif budget is not None and current["cost"] >= budget and not stop.is_set():
+            stop.set()
+            JudgingRun.objects.filter(pk=run.pk).update(
+                status=JudgingRun.Status.CANCELLED,
+                message=f"Stopped: the budget of {budget:g} was reached.",
+            )
 
     with ThreadPoolExecutor(max_workers=config.max_concurrency) as pool:
         futures = [pool.submit(work, item) for item in items]
         for future in as_completed(futures):
-            counters = future.result()
-            if not counters:
-                continue
-            JudgingRun.objects.filter(pk=run.pk).update(
-                done=F("done") + counters["done"],
-                failed=F("failed") + counters["failed"],
-                requests=F("requests") + counters["requests"],
-                cache_hits=F("cache_hits") + counters["cache_hits"],
-                cost=F("cost") + counters["cost"],
-                prompt_tokens=F("prompt_tokens") + counters["prompt_tokens"],
-                completion_tokens=F("completion_tokens") + counters["completion_tokens"],
-            )
-            current = JudgingRun.objects.values("status", "cost").get(pk=run.pk)
-            if current["status"] == JudgingRun.Status.CANCELLED:
-                stop.set()
-            elif budget is not None and current["cost"] >= budget and not stop.is_set():
-                stop.set()
-                JudgingRun.objects.filter(pk=run.pk).update(
-                    status=JudgingRun.Status.CANCELLED,
-                    message=f"Stopped: the budget of {budget:g} was reached.",
-                )
+            for name, value in future.result().items():
+                pending_counters[name] = pending_counters.get(name, 0) + value
+            # Progress goes out every quarter second; with a budget, after every
+            # answer, so that the run stops as soon as the budget is spent.
+            if budget is not None or time.monotonic() - last_flush > 0.25:
+                flush()
+        flush()
+    for wrapper in thread_connections.values():
+        wrapper.close()
+        wrapper.dec_thread_sharing()
     run = JudgingRun.objects.get(pk=run.pk)
     if run.status == JudgingRun.Status.RUNNING:
         pending = JudgeItem.objects.filter(run=run, status=JudgeItem.Status.PENDING).count()

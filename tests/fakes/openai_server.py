@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import socket
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -39,8 +40,18 @@ class FakeOpenAI:
             def log_message(self, *args):
                 return None
 
+            def setup(self):
+                super().setup()
+                # Headers and body go out in two writes: without this, Nagle's
+                # algorithm and delayed ACKs add ~40 ms to every answer.
+                self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
             def do_POST(self):
                 fake.handle(self)
+
+            def do_GET(self):
+                # /stats: for a server running in another process (benchmarks)
+                fake.reply(self, 200, {"count": fake.count, "max_in_flight": fake.max_in_flight})
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
@@ -160,3 +171,16 @@ class FakeOpenAI:
             request.wfile.write(data)
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up (a timeout fault)
+
+
+def serve_forever_in_this_process(latency: float) -> None:
+    """`python -m tests.fakes.openai_server LATENCY`: prints the URL, then serves."""
+    with FakeOpenAI(latency=latency) as fake:
+        print(fake.url, flush=True)
+        fake.thread.join()
+
+
+if __name__ == "__main__":
+    import sys
+
+    serve_forever_in_this_process(float(sys.argv[1]) if len(sys.argv) > 1 else 0.0)

@@ -1,0 +1,231 @@
+"""The paper's 390 all-eval responses judged against a local OpenAI-compatible
+server that answers after 200 ms:
+
+(a) one request at a time, as the authors' eval script does;
+(b) a Concord judging run with 32 concurrent requests;
+(c) the same run again: answered from the call ledger.
+
+Targets: (b) at least 15x faster than (a) and within 1.5x of 390 x 0.2 s / 32;
+(c) makes 0 requests.
+
+    .venv/bin/python benchmarks/judge_throughput.py [--latency 0.2] [--concurrency 32]
+        [--postgres URL] [--data DIR]
+
+Prints a table and writes benchmarks/results/judge_throughput.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+DEFAULT_DATA = REPO.parent / "shared" / "datasets" / "elitr-bench"
+SCRATCH_DB = "concord_judge_bench"
+PAPER_SYSTEMS = ("GPT-4", "Vicuna-13B-v1.5", "LongAlpaca-7B")
+
+
+class RemoteFake:
+    """The fake server in its own process, read through its /stats page."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+
+    def stats(self) -> dict:
+        import urllib.request
+
+        with urllib.request.urlopen(self.url.rsplit("/v1", 1)[0] + "/stats") as answer:
+            return json.loads(answer.read())
+
+    @property
+    def count(self) -> int:
+        return self.stats()["count"]
+
+    @property
+    def max_in_flight(self) -> int:
+        return self.stats()["max_in_flight"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--latency", type=float, default=0.2)
+    parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--postgres", default="postgres://postgres@127.0.0.1:5432/postgres")
+    parser.add_argument(
+        "--data", type=Path, default=Path(os.environ.get("CONCORD_ELITR_DATA") or DEFAULT_DATA)
+    )
+    parser.add_argument(
+        "--output", type=Path, default=REPO / "benchmarks" / "results" / "judge_throughput.json"
+    )
+    args = parser.parse_args()
+    sys.path.insert(0, str(REPO))
+
+    tmp = tempfile.mkdtemp(prefix="concord-judge-")
+    admin = None
+    try:
+        import psycopg
+
+        admin = psycopg.connect(args.postgres, autocommit=True)
+        admin.execute(f"DROP DATABASE IF EXISTS {SCRATCH_DB} WITH (FORCE)")
+        admin.execute(f"CREATE DATABASE {SCRATCH_DB}")
+        database_url = args.postgres.rsplit("/", 1)[0] + f"/{SCRATCH_DB}"
+    except Exception as error:  # no PostgreSQL: SQLite
+        print(f"PostgreSQL not available ({error}); using SQLite")
+        database_url = f"sqlite:///{tmp}/bench.sqlite3"
+    os.environ.update(
+        DJANGO_SETTINGS_MODULE="config.settings.base",
+        CONCORD_VAR_DIR=tmp,
+        DATABASE_URL=database_url,
+        DJANGO_LOG_LEVEL="WARNING",
+    )
+    import django
+
+    django.setup()
+    import openai
+    from django.core.management import call_command
+
+    from corpus.models import Dataset, QuestionText
+    from generation.models import Response
+    from judging.importing import import_elitr_bench
+    from judging.llm.config import JudgeConfig
+    from judging.llm.executor import judge_messages, run_llm_judging
+    from judging.models import Evaluator
+    from judging.runs import start_run
+
+    call_command("migrate", verbosity=0)
+    import_elitr_bench(args.data, with_responses=True, languages=("en",))
+    dataset = Dataset.objects.get(
+        benchmark__slug="elitr-bench", version="qa", language="en", split="test2"
+    )
+    from generation.models import System
+
+    systems = list(System.objects.filter(name__in=PAPER_SYSTEMS))
+    responses = list(
+        Response.objects.filter(
+            run__dataset=dataset, run__mode="st", run__system__in=systems
+        ).select_related("question")
+    )
+    assert len(responses) == 390, len(responses)
+    texts = dict(
+        (q, (t, r))
+        for q, t, r in QuestionText.objects.filter(dataset=dataset).values_list(
+            "question_id", "text", "reference_answer"
+        )
+    )
+    results = {}
+    # The server runs in a process of its own, as a real one would: in this
+    # process it would compete with the client for the interpreter.
+    server_process = subprocess.Popen(
+        [sys.executable, "-m", "tests.fakes.openai_server", str(args.latency)],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    server = RemoteFake(server_process.stdout.readline().strip())
+    try:
+        if True:
+            config = JudgeConfig.from_dict(
+                {
+                    "base_url": server.url,
+                    "model": "judge",
+                    "server": "vllm",
+                    "seeds": [2023],
+                    "max_concurrency": args.concurrency,
+                    "timeout_s": 30,
+                }
+            )
+            # (a) the authors' way: one call after the other
+            client = openai.OpenAI(base_url=server.url, api_key="x", max_retries=0)
+            started = time.perf_counter()
+            for response in responses:
+                question, reference = texts[response.question_id]
+                client.chat.completions.create(
+                    model="judge",
+                    messages=judge_messages(config, question, response.text, reference),
+                    **config.sampling(2023),
+                )
+            results["a_sequential_s"] = time.perf_counter() - started
+            sequential_requests = server.count
+            # (b) a Concord run
+            judge = Evaluator.objects.create(
+                name="bench judge", kind="llm_rubric", config=config.as_dict()
+            )
+            run = start_run(judge, dataset, "st", systems)
+            started = time.perf_counter()
+            run = run_llm_judging(run.pk)
+            results["b_concord_s"] = time.perf_counter() - started
+            results["b_requests"] = run.requests
+            results["b_done"] = run.done
+            results["max_in_flight"] = server.max_in_flight
+            # (c) again: the ledger answers
+            before = server.count
+            started = time.perf_counter()
+            again = run_llm_judging(start_run(judge, dataset, "st", systems).pk)
+            results["c_again_s"] = time.perf_counter() - started
+            results["c_requests"] = server.count - before
+            results["c_cache_hits"] = again.cache_hits
+    finally:
+        server_process.terminate()
+        server_process.wait(timeout=10)
+        from django.db import connections
+
+        connections.close_all()
+        if admin is not None:
+            admin.execute(f"DROP DATABASE IF EXISTS {SCRATCH_DB} WITH (FORCE)")
+            admin.close()
+
+    ideal = 390 * args.latency / args.concurrency
+    speedup = results["a_sequential_s"] / results["b_concord_s"]
+    print(
+        f"390 responses, server latency {args.latency * 1000:.0f} ms, "
+        f"{args.concurrency} concurrent, database {database_url.split(':')[0]}"
+    )
+    print(f"{'run':<34}{'seconds':>9}{'requests':>10}")
+    print("-" * 53)
+    print(
+        f"{'(a) one at a time (paper script)':<34}{results['a_sequential_s']:>9.2f}"
+        f"{sequential_requests:>10}"
+    )
+    print(
+        f"{'(b) Concord run, 32 concurrent':<34}{results['b_concord_s']:>9.2f}"
+        f"{results['b_requests']:>10}"
+    )
+    print(f"{'(c) the same run again':<34}{results['c_again_s']:>9.2f}{results['c_requests']:>10}")
+    print(
+        f"speed-up (a)/(b): {speedup:.1f}x (target >= 15x); (b) / ideal {ideal:.2f} s: "
+        f"{results['b_concord_s'] / ideal:.2f}x (target <= 1.5x); "
+        f"(c) requests: {results['c_requests']} (target 0)"
+    )
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(
+        json.dumps(
+            {
+                "benchmark": "judge_throughput",
+                "command": "python benchmarks/judge_throughput.py",
+                "latency_s": args.latency,
+                "concurrency": args.concurrency,
+                "ideal_s": ideal,
+                "speedup": speedup,
+                "database": database_url.split(":")[0],
+                "machine": {
+                    "python": platform.python_version(),
+                    "platform": platform.platform(),
+                    "cpus": os.cpu_count(),
+                },
+                **results,
+            },
+            indent=2,
+        )
+    )
+    print(f"Wrote {args.output.relative_to(REPO)}")
+
+
+if __name__ == "__main__":
+    main()
