@@ -177,6 +177,12 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "processed_folder": str(CELERY_BROKER_DIR / "processed"),
         "store_processed": False,
     }
+elif CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
+    # A task taken by a worker that dies is given to another after this many
+    # seconds (tasks are acknowledged late). Keep it above the longest task.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "3600"))
+    }
 # Results and progress live in Concord's own tables (jobs, runs), so Celery
 # needs no result backend.
 CELERY_TASK_IGNORE_RESULT = True
