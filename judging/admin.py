@@ -5,13 +5,41 @@ from django.utils.html import format_html, format_html_join
 
 from generation.models import Response
 from judging.human_review import ReviewError, resolve_item
+from judging.llm.config import ConfigError, JudgeConfig
 from judging.models import BenchmarkImport, Evaluator, JudgeItem, JudgingRun, Judgment, LLMCall
 from judging.runs import JudgingError, cancel_run, ensure_metric_evaluators, resume_run, start_run
 from judging.tasks import enqueue_run, run_benchmark_import
 
 
+class EvaluatorForm(forms.ModelForm):
+    """An LLM judge's configuration is checked when saved (unknown settings,
+    parameters the server does not accept, unknown template placeholders), and
+    frozen once it has judged: a changed judge is a new evaluator."""
+
+    class Meta:
+        model = Evaluator
+        fields = ["name", "kind", "description", "config", "raw_scale_min", "raw_scale_max"]
+
+    def clean(self):
+        cleaned = super().clean()
+        if cleaned.get("kind") == Evaluator.Kind.LLM_RUBRIC:
+            try:
+                JudgeConfig.from_dict(cleaned.get("config") or {})
+            except (ConfigError, TypeError, ValueError) as error:
+                raise forms.ValidationError(f"Configuration: {error}") from None
+        instance = self.instance
+        if instance.pk and "config" in self.changed_data and instance.judgments.exists():
+            suggestion = f"{instance.name} v{instance.version + 1}"
+            raise forms.ValidationError(
+                "This evaluator has judgments: its configuration is frozen so that they stay "
+                f"explained. Create a new evaluator (e.g. '{suggestion}')."
+            )
+        return cleaned
+
+
 @admin.register(Evaluator)
 class EvaluatorAdmin(admin.ModelAdmin):
+    form = EvaluatorForm
     list_display = ("name", "kind", "version", "raw_scale_min", "raw_scale_max", "judgment_count")
     list_filter = ("kind",)
     search_fields = ("name", "description")

@@ -92,3 +92,38 @@ def test_cancelled_run_stops(two_meetings):
     cancel_run(run)
     assert run_metric_judging(run.pk).status == "cancelled"
     assert not Judgment.objects.filter(evaluator=evaluator).exists()
+
+
+def test_evaluator_configurations_are_checked_and_frozen(two_meetings, client, django_user_model):
+    admin = django_user_model.objects.create_superuser("boss", "b@example.org", "pw-boss-123")
+    client.force_login(admin)
+    url = reverse("admin:judging_evaluator_add")
+    form = {
+        "name": "custom judge",
+        "kind": "llm_rubric",
+        "description": "",
+        "raw_scale_min": 1,
+        "raw_scale_max": 10,
+        "config": '{"protocol": "custom", "template": "{response} {transcript}"}',
+    }
+    page = client.post(url, form)
+    assert "Unknown placeholder(s) {transcript}" in page.content.decode()
+    assert not Evaluator.objects.filter(name="custom judge").exists()
+    form["config"] = '{"server": "openai", "top_k": 5}'
+    assert "does not accept top_k" in client.post(url, form).content.decode()
+    gpt4 = Evaluator.objects.get(name="gpt-4-eval")
+    change = reverse("admin:judging_evaluator_change", args=[gpt4.pk])
+    page = client.post(
+        change,
+        {
+            "name": "gpt-4-eval",
+            "kind": "imported",
+            "description": "",
+            "raw_scale_min": 1,
+            "raw_scale_max": 10,
+            "config": '{"x": 1}',
+        },
+    )
+    assert "its configuration is frozen" in page.content.decode()
+    gpt4.refresh_from_db()
+    assert "x" not in gpt4.config
