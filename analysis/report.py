@@ -158,9 +158,33 @@ def build_report(
     )
     report["diagnostics"] = {
         "length_correlation": stats.length_correlation(rs),
-        "pairwise": stats.not_computable("no pairwise judgments in the selection"),
+        **pairwise_parts(selection, set(rs["response_id"].unique())),
     }
     return to_json_ready(report)
+
+
+def pairwise_parts(selection: Selection, response_ids: set) -> dict:
+    """Pairwise judges' verdicts on the selection's responses: win rates against
+    their baseline (both countings) and the position-bias diagnostics."""
+    from judging.models import Evaluator
+    from judging.pairwise import battles_for_diagnostics, verdict_table, win_rates
+
+    evaluators = Evaluator.objects.filter(kind=Evaluator.Kind.LLM_PAIRWISE)
+    if selection.evaluators:
+        evaluators = evaluators.filter(name__in=selection.evaluators)
+    table = verdict_table(list(evaluators.values_list("pk", flat=True)), response_ids)
+    if table.empty:
+        reason = stats.not_computable("no pairwise judgments in the selection")
+        return {"pairwise": reason, "win_rates": reason}
+    return {
+        "pairwise": {
+            evaluator: stats.pairwise_diagnostics(battles_for_diagnostics(group))
+            for evaluator, group in table.groupby("evaluator")
+        },
+        "win_rates": {
+            counting: win_rates(table, counting) for counting in ("consistent", "per_order")
+        },
+    }
 
 
 def to_json_ready(value):

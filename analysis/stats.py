@@ -366,12 +366,12 @@ def distinct_levels(
     for level_bin, values in groups[1:]:
         pooled = np.concatenate([v for _, v in levels[-1]])
         step = values.mean() - pooled.mean()
-        testable = len(values) >= 2 and len(pooled) >= 2 and (np.ptp(values) or np.ptp(pooled))
-        p = (
-            stats.ttest_ind(values, pooled, equal_var=False, alternative="greater").pvalue
-            if testable
-            else 1.0
-        )
+        if len(values) < 2 or len(pooled) < 2:
+            p = 1.0  # one response cannot make a level
+        elif np.ptp(values) == 0 and np.ptp(pooled) == 0:
+            p = 0.0 if step > 0 else 1.0  # no spread at all: the means say everything
+        else:
+            p = stats.ttest_ind(values, pooled, equal_var=False, alternative="greater").pvalue
         if step >= min_step and p < alpha:
             levels.append([(level_bin, values)])
         else:
@@ -418,6 +418,11 @@ def middle_position_welch(rs: pd.DataFrame) -> dict:
             )
         elif np.ptp(np.concatenate([middle, other])) == 0:
             entry = not_computable("all scores are equal (zero variance)")
+        elif np.ptp(middle) == 0 and np.ptp(other) == 0:
+            entry = not_computable(
+                "no variance within either group: the t statistic is "
+                "undefined (compare the two means directly)"
+            )
         else:
             test = stats.ttest_ind(middle, other, equal_var=False, alternative="less")
             entry = {

@@ -244,6 +244,14 @@ class JudgeItem(models.Model):
 
     run = models.ForeignKey(JudgingRun, on_delete=models.CASCADE, related_name="items")
     response = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="+")
+    opponent = models.ForeignKey(
+        Response,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="+",
+        help_text="Pairwise: the baseline's response.",
+    )
     seed = models.PositiveIntegerField()
     order = models.PositiveSmallIntegerField(default=0)
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.PENDING)
@@ -260,10 +268,66 @@ class JudgeItem(models.Model):
         ordering = ["run_id", "pk"]
         constraints = [
             models.UniqueConstraint(
-                fields=["run", "response", "seed", "order"], name="judgeitem_unique"
-            )
+                fields=["run", "response", "seed", "order"],
+                condition=Q(opponent__isnull=True),
+                name="judgeitem_unique",
+            ),
+            models.UniqueConstraint(
+                fields=["run", "response", "opponent", "seed", "order"],
+                condition=Q(opponent__isnull=False),
+                name="judgeitem_unique_pair",
+            ),
         ]
         indexes = [models.Index(fields=["run", "status"])]
 
     def __str__(self) -> str:
         return f"run {self.run_id} response {self.response_id} seed {self.seed} ({self.status})"
+
+
+class PairwiseVerdict(models.Model):
+    """A pairwise judge's verdict on a response against an opponent (the
+    baseline's response to the same question), in one presentation order."""
+
+    class Winner(models.TextChoices):
+        FIRST = "first", "The answer shown first"
+        SECOND = "second", "The answer shown second"
+        TIE = "tie", "Tie"
+
+    evaluator = models.ForeignKey(Evaluator, on_delete=models.PROTECT, related_name="verdicts")
+    response = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="+")
+    opponent = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="+")
+    seed = models.PositiveIntegerField()
+    order = models.PositiveSmallIntegerField(help_text="0: the response shown first; 1: second.")
+    winner = models.CharField(max_length=6, choices=Winner.choices)
+    feedback = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["evaluator_id", "response_id", "order"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["evaluator", "response", "opponent", "seed", "order"], name="verdict_unique"
+            ),
+            models.CheckConstraint(condition=Q(order__in=[0, 1]), name="verdict_order_valid"),
+            models.CheckConstraint(
+                condition=Q(winner__in=["first", "second", "tie"]), name="verdict_winner_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return (
+            f"{self.evaluator_id}: response {self.response_id} vs {self.opponent_id} "
+            f"(order {self.order}): {self.winner}"
+        )
+
+    @property
+    def outcome(self) -> str:
+        return verdict_outcome(self.order, self.winner)
+
+
+def verdict_outcome(order: int, winner: str) -> str:
+    """win, loss or tie for the judged response, which is shown first in order 0
+    and second in order 1."""
+    if winner == "tie":
+        return "tie"
+    return "win" if (winner == "first") == (order == 0) else "loss"

@@ -78,15 +78,19 @@ def start_run(
                 f"{evaluator.config.get('metric')!r}; known: {', '.join(METRICS)}."
             )
         config = None
-    elif evaluator.kind == Evaluator.Kind.LLM_RUBRIC:
+    elif evaluator.kind in (Evaluator.Kind.LLM_RUBRIC, Evaluator.Kind.LLM_PAIRWISE):
         try:
             config = JudgeConfig.from_dict(evaluator.config)
         except (ConfigError, TypeError, ValueError) as error:
             raise JudgingError(f"{evaluator.name}: {error}") from None
+        if (evaluator.kind == Evaluator.Kind.LLM_PAIRWISE) != (config.protocol == "pairwise"):
+            raise JudgingError(
+                f"{evaluator.name}: a pairwise judge uses the pairwise protocol, and only it."
+            )
     else:
         raise JudgingError(
             f"{evaluator.name} is a {evaluator.get_kind_display().lower()}: runs take automatic "
-            "metrics and LLM rubric judges (pairwise battles: see docs/judging.md)."
+            "metrics and LLM judges."
         )
     run = JudgingRun.objects.create(
         evaluator=evaluator,
@@ -102,6 +106,9 @@ def start_run(
         raise JudgingError(f"No {mode} responses on {dataset} for this selection.")
     if config is None:
         run.total = len(response_ids)
+    elif config.protocol == "pairwise":
+        run.total = _pairwise_items(run, config)
+        run.projected_cost = projected_cost(run, config)
     else:
         JudgeItem.objects.bulk_create(
             JudgeItem(run=run, response_id=r, seed=seed)
@@ -114,10 +121,40 @@ def start_run(
     return run
 
 
+def _pairwise_items(run: JudgingRun, config: JudgeConfig) -> int:
+    """Every other system's response against the baseline's response to the
+    same question, in both orders, for each seed."""
+    baseline = {
+        question: pk
+        for pk, question in Response.objects.filter(
+            run__dataset=run.dataset,
+            run__mode=run.mode,
+            run__system__name=config.baseline,
+        ).values_list("pk", "question_id")
+    }
+    if not baseline:
+        raise JudgingError(
+            f"The baseline {config.baseline!r} has no {run.mode} responses on {run.dataset}."
+        )
+    competitors = run_responses(run).exclude(run__system__name=config.baseline)
+    items = [
+        JudgeItem(run=run, response_id=pk, opponent_id=baseline[question], seed=seed, order=order)
+        for pk, question in competitors.values_list("pk", "question_id")
+        if question in baseline
+        for seed in config.seeds
+        for order in (0, 1)
+    ]
+    if not items:
+        raise JudgingError("No response of another system answers the baseline's questions.")
+    JudgeItem.objects.bulk_create(items)
+    return len(items)
+
+
 def projected_cost(run: JudgingRun, config: JudgeConfig) -> float:
     """Before starting: prompt tokens estimated at 4 characters a token, answers
     at half of max_tokens, priced per million tokens."""
     from judging.llm.executor import judge_messages
+    from judging.prompts import pairwise_judge_messages
 
     texts = dict(
         QuestionText.objects.filter(dataset=run.dataset).values_list(
@@ -126,6 +163,10 @@ def projected_cost(run: JudgingRun, config: JudgeConfig) -> float:
     )
     characters = 0
     for question_id, text in run_responses(run).values_list("question_id", "text"):
+        if config.protocol == "pairwise":  # two answers per prompt, two orders
+            messages = pairwise_judge_messages("", texts.get(question_id, ""), text, text)
+            characters += 2 * sum(len(m["content"]) for m in messages)
+            continue
         messages = judge_messages(config, "", text, texts.get(question_id, ""))
         characters += sum(len(m["content"]) for m in messages)
     prompt_tokens = characters / 4 * len(config.seeds)

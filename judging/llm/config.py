@@ -24,7 +24,9 @@ PROTOCOLS = {
     "rubric": {"low": 1, "high": 10, "parser": "boxed"},
     "prometheus": {"low": 1, "high": 5, "parser": "prometheus"},
     "custom": {"low": 1, "high": 10, "parser": "boxed"},
+    "pairwise": {"low": 0, "high": 2, "parser": "verdict"},
 }
+COUNTING = ("consistent", "per_order")
 
 
 class ConfigError(ValueError):
@@ -51,6 +53,8 @@ class JudgeConfig:
     max_retries: int = 5
     reask: int = 2
     template: str = ""
+    baseline: str = ""
+    counting: str = "consistent"
     price_input_per_million: float = 0.0
     price_output_per_million: float = 0.0
     extra: dict = field(default_factory=dict)
@@ -84,6 +88,11 @@ class JudgeConfig:
             raise ConfigError("Give at least one seed.")
         if self.max_concurrency < 1 or self.max_tokens < 1 or self.max_retries < 0:
             raise ConfigError("max_concurrency and max_tokens must be positive, max_retries >= 0.")
+        if self.protocol == "pairwise":
+            if not self.baseline:
+                raise ConfigError("A pairwise judge needs a baseline system to compare with.")
+            if self.counting not in COUNTING:
+                raise ConfigError(f"counting: one of {', '.join(COUNTING)}.")
         if self.protocol == "custom":
             from judging.prompts import validate_template
 

@@ -26,9 +26,10 @@ from django.utils import timezone
 
 from corpus.models import QuestionText
 from judging.llm.config import JudgeConfig
-from judging.models import JudgeItem, JudgingRun, Judgment, LLMCall
-from judging.parsers import PARSER_VERSION, parse_boxed, parse_prometheus
+from judging.models import JudgeItem, JudgingRun, Judgment, LLMCall, PairwiseVerdict
+from judging.parsers import PARSER_VERSION, parse_boxed, parse_prometheus, parse_verdict
 from judging.prompts import (
+    pairwise_judge_messages,
     prometheus_judge_prompt,
     render_template,
     rubric_judge_messages,
@@ -91,6 +92,8 @@ def judge_messages(config: JudgeConfig, question: str, response: str, reference:
 
 
 def parse_answer(config: JudgeConfig, text: str):
+    if config.protocol == "pairwise":
+        return parse_verdict(text)
     if config.protocol == "prometheus":
         return parse_prometheus(text, config.low, config.high)
     return parse_boxed(text, config.low, config.high)
@@ -271,7 +274,14 @@ def judge_item(
         "completion_tokens": 0,
     }
     question, reference = texts[item.response.question_id]
-    messages = judge_messages(config, question, item.response.text, reference)
+    if config.protocol == "pairwise":
+        # order 0: the judged response is shown first; order 1: the baseline's is
+        first, second = item.response.text, item.opponent.text
+        if item.order == 1:
+            first, second = second, first
+        messages = pairwise_judge_messages(question, reference, first, second)
+    else:
+        messages = judge_messages(config, question, item.response.text, reference)
     outcome, detail, call = "", "", None
     for attempt in range(config.reask + 1):
         params = config.sampling(item.seed + attempt * REASK_SEED_STEP)
@@ -300,6 +310,30 @@ def judge_item(
             outcome, detail = "truncated", "the answer hit max_tokens before a score"
             continue
         parsed = parse_answer(config, call.raw_output)
+        if parsed.ok and config.protocol == "pairwise":
+            with transaction.atomic():
+                try:
+                    with transaction.atomic():
+                        PairwiseVerdict.objects.create(
+                            evaluator_id=run.evaluator_id,
+                            response_id=item.response_id,
+                            opponent_id=item.opponent_id,
+                            seed=item.seed,
+                            order=item.order,
+                            winner=("first", "second", "tie")[parsed.score],
+                            feedback=call.raw_output,
+                        )
+                except IntegrityError:
+                    pass  # judged before (a redelivered task): exactly one verdict
+                JudgeItem.objects.filter(pk=item.pk).update(
+                    status=JudgeItem.Status.DONE,
+                    outcome="ok",
+                    call=call,
+                    detail="",
+                    attempts=F("attempts") + attempt + 1,
+                )
+            counters["done"] += 1
+            return counters
         if parsed.ok:
             with transaction.atomic():
                 try:
@@ -370,7 +404,7 @@ def run_llm_judging(run_id: int) -> JudgingRun:
     )
     items = list(
         JudgeItem.objects.filter(run=run, status=JudgeItem.Status.PENDING).select_related(
-            "response"
+            "response", "opponent"
         )
     )
     texts = {

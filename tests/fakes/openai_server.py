@@ -25,8 +25,10 @@ class FakeOpenAI:
         plan: list[str] | None = None,
         retry_after: float = 0.2,
         hang: float = 5.0,
+        first_wins: bool = False,
     ) -> None:
         self.latency, self.retry_after, self.hang = latency, retry_after, hang
+        self.first_wins = first_wins  # a pairwise judge with position bias
         self.plan = list(plan or [])
         self.lock = threading.Lock()
         self.requests: list[dict] = []
@@ -114,6 +116,8 @@ class FakeOpenAI:
             if fault == "timeout":
                 time.sleep(self.hang)
                 return self.reply(request, 500, {"error": {"message": "too late"}})
+            if "[The Start of Assistant A's Answer]" in user:
+                return self.reply(request, 200, self.completion(body, self.verdict(user), "stop"))
             prometheus = "[RESULT]" in user
             top = 5 if prometheus else 10
             score = self.score_for(judged, top)
@@ -127,34 +131,44 @@ class FakeOpenAI:
                 text = "I think this answer is rather good, maybe an eight out of ten."
             elif fault == "truncated":
                 text, finish = "The response covers the refer", "length"
-            prompt_tokens = sum(len(m.get("content", "")) for m in body.get("messages", [])) // 4
-            completion_tokens = len(text) // 4
-            return self.reply(
-                request,
-                200,
-                {
-                    "id": "chatcmpl-fake",
-                    "object": "chat.completion",
-                    "created": 0,
-                    "model": body.get("model", "fake"),
-                    "system_fingerprint": "fp_fake_1",
-                    "choices": [
-                        {
-                            "index": 0,
-                            "message": {"role": "assistant", "content": text},
-                            "finish_reason": finish,
-                        }
-                    ],
-                    "usage": {
-                        "prompt_tokens": prompt_tokens,
-                        "completion_tokens": completion_tokens,
-                        "total_tokens": prompt_tokens + completion_tokens,
-                    },
-                },
-            )
+            return self.reply(request, 200, self.completion(body, text, finish))
         finally:
             with self.lock:
                 self.in_flight -= 1
+
+    def verdict(self, user: str) -> str:
+        if self.first_wins:
+            return "Assistant A is better. [[A]]"
+        a = user.split("[The Start of Assistant A's Answer]", 1)[1].split("[The End", 1)[0]
+        b = user.split("[The Start of Assistant B's Answer]", 1)[1].split("[The End", 1)[0]
+        a_good, b_good = "According to the transcript" in a, "According to the transcript" in b
+        if a_good != b_good:
+            return f"One answer matches the reference. [[{'A' if a_good else 'B'}]]"
+        return "Neither is clearly better. [[C]]"
+
+    @staticmethod
+    def completion(body: dict, text: str, finish: str) -> dict:
+        prompt_tokens = sum(len(m.get("content", "")) for m in body.get("messages", [])) // 4
+        completion_tokens = len(text) // 4
+        return {
+            "id": "chatcmpl-fake",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body.get("model", "fake"),
+            "system_fingerprint": "fp_fake_1",
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": text},
+                    "finish_reason": finish,
+                }
+            ],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
+        }
 
     @staticmethod
     def reply(

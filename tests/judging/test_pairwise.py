@@ -1,0 +1,100 @@
+"""Pairwise battles against a baseline: both orders, two ways of counting,
+position-bias diagnostics in the report."""
+
+import pytest
+
+from analysis.report import build_report
+from analysis.selection import Selection
+from corpus.models import Dataset
+from judging.llm.config import ConfigError, JudgeConfig
+from judging.llm.executor import run_llm_judging
+from judging.models import Evaluator, JudgeItem, PairwiseVerdict
+from judging.pairwise import verdict_table, win_rates
+from judging.runs import JudgingError, start_run
+from tests.fakes.openai_server import FakeOpenAI
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def two_meetings(transactional_db, tmp_path):
+    from corpus.importers.synthetic import write_synthetic_elitr
+    from judging.importing import import_elitr_bench
+
+    import_elitr_bench(write_synthetic_elitr(tmp_path / "data", meetings=2), with_responses=True)
+
+
+def pairwise_judge(server, name="battle judge", **settings):
+    config = {
+        "protocol": "pairwise",
+        "baseline": "Synthetic-Hedge",
+        "base_url": server.url,
+        "model": "m",
+        "server": "vllm",
+        "max_concurrency": 4,
+        "seeds": [2023],
+        **settings,
+    }
+    return Evaluator.objects.create(name=name, kind="llm_pairwise", config=config)
+
+
+def dataset():
+    return Dataset.objects.get(version="qa", language="en", split="test2")
+
+
+def test_config_needs_a_baseline():
+    with pytest.raises(ConfigError, match="needs a baseline"):
+        JudgeConfig.from_dict({"protocol": "pairwise"})
+    with pytest.raises(ConfigError, match="counting"):
+        JudgeConfig.from_dict({"protocol": "pairwise", "baseline": "x", "counting": "elo"})
+
+
+def test_a_fair_judge(two_meetings):
+    with FakeOpenAI() as server:
+        judge = pairwise_judge(server)
+        run = start_run(judge, dataset(), "st")
+        # 2 systems x 12 questions x 2 orders against the baseline's answers
+        assert run.total == 48
+        run = run_llm_judging(run.pk)
+    assert (run.status, run.done) == ("done", 48)
+    first = JudgeItem.objects.filter(run=run, order=0).select_related("call").first()
+    assert "[The Start of Reference Answer]" in first.call.messages[1]["content"]
+    assert PairwiseVerdict.objects.count() == 48
+    rates = win_rates(verdict_table(), "consistent")["battle judge"]
+    assert rates["Synthetic-Echo"] == {
+        "against": "Synthetic-Hedge",
+        "wins": 12,
+        "ties": 0,
+        "losses": 0,
+        "n": 12,
+        "counting": "consistent",
+        "win_rate": 1.0,
+    }
+    assert rates["Synthetic-Terse"]["ties"] == 12 and rates["Synthetic-Terse"]["win_rate"] == 0.5
+    report = build_report(Selection(split="test2"))
+    diagnostics = report["diagnostics"]["pairwise"]["battle judge"]
+    assert diagnostics["flip_rate"] == 0.0
+    assert (
+        report["diagnostics"]["win_rates"]["per_order"]["battle judge"]["Synthetic-Echo"]["n"] == 24
+    )
+
+
+def test_a_judge_that_always_prefers_the_first_answer(two_meetings):
+    with FakeOpenAI(first_wins=True) as server:
+        judge = pairwise_judge(server, name="biased judge")
+        run_llm_judging(start_run(judge, dataset(), "st").pk)
+    table = verdict_table()
+    per_order = win_rates(table, "per_order")["biased judge"]["Synthetic-Echo"]
+    assert (per_order["wins"], per_order["losses"], per_order["win_rate"]) == (12, 12, 0.5)
+    consistent = win_rates(table, "consistent")["biased judge"]["Synthetic-Echo"]
+    assert (consistent["ties"], consistent["win_rate"]) == (12, 0.5)
+    report = build_report(Selection(split="test2"))
+    diagnostics = report["diagnostics"]["pairwise"]["biased judge"]
+    assert diagnostics["flip_rate"] == 1.0 and diagnostics["first_position_win_rate"] == 1.0
+
+
+def test_baseline_without_responses_is_refused(two_meetings):
+    with FakeOpenAI() as server:
+        judge = pairwise_judge(server, baseline="Nobody")
+        with pytest.raises(JudgingError, match="The baseline 'Nobody' has no st responses"):
+            start_run(judge, dataset(), "st")
