@@ -235,7 +235,7 @@ class BenchmarkImportAdmin(admin.ModelAdmin):
 class JudgingRunForm(forms.ModelForm):
     class Meta:
         model = JudgingRun
-        fields = ["evaluator", "dataset", "mode", "systems", "budget", "refresh"]
+        fields = ["evaluator", "dataset", "mode", "systems", "budget", "refresh", "use_batch"]
 
 
 @admin.register(JudgingRun)
@@ -312,6 +312,9 @@ class JudgingRunAdmin(admin.ModelAdmin):
                 obj.mode,
                 form.cleaned_data.get("systems") or [],
                 request.user,
+                budget=obj.budget,
+                refresh=obj.refresh,
+                use_batch=obj.use_batch,
             )
         except JudgingError as error:
             messages.error(request, f"Not started: {error}")

@@ -178,6 +178,13 @@ class JudgingRun(models.Model):
     completion_tokens = models.PositiveBigIntegerField(default=0)
     requests = models.PositiveIntegerField(default=0, help_text="Calls actually sent.")
     cache_hits = models.PositiveIntegerField(default=0, help_text="Answered from the ledger.")
+    use_batch = models.BooleanField(
+        default=False,
+        help_text="Send the calls through the OpenAI Batch API (half the price, "
+        "answers within 24 hours).",
+    )
+    batch_id = models.CharField(max_length=100, blank=True)
+    batch_status = models.CharField(max_length=40, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )

@@ -69,6 +69,7 @@ def start_run(
     *,
     budget=None,
     refresh: bool = False,
+    use_batch: bool = False,
 ) -> JudgingRun:
     """Create a run (not yet started: the caller queues `judging.run_judging`)."""
     if evaluator.kind == Evaluator.Kind.METRIC:
@@ -92,6 +93,8 @@ def start_run(
             f"{evaluator.name} is a {evaluator.get_kind_display().lower()}: runs take automatic "
             "metrics and LLM judges."
         )
+    if use_batch and config is None:
+        raise JudgingError("Automatic metrics make no calls: the Batch API is for LLM judges.")
     run = JudgingRun.objects.create(
         evaluator=evaluator,
         dataset=dataset,
@@ -99,6 +102,7 @@ def start_run(
         created_by=user,
         budget=budget,
         refresh=refresh,
+        use_batch=use_batch,
     )
     run.systems.set(systems)
     response_ids = list(run_responses(run).values_list("pk", flat=True))

@@ -17,9 +17,21 @@ def run_judging(run_id: int) -> str:
     from judging.models import JudgingRun
     from judging.runs import run_metric_judging
 
-    kind = JudgingRun.objects.values_list("evaluator__kind", flat=True).get(pk=run_id)
+    kind, use_batch = JudgingRun.objects.values_list("evaluator__kind", "use_batch").get(pk=run_id)
     if kind == "metric":
         return run_metric_judging(run_id).status
+    if use_batch:
+        from django.conf import settings
+
+        from judging.llm.batch import WAITING, run_llm_batch
+
+        run = run_llm_batch(run_id)
+        if run.batch_id and run.batch_status in WAITING:
+            # poll again later; the batch id on the run survives worker restarts
+            run_judging.apply_async(
+                args=[run_id], queue="llm", countdown=settings.CONCORD_BATCH_POLL_SECONDS
+            )
+        return run.status
     return run_llm_judging(run_id).status
 
 

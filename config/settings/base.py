@@ -208,6 +208,9 @@ CELERY_BEAT_SCHEDULE = {
 CONCORD_ELITR_DATA = os.environ.get("CONCORD_ELITR_DATA", "")
 CONCORD_DOWNLOAD_DIR = VAR_DIR / "downloads"
 
+# How often a judging run on the OpenAI Batch API asks whether its batch is done.
+CONCORD_BATCH_POLL_SECONDS = int(os.environ.get("CONCORD_BATCH_POLL_SECONDS", "60"))
+
 # Prolific's API, optional: without a token studies are set up on Prolific by hand.
 PROLIFIC_API_TOKEN = os.environ.get("PROLIFIC_API_TOKEN", "")
 PROLIFIC_API_URL = os.environ.get("PROLIFIC_API_URL", "https://api.prolific.com/api/v1/")

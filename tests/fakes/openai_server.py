@@ -30,6 +30,11 @@ class FakeOpenAI:
         self.latency, self.retry_after, self.hang = latency, retry_after, hang
         self.first_wins = first_wins  # a pairwise judge with position bias
         self.plan = list(plan or [])
+        # Batch API: uploaded files, batches, and how many polls before "completed"
+        self.files: dict[str, bytes] = {}
+        self.batches: dict[str, dict] = {}
+        self.polls_before_done = 2
+        self.batch_requests = 0
         self.lock = threading.Lock()
         self.requests: list[dict] = []
         self.in_flight = 0
@@ -49,9 +54,17 @@ class FakeOpenAI:
                 self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
             def do_POST(self):
+                if self.path.endswith("/files"):
+                    return fake.upload(self)
+                if self.path.endswith("/batches"):
+                    return fake.create_batch(self)
                 fake.handle(self)
 
             def do_GET(self):
+                if "/batches/" in self.path:
+                    return fake.retrieve_batch(self)
+                if self.path.endswith("/content"):
+                    return fake.file_content(self)
                 # /stats: for a server running in another process (benchmarks)
                 fake.reply(self, 200, {"count": fake.count, "max_in_flight": fake.max_in_flight})
 
@@ -135,6 +148,107 @@ class FakeOpenAI:
         finally:
             with self.lock:
                 self.in_flight -= 1
+
+    # --- Batch API ---------------------------------------------------------------------------
+
+    def upload(self, request: BaseHTTPRequestHandler) -> None:
+        import email
+
+        length = int(request.headers.get("Content-Length") or 0)
+        raw = request.rfile.read(length)
+        message = email.message_from_bytes(
+            b"Content-Type: " + request.headers["Content-Type"].encode() + b"\r\n\r\n" + raw
+        )
+        content = next(
+            part.get_payload(decode=True)
+            for part in message.get_payload()
+            if part.get_param("name", header="content-disposition") == "file"
+        )
+        file_id = f"file-{len(self.files) + 1}"
+        self.files[file_id] = content
+        self.reply(
+            request,
+            200,
+            {
+                "id": file_id,
+                "object": "file",
+                "bytes": len(content),
+                "created_at": 0,
+                "filename": "input.jsonl",
+                "purpose": "batch",
+            },
+        )
+
+    def create_batch(self, request: BaseHTTPRequestHandler) -> None:
+        length = int(request.headers.get("Content-Length") or 0)
+        body = json.loads(request.rfile.read(length))
+        batch_id = f"batch-{len(self.batches) + 1}"
+        self.batches[batch_id] = {
+            "id": batch_id,
+            "object": "batch",
+            "endpoint": body["endpoint"],
+            "input_file_id": body["input_file_id"],
+            "completion_window": "24h",
+            "status": "validating",
+            "created_at": int(time.time()) - 1,
+            "polls": 0,
+            "output_file_id": None,
+        }
+        self.reply(request, 200, self.public(self.batches[batch_id]))
+
+    @staticmethod
+    def public(batch: dict) -> dict:
+        return {k: v for k, v in batch.items() if k != "polls"}
+
+    def retrieve_batch(self, request: BaseHTTPRequestHandler) -> None:
+        batch = self.batches[request.path.rstrip("/").rsplit("/", 1)[-1]]
+        batch["polls"] += 1
+        if batch["polls"] > self.polls_before_done and batch["status"] != "completed":
+            lines = []
+            for line in self.files[batch["input_file_id"]].decode().splitlines():
+                request_line = json.loads(line)
+                body = request_line["body"]
+                user = next(m["content"] for m in reversed(body["messages"]) if m["role"] == "user")
+                judged = re.search(r"### Response to evaluate:\n(.*?)\n\n### Reference", user, re.S)
+                judged = judged.group(1) if judged else user
+                top = 5 if "[RESULT]" in user else 10
+                score = self.score_for(judged, top)
+                text = (
+                    f"Feedback: fine. [RESULT] {score}"
+                    if top == 5
+                    else f"The response covers the reference answer. \\boxed{{{score}}}"
+                )
+                if "GARBLE" in judged:
+                    text = "I think this answer is rather good."
+                self.batch_requests += 1
+                lines.append(
+                    json.dumps(
+                        {
+                            "id": f"req-{len(lines)}",
+                            "custom_id": request_line["custom_id"],
+                            "error": None,
+                            "response": {
+                                "status_code": 200,
+                                "body": self.completion(body, text, "stop"),
+                            },
+                        }
+                    )
+                )
+            output_id = f"file-{len(self.files) + 1}"
+            self.files[output_id] = "\n".join(lines).encode()
+            batch.update(status="completed", output_file_id=output_id)
+        elif batch["status"] == "validating":
+            batch["status"] = "in_progress"
+        self.reply(request, 200, self.public(batch))
+
+    def file_content(self, request: BaseHTTPRequestHandler) -> None:
+        file_id = request.path.rstrip("/").rsplit("/", 2)[-2]
+        data = self.files[file_id]
+        request.send_response(200)
+        request.send_header("Content-Type", "application/octet-stream")
+        request.send_header("Content-Length", str(len(data)))
+        request.end_headers()
+        request.wfile.write(data)
 
     def verdict(self, user: str) -> str:
         if self.first_wins:

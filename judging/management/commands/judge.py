@@ -47,6 +47,11 @@ class Command(BaseCommand):
         parser.add_argument("--mode", default="st", choices=("st", "mt"))
         parser.add_argument("--systems", help="Comma-separated system names (default: all).")
         parser.add_argument("--now", action="store_true", help="Run in this process.")
+        parser.add_argument(
+            "--batch",
+            action="store_true",
+            help="Use the OpenAI Batch API (half the price; a worker polls).",
+        )
 
     def handle(self, *args, **options):
         ensure_metric_evaluators()
@@ -83,6 +88,7 @@ class Command(BaseCommand):
                 systems,
                 budget=options["budget"],
                 refresh=options["refresh"],
+                use_batch=options["batch"],
             )
         except JudgingError as error:
             raise CommandError(str(error)) from None
@@ -91,7 +97,7 @@ class Command(BaseCommand):
         return self.finish(run, options)
 
     def finish(self, run: JudgingRun, options: dict) -> None:
-        if options["now"]:
+        if options["now"] and not run.use_batch:
             if run.evaluator.kind == "metric":
                 run = run_metric_judging(run.pk)
             else:

@@ -1,0 +1,171 @@
+"""Judging through the OpenAI Batch API: half the price, answers within 24 h.
+
+A batch run sends, in one uploaded file, every request the ledger cannot
+already answer; the batch id is stored on the run, so a restarted worker
+resumes polling instead of sending again. When the batch completes, its
+answers go into the ledger and the ordinary executor judges every item from
+there (answers that do not parse are re-asked at once, synchronously, with
+new seeds).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+from django.db import transaction
+
+from corpus.models import QuestionText
+from judging.llm.config import JudgeConfig
+from judging.llm.executor import (
+    _store,
+    judge_messages,
+    make_client,
+    request_hash,
+    run_llm_judging,
+)
+from judging.models import JudgeItem, JudgingRun, LLMCall
+from judging.prompts import pairwise_judge_messages
+
+BATCH_PRICE_FACTOR = 0.5  # OpenAI bills batch requests at half the price
+WAITING = ("validating", "in_progress", "finalizing", "cancelling")
+
+
+def pending_requests(run: JudgingRun, config: JudgeConfig) -> dict[str, tuple[list, dict]]:
+    """{request hash: (messages, params)} for the run's pending items (first asks)."""
+    items = JudgeItem.objects.filter(run=run, status=JudgeItem.Status.PENDING).select_related(
+        "response", "opponent"
+    )
+    texts = {
+        q: (t, r)
+        for q, t, r in QuestionText.objects.filter(dataset=run.dataset).values_list(
+            "question_id", "text", "reference_answer"
+        )
+    }
+    requests: dict[str, tuple[list, dict]] = {}
+    for item in items:
+        question, reference = texts[item.response.question_id]
+        if config.protocol == "pairwise":
+            first, second = item.response.text, item.opponent.text
+            if item.order == 1:
+                first, second = second, first
+            messages = pairwise_judge_messages(question, reference, first, second)
+        else:
+            messages = judge_messages(config, question, item.response.text, reference)
+        params = config.sampling(item.seed)
+        requests[request_hash(config.base_url, config.model, messages, params)] = (messages, params)
+    return requests
+
+
+def run_llm_batch(run_id: int) -> JudgingRun:
+    """One step of a batch run: submit, or poll, or collect and judge. The caller
+    queues the next step while the run's batch_status is a waiting one."""
+    run = JudgingRun.objects.select_related("evaluator").get(pk=run_id)
+    if run.status in (JudgingRun.Status.DONE, JudgingRun.Status.CANCELLED):
+        return run
+    config = JudgeConfig.from_dict(run.evaluator.config)
+    client = make_client(config)
+    requests = pending_requests(run, config)
+    if not run.batch_id:
+        answered = (
+            set()
+            if run.refresh
+            else set(
+                LLMCall.objects.filter(
+                    request_hash__in=list(requests), status=LLMCall.Status.OK
+                ).values_list("request_hash", flat=True)
+            )
+        )
+        to_send = {h: r for h, r in requests.items() if h not in answered}
+        if not to_send:
+            return run_llm_judging(run.pk)  # the ledger answers everything
+        lines = "\n".join(
+            json.dumps(
+                {
+                    "custom_id": digest,
+                    "method": "POST",
+                    "url": "/v1/chat/completions",
+                    "body": {"model": config.model, "messages": messages, **params},
+                }
+            )
+            for digest, (messages, params) in to_send.items()
+        )
+        upload = client.files.create(
+            file=(f"concord-run-{run.pk}.jsonl", lines.encode()), purpose="batch"
+        )
+        batch = client.batches.create(
+            input_file_id=upload.id,
+            endpoint="/v1/chat/completions",
+            completion_window="24h",
+            metadata={"concord_run": str(run.pk)},
+        )
+        JudgingRun.objects.filter(pk=run.pk).update(
+            batch_id=batch.id,
+            batch_status=batch.status,
+            status=JudgingRun.Status.RUNNING,
+            requests=len(to_send),
+        )
+        return JudgingRun.objects.get(pk=run.pk)
+    batch = client.batches.retrieve(run.batch_id)
+    JudgingRun.objects.filter(pk=run.pk).update(batch_status=batch.status)
+    if batch.status in WAITING:
+        return JudgingRun.objects.get(pk=run.pk)
+    if batch.status != "completed" or not batch.output_file_id:
+        JudgingRun.objects.filter(pk=run.pk).update(
+            status=JudgingRun.Status.FAILED,
+            batch_id="",
+            message=f"Batch {run.batch_id} ended {batch.status}: resume the run to send again.",
+        )
+        return JudgingRun.objects.get(pk=run.pk)
+    since = datetime.fromtimestamp(batch.created_at, tz=UTC)
+    collect(client.files.content(batch.output_file_id).text, requests, config, since)
+    JudgingRun.objects.filter(pk=run.pk).update(batch_id="", refresh=False)
+    return run_llm_judging(run.pk)
+
+
+def collect(
+    output: str, requests: dict[str, tuple[list, dict]], config: JudgeConfig, since: datetime
+) -> int:
+    """Put the batch's answers into the ledger (billed at the batch price), once:
+    an answer stored since the batch was created is not stored again."""
+    stored = 0
+    for line in output.splitlines():
+        if not line.strip():
+            continue
+        record = json.loads(line)
+        digest = record.get("custom_id", "")
+        if digest not in requests:
+            continue
+        messages, params = requests[digest]
+        if LLMCall.objects.filter(
+            request_hash=digest, status=LLMCall.Status.OK, created_at__gte=since
+        ).exists():
+            continue  # collected before (a resumed step)
+        response = record.get("response") or {}
+        body = response.get("body") or {}
+        last = LLMCall.objects.filter(request_hash=digest).order_by("-attempt").first()
+        attempt = last.attempt + 1 if last else 0
+        if response.get("status_code") != 200 or not body.get("choices"):
+            error = record.get("error") or body.get("error") or response
+            fields = {"status": LLMCall.Status.API_ERROR, "error": json.dumps(error)[:2000]}
+        else:
+            choice, usage = body["choices"][0], body.get("usage") or {}
+            prompt, completion = usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0)
+            fields = {
+                "status": LLMCall.Status.OK,
+                "raw_output": choice["message"].get("content") or "",
+                "finish_reason": choice.get("finish_reason") or "",
+                "prompt_tokens": prompt,
+                "completion_tokens": completion,
+                "cost": BATCH_PRICE_FACTOR
+                * (
+                    prompt * config.price_input_per_million
+                    + completion * config.price_output_per_million
+                )
+                / 1e6,
+                "system_fingerprint": body.get("system_fingerprint") or "",
+            }
+        with transaction.atomic():
+            _store(digest, attempt, config, messages, params, **fields)
+        stored += 1
+    return stored
