@@ -9,7 +9,7 @@ from analysis.views import report_api, report_page
 from annotator.api.views import StudyViewSet
 from corpus.api.views import DatasetViewSet, DocumentViewSet, QuestionViewSet
 from generation.api.views import GenerationRunViewSet, ResponseViewSet, SystemViewSet
-from judging.api.views import EvaluatorViewSet, JudgmentViewSet
+from judging.api.views import EvaluatorViewSet, JudgingRunViewSet, JudgmentViewSet
 
 router = DefaultRouter()
 router.register("datasets", DatasetViewSet)
@@ -20,6 +20,7 @@ router.register("runs", GenerationRunViewSet)
 router.register("responses", ResponseViewSet)
 router.register("evaluators", EvaluatorViewSet)
 router.register("judgments", JudgmentViewSet)
+router.register("judging-runs", JudgingRunViewSet)
 router.register("studies", StudyViewSet, basename="study")
 
 admin.site.site_header = "Concord"

@@ -90,7 +90,7 @@ def start_run(
             )
     else:
         raise JudgingError(
-            f"{evaluator.name} is a {evaluator.get_kind_display().lower()}: runs take automatic "
+            f"{evaluator.name} holds {evaluator.get_kind_display().lower()}: runs take automatic "
             "metrics and LLM judges."
         )
     if use_batch and config is None:

@@ -49,6 +49,7 @@ class JudgeConfig:
     seeds: tuple[int, ...] = (2023,)
     max_concurrency: int = 8
     requests_per_minute: int | None = None
+    tokens_per_minute: int | None = None
     timeout_s: float = 120.0
     max_retries: int = 5
     reask: int = 2

@@ -40,25 +40,37 @@ REASK_SEED_STEP = 1_000_003  # a re-ask's seed: far from any seed a researcher p
 
 
 class RateLimiter:
-    """At most `per_minute` request starts in any sliding minute (None: no limit)."""
+    """At most `per_minute` request starts and `tokens_per_minute` tokens (the
+    prompt, estimated at 4 characters a token, plus max_tokens) in any sliding
+    minute; None: no limit."""
 
-    def __init__(self, per_minute: int | None) -> None:
+    def __init__(self, per_minute: int | None, tokens_per_minute: int | None = None) -> None:
         self.per_minute = per_minute
-        self.starts: list[float] = []
+        self.tokens_per_minute = tokens_per_minute
+        self.starts: list[tuple[float, int]] = []
         self.lock = threading.Lock()
 
-    def acquire(self) -> None:
-        if not self.per_minute:
+    def acquire(self, tokens: int = 0) -> None:
+        if not self.per_minute and not self.tokens_per_minute:
             return
+        if self.tokens_per_minute:
+            tokens = min(tokens, self.tokens_per_minute)  # a huge request still goes, alone
         while True:
             with self.lock:
                 now = time.monotonic()
-                self.starts = [t for t in self.starts if now - t < 60]
-                if len(self.starts) < self.per_minute:
-                    self.starts.append(now)
+                self.starts = [(t, n) for t, n in self.starts if now - t < 60]
+                requests_ok = not self.per_minute or len(self.starts) < self.per_minute
+                used = sum(n for _, n in self.starts)
+                tokens_ok = not self.tokens_per_minute or used + tokens <= self.tokens_per_minute
+                if requests_ok and tokens_ok:
+                    self.starts.append((now, tokens))
                     return
-                wait = 60 - (now - self.starts[0])
+                wait = 60 - (now - self.starts[0][0])
             time.sleep(max(wait, 0.01))
+
+
+def estimated_tokens(messages: list[dict], params: dict) -> int:
+    return sum(len(m.get("content", "")) for m in messages) // 4 + int(params.get("max_tokens", 0))
 
 
 def request_hash(base_url: str, model: str, messages: list[dict], params: dict) -> str:
@@ -169,7 +181,7 @@ def _call_llm(
     error_text = ""
     started = time.perf_counter()
     for attempt in range(config.max_retries + 1):
-        limiter.acquire()
+        limiter.acquire(estimated_tokens(messages, params))
         started = time.perf_counter()
         try:
             answer = client.chat.completions.create(model=config.model, messages=messages, **params)
@@ -413,7 +425,7 @@ def run_llm_judging(run_id: int) -> JudgingRun:
             dataset=run.dataset, question_id__in={i.response.question_id for i in items}
         ).values_list("question_id", "text", "reference_answer")
     }
-    limiter = RateLimiter(config.requests_per_minute)
+    limiter = RateLimiter(config.requests_per_minute, config.tokens_per_minute)
     locks, refreshed = RequestLocks(), set()
     stop = threading.Event()
     budget = float(run.budget) if run.budget is not None else None

@@ -220,3 +220,28 @@ def test_a_researcher_scores_what_no_parser_could(two_meetings, server, client, 
         == 11
     )
     assert server.count == calls
+
+
+def test_rate_limiter_counts_requests_and_tokens(monkeypatch):
+    from judging.llm import executor
+
+    clock = {"now": 1000.0}
+    sleeps = []
+    monkeypatch.setattr(executor.time, "monotonic", lambda: clock["now"])
+
+    def fake_sleep(seconds):
+        sleeps.append(seconds)
+        clock["now"] += seconds
+
+    monkeypatch.setattr(executor.time, "sleep", fake_sleep)
+    limiter = executor.RateLimiter(per_minute=2, tokens_per_minute=1000)
+    limiter.acquire(100)
+    limiter.acquire(100)
+    limiter.acquire(100)  # third request in the minute: waits for the first to age out
+    assert sleeps == [pytest.approx(60)]
+    limiter = executor.RateLimiter(per_minute=None, tokens_per_minute=1000)
+    sleeps.clear()
+    limiter.acquire(600)
+    limiter.acquire(600)  # 1200 tokens > 1000: waits
+    assert len(sleeps) == 1
+    assert executor.estimated_tokens([{"content": "x" * 400}], {"max_tokens": 50}) == 150

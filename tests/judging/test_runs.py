@@ -37,7 +37,7 @@ def test_systems_and_bad_input(two_meetings):
         call_command("judge", "--evaluator", "metric: f1", "--split", "dev")
     with pytest.raises(CommandError, match="No mt responses"):
         call_command("judge", "--evaluator", "metric: f1", "--split", "test2", "--mode", "mt")
-    with pytest.raises(CommandError, match="runs take automatic metrics and LLM rubric judges"):
+    with pytest.raises(CommandError, match="runs take automatic metrics and LLM judges"):
         call_command("judge", "--evaluator", "gpt-4-eval", "--split", "test2")
     assert JudgingRun.objects.count() == 0  # refused runs leave nothing behind
     call_command(
@@ -127,3 +127,51 @@ def test_evaluator_configurations_are_checked_and_frozen(two_meetings, client, d
     assert "its configuration is frozen" in page.content.decode()
     gpt4.refresh_from_db()
     assert "x" not in gpt4.config
+
+
+def test_runs_and_evaluators_through_the_api(
+    two_meetings, researcher, gold_annotator, django_capture_on_commit_callbacks
+):
+    from rest_framework.test import APIClient
+
+    from corpus.models import Dataset
+
+    api = APIClient()
+    api.force_login(researcher)
+    bad = api.post(
+        "/api/evaluators/",
+        {"name": "j", "kind": "llm_rubric", "config": {"server": "openai", "top_k": 3}},
+        format="json",
+    )
+    assert bad.status_code == 400 and "does not accept top_k" in str(bad.json())
+    ensure_metric_evaluators()
+    dataset = Dataset.objects.get(version="qa", language="en", split="test2")
+    previous = celery_app.conf.task_always_eager
+    celery_app.conf.task_always_eager = True
+    try:
+        with django_capture_on_commit_callbacks(execute=True):
+            created = api.post(
+                "/api/judging-runs/",
+                {
+                    "evaluator": "metric: f1",
+                    "dataset": dataset.pk,
+                    "mode": "st",
+                    "systems": ["Synthetic-Echo"],
+                },
+                format="json",
+            )
+    finally:
+        celery_app.conf.task_always_eager = previous
+    assert created.status_code == 201, created.json()
+    run = api.get(f"/api/judging-runs/{created.json()['id']}/").json()
+    assert (run["status"], run["done"], run["total"]) == ("done", 12, 12)
+    assert api.post(f"/api/judging-runs/{run['id']}/resume/").status_code == 409
+    refused = api.post(
+        "/api/judging-runs/",
+        {"evaluator": "metric: f1", "dataset": dataset.pk, "mode": "mt"},
+        format="json",
+    )
+    assert refused.status_code == 400 and "No mt responses" in refused.json()["detail"]
+    gold = APIClient()
+    gold.force_login(gold_annotator)
+    assert gold.get("/api/judging-runs/").status_code == 403
