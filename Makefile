@@ -2,11 +2,12 @@
 #   make demo   set up everything and run the demo (web + worker + data)
 #   make test   set up everything and run the whole test suite
 PYTHON ?= python3
+TORCH_VERSION ?= 2.13.0
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint install benchmark
+.PHONY: demo test lint install install-gpu benchmark
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -15,6 +16,12 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 install: $(STAMP)
+
+# torch (CPU wheel 2.13.0 here; a CUDA build on GPU machines) and transformers,
+# for local models: generation and local judges on `gpu` workers.
+install-gpu: $(STAMP)
+	$(BIN)/python -m pip install --quiet "torch==$(TORCH_VERSION)"
+	$(BIN)/python -m pip install --quiet -e ".[dev,gpu]"
 
 demo: $(STAMP)
 	$(BIN)/python manage.py run_demo

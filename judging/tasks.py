@@ -36,7 +36,11 @@ def run_judging(run_id: int) -> str:
 
 
 def queue_for(run) -> str:
-    return "default" if run.evaluator.kind == "metric" else "llm"
+    """Metrics: default; local models: gpu (a `-Q gpu -c 1` worker keeps the model
+    loaded); API judges: llm."""
+    if run.evaluator.kind == "metric":
+        return "default"
+    return "gpu" if run.evaluator.config.get("server") == "hf" else "llm"
 
 
 def enqueue_run(run) -> None:

@@ -53,7 +53,7 @@ def pending_requests(run: JudgingRun, config: JudgeConfig) -> dict[str, tuple[li
         else:
             messages = judge_messages(config, question, item.response.text, reference)
         params = config.sampling(item.seed)
-        requests[request_hash(config.base_url, config.model, messages, params)] = (messages, params)
+        requests[request_hash(config.endpoint, config.model, messages, params)] = (messages, params)
     return requests
 
 

@@ -19,6 +19,8 @@ CAPABILITIES: dict[str, dict[str, bool]] = {
     "tgi": {"seed": True, "top_p": True, "repetition_penalty": False, "top_k": False},
     "ollama": {"seed": True, "top_p": True, "repetition_penalty": False, "top_k": False},
     "llamacpp": {"seed": True, "top_p": True, "repetition_penalty": True, "top_k": True},
+    # a local HF transformers model on a GPU worker (generation.backends.hf)
+    "hf": {"seed": True, "top_p": True, "repetition_penalty": True, "top_k": True},
 }
 PROTOCOLS = {
     "rubric": {"low": 1, "high": 10, "parser": "boxed"},
@@ -56,6 +58,11 @@ class JudgeConfig:
     template: str = ""
     baseline: str = ""
     counting: str = "consistent"
+    # server "hf": the model is loaded in the worker (a path or hub name)
+    model_path: str = ""
+    dtype: str = "auto"
+    device: str = "auto"
+    attn_implementation: str = "sdpa"
     price_input_per_million: float = 0.0
     price_output_per_million: float = 0.0
     extra: dict = field(default_factory=dict)
@@ -89,6 +96,21 @@ class JudgeConfig:
             raise ConfigError("Give at least one seed.")
         if self.max_concurrency < 1 or self.max_tokens < 1 or self.max_retries < 0:
             raise ConfigError("max_concurrency and max_tokens must be positive, max_retries >= 0.")
+        if self.server == "hf":
+            if not self.model_path:
+                raise ConfigError("A local (hf) judge needs model_path.")
+            if self.max_concurrency != 1:
+                raise ConfigError(
+                    "A local model answers one request at a time: set "
+                    "max_concurrency to 1 (start more GPU workers to go faster)."
+                )
+            from generation.backends.hf import ATTENTION, DTYPES
+
+            if self.dtype not in DTYPES or self.attn_implementation not in ATTENTION:
+                raise ConfigError(
+                    f"dtype: one of {', '.join(DTYPES)}; attn_implementation: "
+                    f"one of {', '.join(ATTENTION)}."
+                )
         if self.protocol == "pairwise":
             if not self.baseline:
                 raise ConfigError("A pairwise judge needs a baseline system to compare with.")
@@ -105,6 +127,11 @@ class JudgeConfig:
                     f"A {self.server} server does not accept {name}; remove it from the "
                     "configuration or use a server that does (see the capability table)."
                 )
+
+    @property
+    def endpoint(self) -> str:
+        """What identifies the server in the ledger."""
+        return f"hf://{self.model_path}" if self.server == "hf" else self.base_url
 
     @property
     def low(self) -> int:

@@ -153,7 +153,7 @@ def call_llm(
     """The ledger's answer to this request, calling the server only when needed.
     Returns (call, answered_from_ledger). With `refresh`, each distinct request
     is called once per run (`refreshed` remembers which)."""
-    digest = request_hash(config.base_url, config.model, messages, params)
+    digest = request_hash(config.endpoint, config.model, messages, params)
     with (locks or RequestLocks())(digest):
         if refresh and refreshed is not None and digest in refreshed:
             refresh = False  # already called again in this run
@@ -251,7 +251,7 @@ def _store(
                 return LLMCall.objects.create(
                     request_hash=digest,
                     attempt=attempt,
-                    base_url=config.base_url,
+                    base_url=config.endpoint,
                     model=config.model,
                     params=params,
                     messages=messages,
@@ -386,6 +386,12 @@ def judge_item(
 
 
 def make_client(config: JudgeConfig) -> openai.OpenAI:
+    if config.server == "hf":
+        from generation.backends.hf import HFChatClient, HFModelSpec
+
+        return HFChatClient(
+            HFModelSpec(config.model_path, config.dtype, config.device, config.attn_implementation)
+        )
     key = os.environ.get(config.api_key_env, "")
     if not key and "api.openai.com" in config.base_url:
         raise RuntimeError(f"Set {config.api_key_env} to call {config.base_url}.")

@@ -1,0 +1,165 @@
+"""A local HF transformers causal LM behind a chat interface.
+
+Models are loaded once per worker process and kept (a `-Q gpu -c 1` worker
+serves a whole run with one load). `HFChatClient` answers
+`client.chat.completions.create(model=..., messages=..., **params)` with an
+object shaped like the OpenAI client's answer, so that LLM judges (and the
+call ledger) work the same with a local model.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from types import SimpleNamespace
+
+DTYPES = ("auto", "float32", "bfloat16", "float16")
+ATTENTION = ("sdpa", "eager", "flash_attention_2")
+
+
+@dataclass(frozen=True)
+class HFModelSpec:
+    path: str
+    dtype: str = "auto"
+    device: str = "auto"
+    attn_implementation: str = "sdpa"
+
+    def check(self) -> None:
+        if self.dtype not in DTYPES:
+            raise ValueError(f"dtype {self.dtype!r}: one of {', '.join(DTYPES)}.")
+        if self.attn_implementation not in ATTENTION:
+            raise ValueError(f"attn_implementation: one of {', '.join(ATTENTION)}.")
+
+
+class LoadedModel:
+    def __init__(self, spec: HFModelSpec) -> None:
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        spec.check()
+        device = spec.device
+        if device == "auto":
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+        dtype = {
+            "auto": "auto",
+            "float32": torch.float32,
+            "bfloat16": torch.bfloat16,
+            "float16": torch.float16,
+        }[spec.dtype]
+        self.tokenizer = AutoTokenizer.from_pretrained(spec.path)
+        self.model = AutoModelForCausalLM.from_pretrained(
+            spec.path, dtype=dtype, attn_implementation=spec.attn_implementation
+        ).to(device)
+        self.model.eval()
+        self.device = device
+        self.lock = threading.Lock()  # one generation at a time on one model
+
+    def prompt_ids(self, messages: list[dict]):
+        if self.tokenizer.chat_template:
+            encoded = self.tokenizer.apply_chat_template(
+                messages, add_generation_prompt=True, return_tensors="pt", return_dict=True
+            )
+            return encoded["input_ids"]
+        text = "\n\n".join(m["content"] for m in messages)
+        return self.tokenizer(text, return_tensors="pt")["input_ids"]
+
+    def generate(
+        self,
+        messages: list[dict],
+        *,
+        max_tokens: int,
+        temperature: float = 0.0,
+        top_p: float | None = None,
+        top_k: int | None = None,
+        repetition_penalty: float | None = None,
+        seed: int | None = None,
+    ) -> tuple[str, str, int, int]:
+        """(text, finish_reason, prompt tokens, completion tokens)."""
+        import torch
+
+        input_ids = self.prompt_ids(messages).to(self.device)
+        options: dict = {
+            "max_new_tokens": max_tokens,
+            "do_sample": temperature > 0,
+            "pad_token_id": self.tokenizer.pad_token_id
+            if self.tokenizer.pad_token_id is not None
+            else self.tokenizer.eos_token_id,
+        }
+        if temperature > 0:
+            options["temperature"] = temperature
+            if top_p is not None:
+                options["top_p"] = top_p
+            if top_k is not None:
+                options["top_k"] = top_k
+        if repetition_penalty is not None:
+            options["repetition_penalty"] = repetition_penalty
+        with self.lock, torch.no_grad():
+            if seed is not None:
+                torch.manual_seed(seed)
+            output = self.model.generate(
+                input_ids, attention_mask=torch.ones_like(input_ids), **options
+            )
+        new_tokens = output[0, input_ids.shape[1] :]
+        eos = self.tokenizer.eos_token_id
+        stopped = eos is not None and len(new_tokens) and int(new_tokens[-1]) == eos
+        finish = "stop" if stopped or len(new_tokens) < max_tokens else "length"
+        text = self.tokenizer.decode(new_tokens, skip_special_tokens=True)
+        return text, finish, int(input_ids.shape[1]), int(len(new_tokens))
+
+
+_LOADED: dict[HFModelSpec, LoadedModel] = {}
+_LOADING = threading.Lock()
+
+
+def load_model(spec: HFModelSpec) -> LoadedModel:
+    """The model for `spec`, loaded on first use in this process and kept."""
+    with _LOADING:
+        if spec not in _LOADED:
+            _LOADED[spec] = LoadedModel(spec)
+        return _LOADED[spec]
+
+
+def loaded_specs() -> list[HFModelSpec]:
+    return list(_LOADED)
+
+
+class _Completions:
+    def __init__(self, spec: HFModelSpec) -> None:
+        self.spec = spec
+
+    def create(
+        self,
+        *,
+        model: str,
+        messages: list[dict],
+        max_tokens: int = 512,
+        temperature: float = 0.0,
+        top_p: float | None = None,
+        seed: int | None = None,
+        extra_body: dict | None = None,
+        **unsupported,
+    ) -> SimpleNamespace:
+        if unsupported:
+            raise TypeError(f"Not supported by the local backend: {', '.join(unsupported)}.")
+        extra = extra_body or {}
+        text, finish, prompt, completion = load_model(self.spec).generate(
+            messages,
+            max_tokens=max_tokens,
+            temperature=temperature,
+            top_p=top_p,
+            top_k=extra.get("top_k"),
+            repetition_penalty=extra.get("repetition_penalty"),
+            seed=seed,
+        )
+        return SimpleNamespace(
+            choices=[SimpleNamespace(message=SimpleNamespace(content=text), finish_reason=finish)],
+            usage=SimpleNamespace(prompt_tokens=prompt, completion_tokens=completion),
+            system_fingerprint=f"hf:{self.spec.path}",
+        )
+
+
+class HFChatClient:
+    """The slice of openai.OpenAI that judges use, answered by a local model."""
+
+    def __init__(self, spec: HFModelSpec) -> None:
+        self.chat = SimpleNamespace(completions=_Completions(spec))

@@ -1,0 +1,84 @@
+"""A judge on a local HF transformers model: loaded once per process, answers
+through the same executor and ledger as an API judge."""
+
+import importlib.util
+
+import pytest
+
+from corpus.models import Dataset
+from judging.llm.config import ConfigError, JudgeConfig
+from judging.llm.executor import run_llm_judging
+from judging.models import Evaluator, JudgeItem, LLMCall
+from judging.runs import start_run
+from judging.tasks import queue_for
+from tests.conftest import require
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory):
+    require(importlib.util.find_spec("torch") is not None
+            and importlib.util.find_spec("transformers") is not None,
+            "torch and transformers are not installed (pip install torch==2.13.0 '.[gpu]')")
+    from corpus.importers.synthetic import synthetic_transcript
+    from tests.fakes.tiny_model import build_tiny_llama
+
+    return build_tiny_llama(tmp_path_factory.mktemp("tiny-llama"), synthetic_transcript(lines=300))
+
+
+@pytest.fixture
+def two_meetings(transactional_db, tmp_path):
+    from corpus.importers.synthetic import write_synthetic_elitr
+    from judging.importing import import_elitr_bench
+
+    import_elitr_bench(write_synthetic_elitr(tmp_path / "data", meetings=2), with_responses=True)
+
+
+def local_judge(path, **settings):
+    config = {"server": "hf", "model_path": str(path), "model": "tiny-llama",
+              "protocol": "prometheus", "max_concurrency": 1, "max_tokens": 12, "seeds": [7],
+              "reask": 0, "top_p": 0.9, "temperature": 0.6, "dtype": "float32", **settings}
+    return Evaluator.objects.create(name="local prometheus", kind="llm_rubric", config=config)
+
+
+def test_local_configuration_checks():
+    with pytest.raises(ConfigError, match="needs model_path"):
+        JudgeConfig.from_dict({"server": "hf"})
+    with pytest.raises(ConfigError, match="one request at a time"):
+        JudgeConfig.from_dict({"server": "hf", "model_path": "x", "max_concurrency": 4})
+
+
+def test_a_local_model_judges_through_the_ledger(two_meetings, tiny_model):
+    from generation.backends import hf
+
+    judge = local_judge(tiny_model)
+    dataset = Dataset.objects.get(version="qa", language="en", split="test2")
+    run = start_run(judge, dataset, "st")
+    assert queue_for(run) == "gpu"
+    loads_before = len(hf.loaded_specs())
+    run = run_llm_judging(run.pk)
+    # a random model writes no [RESULT]: every answer goes to a human, none becomes a score
+    assert run.status == "done" and run.done + run.failed == 36
+    assert JudgeItem.objects.filter(run=run, status="needs_human").count() == run.failed
+    call = LLMCall.objects.first()
+    assert call.base_url == f"hf://{tiny_model}" and call.system_fingerprint.startswith("hf:")
+    assert call.completion_tokens <= 12 and call.prompt_tokens > 100
+    assert call.finish_reason in ("stop", "length")
+    assert run.requests == 18 and run.cache_hits == 18  # identical prompts asked once
+    # the model stays loaded: a second run loads nothing more
+    run_llm_judging(start_run(judge, dataset, "st", refresh=True).pk)
+    assert len(hf.loaded_specs()) == loads_before + 1
+
+
+def test_seeds_make_sampling_reproducible(tiny_model):
+    from generation.backends.hf import HFModelSpec, load_model
+
+    model = load_model(HFModelSpec(str(tiny_model), dtype="float32"))
+    messages = [{"role": "user", "content": "Who opened the meeting?"}]
+    first = model.generate(messages, max_tokens=10, temperature=0.9, top_p=0.9, seed=2023)
+    again = model.generate(messages, max_tokens=10, temperature=0.9, top_p=0.9, seed=2023)
+    greedy = model.generate(messages, max_tokens=10)
+    assert first == again
+    assert greedy == model.generate(messages, max_tokens=10)
+    assert first[2] == greedy[2] > 5  # the same prompt length
