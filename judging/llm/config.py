@@ -52,6 +52,8 @@ class JudgeConfig:
     max_concurrency: int = 8
     requests_per_minute: int | None = None
     tokens_per_minute: int | None = None
+    # requests in flight to this endpoint and model from every run and worker
+    endpoint_max_in_flight: int | None = None
     timeout_s: float = 120.0
     max_retries: int = 5
     reask: int = 2

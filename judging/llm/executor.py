@@ -18,6 +18,7 @@ import random
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from contextlib import contextmanager
 
 import openai
 from django.db import DEFAULT_DB_ALIAS, IntegrityError, connections, transaction
@@ -26,6 +27,7 @@ from django.utils import timezone
 
 from corpus.models import QuestionText
 from judging.llm.config import JudgeConfig
+from judging.llm.limits import gate_for
 from judging.models import JudgeItem, JudgingRun, Judgment, LLMCall, PairwiseVerdict
 from judging.parsers import PARSER_VERSION, parse_boxed, parse_prometheus, parse_verdict
 from judging.prompts import (
@@ -44,9 +46,12 @@ class RateLimiter:
     prompt, estimated at 4 characters a token, plus max_tokens) in any sliding
     minute; None: no limit."""
 
-    def __init__(self, per_minute: int | None, tokens_per_minute: int | None = None) -> None:
+    def __init__(
+        self, per_minute: int | None, tokens_per_minute: int | None = None, gate=None
+    ) -> None:
         self.per_minute = per_minute
         self.tokens_per_minute = tokens_per_minute
+        self.gate = gate  # judging.llm.limits.EndpointGate: shared by runs and workers
         self.starts: list[tuple[float, int]] = []
         self.lock = threading.Lock()
 
@@ -67,6 +72,16 @@ class RateLimiter:
                     return
                 wait = 60 - (now - self.starts[0][0])
             time.sleep(max(wait, 0.01))
+
+    @contextmanager
+    def request(self, tokens: int = 0):
+        """Wait for this run's rate limits, then for a slot on the endpoint."""
+        self.acquire(tokens)
+        if self.gate is None:
+            yield
+            return
+        with self.gate.slot():
+            yield
 
 
 def estimated_tokens(messages: list[dict], params: dict) -> int:
@@ -181,10 +196,13 @@ def _call_llm(
     error_text = ""
     started = time.perf_counter()
     for attempt in range(config.max_retries + 1):
-        limiter.acquire(estimated_tokens(messages, params))
         started = time.perf_counter()
         try:
-            answer = client.chat.completions.create(model=config.model, messages=messages, **params)
+            with limiter.request(estimated_tokens(messages, params)):
+                started = time.perf_counter()
+                answer = client.chat.completions.create(
+                    model=config.model, messages=messages, **params
+                )
         except openai.RateLimitError as error:
             error_text = f"429: {error}"
             wait = _retry_after(error)
@@ -431,7 +449,11 @@ def run_llm_judging(run_id: int) -> JudgingRun:
             dataset=run.dataset, question_id__in={i.response.question_id for i in items}
         ).values_list("question_id", "text", "reference_answer")
     }
-    limiter = RateLimiter(config.requests_per_minute, config.tokens_per_minute)
+    limiter = RateLimiter(
+        config.requests_per_minute,
+        config.tokens_per_minute,
+        gate_for(f"{config.endpoint} {config.model}", config.endpoint_max_in_flight),
+    )
     locks, refreshed = RequestLocks(), set()
     stop = threading.Event()
     budget = float(run.budget) if run.budget is not None else None

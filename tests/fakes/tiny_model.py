@@ -12,8 +12,9 @@ CHAT_TEMPLATE = (
 )
 
 
-def build_tiny_llama(folder: Path, training_text: str, vocab_size: int = 600, seed: int = 0
-                     ) -> Path:
+def build_tiny_llama(
+    folder: Path, training_text: str, vocab_size: int = 600, seed: int = 0
+) -> Path:
     import torch
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
@@ -23,17 +24,33 @@ def build_tiny_llama(folder: Path, training_text: str, vocab_size: int = 600, se
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tokenizer.decoder = decoders.ByteLevel()
     special = ["<unk>", "<s>", "</s>", "<pad>", "<|system|>", "<|user|>", "<|assistant|>"]
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=special,
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=special,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+    )
     tokenizer.train_from_iterator(training_text.splitlines(), trainer=trainer)
-    fast = PreTrainedTokenizerFast(tokenizer_object=tokenizer, unk_token="<unk>",
-                                   bos_token="<s>", eos_token="</s>", pad_token="<pad>")
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tokenizer,
+        unk_token="<unk>",
+        bos_token="<s>",
+        eos_token="</s>",
+        pad_token="<pad>",
+    )
     fast.chat_template = CHAT_TEMPLATE
     fast.save_pretrained(folder)
     torch.manual_seed(seed)
-    config = LlamaConfig(vocab_size=len(fast), hidden_size=64, intermediate_size=128,
-                         num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=4,
-                         max_position_embeddings=8192, bos_token_id=fast.bos_token_id,
-                         eos_token_id=fast.eos_token_id, pad_token_id=fast.pad_token_id)
+    config = LlamaConfig(
+        vocab_size=len(fast),
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=4,
+        max_position_embeddings=8192,
+        bos_token_id=fast.bos_token_id,
+        eos_token_id=fast.eos_token_id,
+        pad_token_id=fast.pad_token_id,
+    )
     LlamaForCausalLM(config).save_pretrained(folder)
     return folder

@@ -18,9 +18,11 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory):
-    require(importlib.util.find_spec("torch") is not None
-            and importlib.util.find_spec("transformers") is not None,
-            "torch and transformers are not installed (pip install torch==2.13.0 '.[gpu]')")
+    require(
+        importlib.util.find_spec("torch") is not None
+        and importlib.util.find_spec("transformers") is not None,
+        "torch and transformers are not installed (pip install torch==2.13.0 '.[gpu]')",
+    )
     from corpus.importers.synthetic import synthetic_transcript
     from tests.fakes.tiny_model import build_tiny_llama
 
@@ -36,9 +38,20 @@ def two_meetings(transactional_db, tmp_path):
 
 
 def local_judge(path, **settings):
-    config = {"server": "hf", "model_path": str(path), "model": "tiny-llama",
-              "protocol": "prometheus", "max_concurrency": 1, "max_tokens": 12, "seeds": [7],
-              "reask": 0, "top_p": 0.9, "temperature": 0.6, "dtype": "float32", **settings}
+    config = {
+        "server": "hf",
+        "model_path": str(path),
+        "model": "tiny-llama",
+        "protocol": "prometheus",
+        "max_concurrency": 1,
+        "max_tokens": 12,
+        "seeds": [7],
+        "reask": 0,
+        "top_p": 0.9,
+        "temperature": 0.6,
+        "dtype": "float32",
+        **settings,
+    }
     return Evaluator.objects.create(name="local prometheus", kind="llm_rubric", config=config)
 
 

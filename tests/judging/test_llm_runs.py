@@ -245,3 +245,49 @@ def test_rate_limiter_counts_requests_and_tokens(monkeypatch):
     limiter.acquire(600)  # 1200 tokens > 1000: waits
     assert len(sleeps) == 1
     assert executor.estimated_tokens([{"content": "x" * 400}], {"max_tokens": 50}) == 150
+
+
+@pytest.mark.parametrize("broker", ["redis", "local"])
+def test_endpoint_limit_is_shared_by_simultaneous_runs(two_meetings, settings, broker):
+    """Two runs at once, each allowed 4 requests in flight, share one endpoint
+    limited to 3: the server never sees more than 3."""
+    import threading
+
+    from django.db import connections
+
+    from tests.conftest import port_open, require
+    from tests.test_celery_worker import redis_url
+
+    if broker == "redis":
+        url = redis_url()
+        require(port_open("127.0.0.1", 6379), f"Redis is not reachable at {url}")
+        settings.CELERY_BROKER_URL = url
+    else:
+        settings.CELERY_BROKER_URL = "filesystem://"
+    with FakeOpenAI(latency=0.1) as server:
+        judges = [
+            make_judge(
+                server,
+                name=f"judge {n}",
+                max_concurrency=4,
+                endpoint_max_in_flight=3,
+                seeds=[2023 + n],
+            )
+            for n in (1, 2)
+        ]
+        runs = [start_run(judge, dataset(), "st") for judge in judges]
+
+        def work(run_id):
+            try:
+                run_llm_judging(run_id)
+            finally:
+                connections.close_all()
+
+        threads = [threading.Thread(target=work, args=(run.pk,)) for run in runs]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert server.count == 2 * DISTINCT
+    assert server.max_in_flight == 3
+    assert all(JudgingRun.objects.get(pk=r.pk).status == "done" for r in runs)
