@@ -128,8 +128,13 @@ def test_run_demo_serves_and_stops(tmp_path, stop_signal):
         assert b"openapi" in schema
         login = wait_for(f"http://127.0.0.1:{port}/admin/login/", 10)
         assert b"Concord" in login
-        log.seek(0)
-        printed = log.read()
+        # the banner follows the server's first answer: wait for it
+        deadline = time.monotonic() + 30
+        printed = ""
+        while "Press Ctrl-C" not in printed and time.monotonic() < deadline:
+            time.sleep(0.2)
+            log.seek(0)
+            printed = log.read()
         assert "Concord demo is running." in printed
         assert "user admin, password demo-pass-123" in printed
         assert f"http://127.0.0.1:{port}/api/docs/" in printed
