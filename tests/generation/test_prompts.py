@@ -1,0 +1,56 @@
+"""Inference prompts equal the ELITR-Bench authors' strings byte for byte."""
+
+import json
+
+import pytest
+
+from generation.prompts import TEMPLATES, hf_prompt, inference_prompt, openai_messages
+from tests.conftest import REPO, require
+
+VECTORS_FILE = REPO.parent / "shared" / "protocols" / "elitr-bench-prompt-vectors.json"
+
+
+@pytest.fixture(scope="module")
+def vectors():
+    require(VECTORS_FILE.exists(), f"the protocol vectors are not at {VECTORS_FILE}")
+    return json.loads(VECTORS_FILE.read_text())
+
+
+@pytest.mark.parametrize(("key", "language"), [("english", "en"), ("czech", "cs")])
+def test_inference_prompt(vectors, key, language):
+    transcript = vectors["inputs"]["transcript"]
+    assert inference_prompt(transcript, language) == vectors["vectors"][f"inference_prompt.{key}"]
+
+
+@pytest.mark.parametrize("mode", ["st", "mt"])
+def test_openai_messages(vectors, mode):
+    inputs = vectors["inputs"]
+    questions, answers = inputs["questions"], inputs["model_answers_for_multi_turn"]
+    built = [
+        openai_messages(inputs["transcript"], questions, answers, i, mode)
+        for i in range(len(questions))
+    ]
+    assert built == vectors["vectors"][f"openai_inference_messages.{mode}"]
+
+
+@pytest.mark.parametrize("template", TEMPLATES)
+@pytest.mark.parametrize("qa_markers", [False, True])
+@pytest.mark.parametrize("mode", ["st", "mt"])
+def test_hf_prompts(vectors, template, qa_markers, mode):
+    inputs = vectors["inputs"]
+    questions, answers = inputs["questions"], inputs["model_answers_for_multi_turn"]
+    key = f"hf_prompt.{template}.qmarker={str(qa_markers).lower()}.{mode}"
+    built = [
+        hf_prompt(template, inputs["transcript"], questions, answers, i, mode, qa_markers)
+        for i in range(len(questions))
+    ]
+    assert built == vectors["vectors"][key]
+
+
+def test_bad_options():
+    with pytest.raises(ValueError, match="chat template 'chatml'"):
+        hf_prompt("chatml", "t", ["q"], [], 0, "st")
+    with pytest.raises(ValueError, match="mode 'xx'"):
+        openai_messages("t", ["q"], [], 0, "xx")
+    with pytest.raises(ValueError, match="language 'de'"):
+        inference_prompt("t", "de")
