@@ -21,8 +21,9 @@ class Trimmed:
     notice: str
 
 
-def trim_transcript(transcript: str, prompt_tokens: Callable[[str], int], budget: int,
-                    notice: str = TRIM_NOTICE) -> Trimmed:
+def trim_transcript(
+    transcript: str, prompt_tokens: Callable[[str], int], budget: int, notice: str = TRIM_NOTICE
+) -> Trimmed:
     """The longest start of `transcript` (whole lines) whose prompt, built by the
     caller around it (`prompt_tokens(text)` counts the whole prompt's tokens),
     fits in `budget` tokens; the notice is appended when anything is cut."""
@@ -32,8 +33,10 @@ def trim_transcript(transcript: str, prompt_tokens: Callable[[str], int], budget
     lines = transcript.split("\n")
     low, high = 0, len(lines)  # invariant: keeping `low` lines fits
     if prompt_tokens(notice) > budget:
-        raise ValueError(f"Even without the transcript the prompt needs more than {budget} "
-                         "tokens: raise the context or shorten the instruction.")
+        raise ValueError(
+            f"Even without the transcript the prompt needs more than {budget} "
+            "tokens: raise the context or shorten the instruction."
+        )
     while low < high:
         middle = (low + high + 1) // 2
         candidate = "\n".join(lines[:middle]) + "\n" + notice

@@ -107,6 +107,102 @@ class LoadedModel:
         return text, finish, int(input_ids.shape[1]), int(len(new_tokens))
 
 
+@dataclass
+class PrefixRun:
+    """What a shared-prefix generation did: the new tokens per suffix and the
+    number of prompt tokens the model actually computed (its prefill)."""
+
+    outputs: list[list[int]]
+    finish_reasons: list[str]
+    prefill_tokens: int
+
+
+def generate_ids(
+    loaded: LoadedModel,
+    input_ids,
+    *,
+    max_tokens: int,
+    past_key_values=None,
+    seed: int | None = None,
+    temperature: float = 0.0,
+    top_p: float | None = None,
+) -> tuple[list[int], str]:
+    """New token ids for `input_ids` (1 x n), optionally continuing a KV cache
+    that holds a prefix of them."""
+    import torch
+
+    options: dict = {
+        "max_new_tokens": max_tokens,
+        "do_sample": temperature > 0,
+        "pad_token_id": loaded.tokenizer.pad_token_id
+        if loaded.tokenizer.pad_token_id is not None
+        else loaded.tokenizer.eos_token_id,
+    }
+    if temperature > 0:
+        options["temperature"] = temperature
+        if top_p is not None:
+            options["top_p"] = top_p
+    with torch.no_grad():
+        if seed is not None:
+            torch.manual_seed(seed)
+        output = loaded.model.generate(
+            input_ids,
+            attention_mask=torch.ones_like(input_ids),
+            past_key_values=past_key_values,
+            **options,
+        )
+    new = [int(t) for t in output[0, input_ids.shape[1] :]]
+    eos = loaded.tokenizer.eos_token_id
+    finish = "stop" if (new and new[-1] == eos) or len(new) < max_tokens else "length"
+    return new, finish
+
+
+def shared_prefix_generate(
+    loaded: LoadedModel,
+    prefix_ids: list[int],
+    suffixes: list[list[int]],
+    *,
+    max_tokens: int,
+    seed: int | None = None,
+    temperature: float = 0.0,
+    top_p: float | None = None,
+    use_cache: bool = True,
+) -> PrefixRun:
+    """Answer several prompts that share `prefix_ids` (the transcript part of
+    single-turn prompts). With `use_cache` the prefix is computed once and each
+    prompt continues a copy of its KV cache (the copy keeps the original
+    intact); without, every prompt is encoded in full, as the paper's scripts
+    do. Greedy outputs are identical either way."""
+    import copy
+
+    import torch
+
+    device = loaded.device
+    prefix = torch.tensor([prefix_ids], device=device)
+    outputs, finishes, prefill = [], [], 0
+    with loaded.lock:
+        cache = None
+        if use_cache:
+            with torch.no_grad():
+                cache = loaded.model(prefix, use_cache=True).past_key_values
+            prefill += len(prefix_ids)
+        for suffix in suffixes:
+            full = torch.tensor([prefix_ids + suffix], device=device)
+            new, finish = generate_ids(
+                loaded,
+                full,
+                max_tokens=max_tokens,
+                seed=seed,
+                temperature=temperature,
+                top_p=top_p,
+                past_key_values=copy.deepcopy(cache) if use_cache else None,
+            )
+            prefill += len(suffix) if use_cache else len(prefix_ids) + len(suffix)
+            outputs.append(new)
+            finishes.append(finish)
+    return PrefixRun(outputs, finishes, prefill)
+
+
 _LOADED: dict[HFModelSpec, LoadedModel] = {}
 _LOADING = threading.Lock()
 

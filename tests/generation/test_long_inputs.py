@@ -25,7 +25,7 @@ def test_long_transcripts_keep_their_start_and_say_so():
     assert prompt_tokens(trimmed.transcript) <= budget
     # one more line would not fit
     kept_lines = trimmed.transcript.count("\n")
-    longer = "\n".join(transcript.split("\n")[:kept_lines + 1]) + "\n" + TRIM_NOTICE
+    longer = "\n".join(transcript.split("\n")[: kept_lines + 1]) + "\n" + TRIM_NOTICE
     assert prompt_tokens(longer) > budget
     assert trimmed.removed_tokens == prompt_tokens(transcript) - prompt_tokens(trimmed.transcript)
     assert trimmed.notice == TRIM_NOTICE
