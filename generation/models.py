@@ -64,6 +64,12 @@ class GenerationRun(models.Model):
     source = models.CharField(
         max_length=500, blank=True, help_text="File the run was imported from."
     )
+    total = models.PositiveIntegerField(default=0)
+    done = models.PositiveIntegerField(default=0)
+    generated_tokens = models.PositiveBigIntegerField(default=0)
+    message = models.TextField(blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -96,6 +102,13 @@ class Response(models.Model):
     run = models.ForeignKey(GenerationRun, on_delete=models.CASCADE, related_name="responses")
     question = models.ForeignKey(Question, on_delete=models.PROTECT, related_name="responses")
     text = models.TextField()
+    input_tokens = models.PositiveIntegerField(null=True, blank=True)
+    output_tokens = models.PositiveIntegerField(null=True, blank=True)
+    removed_tokens = models.PositiveIntegerField(default=0, help_text="Trimmed from the input.")
+    trim_notice = models.CharField(max_length=200, blank=True)
+    length_instruction = models.CharField(max_length=100, blank=True)
+    finish_reason = models.CharField(max_length=20, blank=True)
+    seconds = models.FloatField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -23,6 +23,7 @@ class HFModelSpec:
     dtype: str = "auto"
     device: str = "auto"
     attn_implementation: str = "sdpa"
+    rope_factor: float | None = None  # linear RoPE scaling, as the paper extends Vicuna to 32K
 
     def check(self) -> None:
         if self.dtype not in DTYPES:
@@ -47,9 +48,26 @@ class LoadedModel:
             "float16": torch.float16,
         }[spec.dtype]
         self.tokenizer = AutoTokenizer.from_pretrained(spec.path)
+        extra = {}
+        if spec.rope_factor:
+            from transformers import AutoConfig
+
+            config = AutoConfig.from_pretrained(spec.path)
+            if hasattr(config, "rope_parameters"):  # transformers >= 5
+                config.rope_parameters = {
+                    **(config.rope_parameters or {}),
+                    "rope_type": "linear",
+                    "factor": spec.rope_factor,
+                }
+            else:
+                config.rope_scaling = {"type": "linear", "factor": spec.rope_factor}
+            extra["config"] = config
         self.model = AutoModelForCausalLM.from_pretrained(
-            spec.path, dtype=dtype, attn_implementation=spec.attn_implementation
+            spec.path, dtype=dtype, attn_implementation=spec.attn_implementation, **extra
         ).to(device)
+        self.context_length = int(
+            getattr(self.model.config, "max_position_embeddings", 0) * (spec.rope_factor or 1)
+        )
         self.model.eval()
         self.device = device
         self.lock = threading.Lock()  # one generation at a time on one model

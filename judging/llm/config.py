@@ -9,19 +9,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-# What each kind of server accepts besides temperature and max_tokens.
-# (OpenAI: no top_k / repetition_penalty; vLLM and llama.cpp take them as extra
-# body fields; TGI's OpenAI route takes seed and top_p; Ollama's OpenAI route
-# takes seed and top_p.)
-CAPABILITIES: dict[str, dict[str, bool]] = {
-    "openai": {"seed": True, "top_p": True, "repetition_penalty": False, "top_k": False},
-    "vllm": {"seed": True, "top_p": True, "repetition_penalty": True, "top_k": True},
-    "tgi": {"seed": True, "top_p": True, "repetition_penalty": False, "top_k": False},
-    "ollama": {"seed": True, "top_p": True, "repetition_penalty": False, "top_k": False},
-    "llamacpp": {"seed": True, "top_p": True, "repetition_penalty": True, "top_k": True},
-    # a local HF transformers model on a GPU worker (generation.backends.hf)
-    "hf": {"seed": True, "top_p": True, "repetition_penalty": True, "top_k": True},
-}
+from generation.backends.capabilities import CAPABILITIES
+
 PROTOCOLS = {
     "rubric": {"low": 1, "high": 10, "parser": "boxed"},
     "prometheus": {"low": 1, "high": 5, "parser": "prometheus"},

@@ -1,0 +1,141 @@
+"""Generation runs with a tiny local Llama and with the fake OpenAI-compatible
+server: single-turn and multi-turn, stored as they are made, resumable."""
+
+import importlib.util
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from corpus.models import Dataset
+from generation.config import GenerationConfig, GenerationConfigError
+from generation.models import GenerationRun, Response, System
+from generation.runner import GenerationError, run_generation, start_generation
+from tests.conftest import require
+from tests.fakes.openai_server import FakeOpenAI
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory):
+    require(
+        importlib.util.find_spec("torch") is not None
+        and importlib.util.find_spec("transformers") is not None,
+        "torch and transformers are not installed (make install-gpu)",
+    )
+    from corpus.importers.synthetic import synthetic_transcript
+    from tests.fakes.tiny_model import build_tiny_llama
+
+    return build_tiny_llama(tmp_path_factory.mktemp("tiny-gen"), synthetic_transcript(lines=300))
+
+
+def dataset(version="qa"):
+    return Dataset.objects.get(version=version, language="en", split="test2")
+
+
+def local_system(path, name="tiny", **settings):
+    config = {
+        "backend": "hf",
+        "model_path": str(path),
+        "dtype": "float32",
+        "chat_template": "llama-2",
+        "max_new_tokens": 6,
+        **settings,
+    }
+    return System.objects.create(name=name, model_name="tiny-llama", backend="hf", config=config)
+
+
+def test_configuration_checks():
+    with pytest.raises(GenerationConfigError, match="needs model_path"):
+        GenerationConfig.from_dict({"backend": "hf"})
+    with pytest.raises(GenerationConfigError, match="does not accept repetition_penalty"):
+        GenerationConfig.from_dict(
+            {"backend": "openai", "base_url": "x", "model": "m", "repetition_penalty": 1.1}
+        )
+    with pytest.raises(GenerationConfigError, match="chat_template"):
+        GenerationConfig.from_dict({"backend": "hf", "model_path": "x", "chat_template": "x"})
+
+
+def test_single_turn_local_run_with_prefix_cache(two_meetings, tiny_model):
+    system = local_system(tiny_model)
+    run = start_generation(system, dataset(), "st", seed=2023)
+    assert run.total == 12
+    run = run_generation(run.pk)
+    assert (run.status, run.done) == ("done", 12)
+    response = Response.objects.filter(run=run).first()
+    assert response.input_tokens > 100 and 0 < response.output_tokens <= 6
+    assert response.finish_reason in ("stop", "length") and response.seconds > 0
+    # the cached prefix gives what a plain greedy generation of the full prompt gives
+    cached = dict(Response.objects.filter(run=run).values_list("question_id", "text"))
+    plain_system = local_system(tiny_model, name="tiny-no-cache", prefix_cache=False)
+    plain = run_generation(start_generation(plain_system, dataset(), "st", seed=2023).pk)
+    assert dict(Response.objects.filter(run=plain).values_list("question_id", "text")) == cached
+
+
+def test_multi_turn_resumes_from_stored_turns(two_meetings, tiny_model):
+    system = local_system(tiny_model, name="tiny-mt", chat_template="raw")
+    run = start_generation(system, dataset("conv"), "mt")
+    run_generation(run.pk)
+    first = {r.question_id: r.text for r in Response.objects.filter(run=run)}
+    # a crash after the third answer of the first meeting: the rest is asked again,
+    # the conversation rebuilt from the stored turns
+    kept = Response.objects.filter(run=run).order_by(
+        "question__document__external_id", "question__order"
+    )[:3]
+    Response.objects.filter(run=run).exclude(pk__in=[r.pk for r in kept]).delete()
+    GenerationRun.objects.filter(pk=run.pk).update(status="running", done=3)
+    run = run_generation(run.pk)
+    assert run.status == "done" and run.done == 12
+    assert {r.question_id: r.text for r in Response.objects.filter(run=run)} == first
+
+
+def test_conv_needs_multi_turn_and_done_runs_are_not_redone(two_meetings, tiny_model):
+    system = local_system(tiny_model, name="tiny-2")
+    with pytest.raises(GenerationError, match="use multi-turn mode"):
+        start_generation(system, dataset("conv"), "st")
+    run_generation(start_generation(system, dataset(), "st").pk)
+    with pytest.raises(GenerationError, match="is done"):
+        start_generation(system, dataset(), "st")
+
+
+def test_trimming_when_the_context_is_short(two_meetings, tiny_model):
+    system = local_system(tiny_model, name="tiny-short", context_length=400)
+    run = run_generation(start_generation(system, dataset(), "st").pk)
+    response = Response.objects.filter(run=run).first()
+    assert response.removed_tokens > 0 and "omitted" in response.trim_notice
+    assert response.input_tokens <= 400 - 6
+
+
+def test_api_system_single_and_multi_turn(two_meetings):
+    with FakeOpenAI() as server:
+        system = System.objects.create(
+            name="api model",
+            model_name="m",
+            backend="openai",
+            config={
+                "backend": "openai",
+                "base_url": server.url,
+                "model": "m",
+                "server": "vllm",
+                "max_new_tokens": 64,
+                "length_instruction": True,
+            },
+        )
+        run = run_generation(start_generation(system, dataset("conv"), "mt", seed=2024).pk)
+        assert (run.status, run.done) == ("done", 12)
+        assert server.count == 12
+        last = server.requests[5]["messages"]
+        # the 6th question of the first meeting sees the five earlier turns
+        assert [m["role"] for m in last] == ["system"] + ["user", "assistant"] * 5 + ["user"]
+        assert last[-1]["content"].endswith("words.")  # L-Eval length instruction
+        assert server.requests[0]["seed"] == 2024 and server.requests[0]["max_tokens"] == 64
+        response = Response.objects.filter(run=run).first()
+        assert response.length_instruction.startswith("Answer in about")
+
+
+def test_generate_command(two_meetings, tiny_model, capsys):
+    local_system(tiny_model, name="tiny-cmd")
+    call_command("generate", "--system", "tiny-cmd", "--split", "test2", "--now")
+    assert "12/12 answered (done)" in capsys.readouterr().out
+    with pytest.raises(CommandError, match="No system"):
+        call_command("generate", "--system", "nope", "--split", "test2")
