@@ -25,6 +25,7 @@ from generation.config import GenerationConfig, GenerationConfigError
 from generation.long_inputs import length_instruction, trim_transcript
 from generation.models import GenerationRun, Response, System
 from generation.prompts import hf_prompt, openai_messages
+from generation.text import storable
 
 
 class GenerationError(Exception):
@@ -143,7 +144,7 @@ def _questions_for_prompt(config: GenerationConfig, meeting: MeetingWork) -> lis
 def _save(run: GenerationRun, question: Question, text: str, **fields) -> None:
     try:
         with transaction.atomic():
-            Response.objects.create(run=run, question=question, text=text, **fields)
+            Response.objects.create(run=run, question=question, text=storable(text), **fields)
             GenerationRun.objects.filter(pk=run.pk).update(
                 done=F("done") + 1,
                 generated_tokens=F("generated_tokens") + (fields.get("output_tokens") or 0),

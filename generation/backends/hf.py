@@ -13,6 +13,8 @@ import threading
 from dataclasses import dataclass
 from types import SimpleNamespace
 
+from generation.text import storable
+
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 ATTENTION = ("sdpa", "eager", "flash_attention_2")
 
@@ -121,7 +123,7 @@ class LoadedModel:
         eos = self.tokenizer.eos_token_id
         stopped = eos is not None and len(new_tokens) and int(new_tokens[-1]) == eos
         finish = "stop" if stopped or len(new_tokens) < max_tokens else "length"
-        text = self.tokenizer.decode(new_tokens, skip_special_tokens=True)
+        text = storable(self.tokenizer.decode(new_tokens, skip_special_tokens=True))
         return text, finish, int(input_ids.shape[1]), int(len(new_tokens))
 
 

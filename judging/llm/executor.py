@@ -26,6 +26,7 @@ from django.db.models import F, Max
 from django.utils import timezone
 
 from corpus.models import QuestionText
+from generation.text import storable
 from judging.llm.config import JudgeConfig
 from judging.llm.limits import gate_for
 from judging.models import JudgeItem, JudgingRun, Judgment, LLMCall, PairwiseVerdict
@@ -266,6 +267,8 @@ def _store(
     for _ in range(5):
         try:
             with transaction.atomic():
+                if "raw_output" in fields:
+                    fields["raw_output"] = storable(fields["raw_output"])
                 return LLMCall.objects.create(
                     request_hash=digest,
                     attempt=attempt,

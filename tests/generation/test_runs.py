@@ -139,3 +139,27 @@ def test_generate_command(two_meetings, tiny_model, capsys):
     assert "12/12 answered (done)" in capsys.readouterr().out
     with pytest.raises(CommandError, match="No system"):
         call_command("generate", "--system", "nope", "--split", "test2")
+
+
+def test_nul_characters_are_stored_safely(two_meetings):
+    from generation.text import storable
+
+    assert storable("a\x00b") == "a\ufffdb" and storable("") == ""
+    with FakeOpenAI() as server:
+        system = System.objects.create(name="nul model", model_name="m", backend="openai",
+                                       config={"backend": "openai", "base_url": server.url,
+                                               "model": "m", "server": "vllm"})
+        from generation import runner
+
+        original = runner._save
+
+        def save_with_nul(run, question, text, **fields):
+            original(run, question, text + "\x00", **fields)
+
+        runner._save = save_with_nul
+        try:
+            run = run_generation(start_generation(system, dataset(), "st").pk)
+        finally:
+            runner._save = original
+    assert run.status == "done"
+    assert Response.objects.filter(run=run, text__contains="\ufffd").count() == 12
