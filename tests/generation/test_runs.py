@@ -141,25 +141,24 @@ def test_generate_command(two_meetings, tiny_model, capsys):
         call_command("generate", "--system", "nope", "--split", "test2")
 
 
-def test_nul_characters_are_stored_safely(two_meetings):
+def test_nul_characters_are_stored_safely(two_meetings, monkeypatch):
+    from generation import runner
     from generation.text import storable
 
     assert storable("a\x00b") == "a\ufffdb" and storable("") == ""
+    original = runner._save
+    monkeypatch.setattr(
+        runner,
+        "_save",
+        lambda run, question, text, **fields: original(run, question, text + "\x00", **fields),
+    )
     with FakeOpenAI() as server:
-        system = System.objects.create(name="nul model", model_name="m", backend="openai",
-                                       config={"backend": "openai", "base_url": server.url,
-                                               "model": "m", "server": "vllm"})
-        from generation import runner
-
-        original = runner._save
-
-        def save_with_nul(run, question, text, **fields):
-            original(run, question, text + "\x00", **fields)
-
-        runner._save = save_with_nul
-        try:
-            run = run_generation(start_generation(system, dataset(), "st").pk)
-        finally:
-            runner._save = original
+        system = System.objects.create(
+            name="nul model",
+            model_name="m",
+            backend="openai",
+            config={"backend": "openai", "base_url": server.url, "model": "m", "server": "vllm"},
+        )
+        run = run_generation(start_generation(system, dataset(), "st").pk)
     assert run.status == "done"
     assert Response.objects.filter(run=run, text__contains="\ufffd").count() == 12
