@@ -359,13 +359,15 @@ def _read_response_file(
                 text = response.get("generated-response") if isinstance(response, dict) else None
                 if not isinstance(text, str):
                     raise ImportFailure(f"{item.origin}: {here}: 'generated-response' is missing.")
+                # "<evaluator>_score" fields: the paper's four, or any other judge's
+                # (a file Concord exported, or one the authors' scripts scored)
                 scores = {
-                    SCORE_FIELDS[key]: _parse_score(response[key], f"{here}, {key}", item)
-                    for key in SCORE_FIELDS
-                    if key in response
+                    SCORE_FIELDS.get(key, key[: -len("_score")]): _parse_score(
+                        response[key], f"{here}, {key}", item
+                    )
+                    for key in response
+                    if key.endswith("_score")
                 }
-                if not scores:
-                    raise ImportFailure(f"{item.origin}: {here}: no score field.")
                 key = (system, version, split, mode, meeting_id, question_id)
                 parsed = PaperResponse(
                     system, version, split, mode, meeting_id, question_id, text, scores, item.origin

@@ -79,7 +79,7 @@ def walk(
     if not root.exists():
         raise ImportFailure(f"{root}: no such file or folder.")
     if root.is_dir():
-        for folder, dirnames, filenames in os.walk(root):
+        for folder, dirnames, filenames in os.walk(root, followlinks=True):
             dirnames.sort()
             for filename in sorted(filenames):
                 full = Path(folder) / filename

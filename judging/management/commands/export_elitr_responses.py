@@ -1,0 +1,39 @@
+"""python manage.py export_elitr_responses --runs 12,13 [--evaluators gpt-4-eval,...]
+--output FOLDER"""
+
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from generation.models import GenerationRun
+from judging.exports import dumps, export_runs, file_name
+
+
+class Command(BaseCommand):
+    help = (
+        "Write generation runs (one dataset and mode) with their scores in the ELITR-Bench "
+        "JSON layout of generated-responses/*.json."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--runs", required=True, help="Comma-separated run ids.")
+        parser.add_argument("--evaluators", default="", help="Scores to include, by name.")
+        parser.add_argument("--output", required=True, help="Folder to write the file in.")
+
+    def handle(self, *args, **options):
+        ids = [int(i) for i in options["runs"].split(",") if i.strip().isdigit()]
+        runs = list(GenerationRun.objects.filter(pk__in=ids).select_related("dataset", "system"))
+        missing = sorted(set(ids) - {r.pk for r in runs})
+        if missing or not ids:
+            raise CommandError(f"No such run(s): {missing or options['runs']}.")
+        evaluators = [e.strip() for e in options["evaluators"].split(",") if e.strip()]
+        folder = Path(options["output"])
+        if not folder.is_dir():
+            raise CommandError(f"{folder}: no such folder.")
+        try:
+            data = export_runs(runs, evaluators)
+        except ValueError as error:
+            raise CommandError(str(error)) from None
+        path = folder / file_name(runs[0], evaluators)
+        path.write_text(dumps(data), encoding="utf-8")
+        self.stdout.write(f"Wrote {path}")
