@@ -1,17 +1,57 @@
-from django.contrib import admin
+from django import forms
+from django.contrib import admin, messages
+from django.db import transaction
+from django.http import HttpResponseRedirect
+from django.urls import reverse
 
+from generation.config import GenerationConfig, GenerationConfigError
 from generation.models import GenerationRun, System
+from generation.runner import GenerationError, queue_for, start_generation
+from generation.tasks import run_generation_task
+
+
+class SystemForm(forms.ModelForm):
+    """A generated-by-Concord system's configuration is checked when saved."""
+
+    class Meta:
+        model = System
+        fields = ["name", "model_name", "backend", "config", "description"]
+
+    def clean(self):
+        cleaned = super().clean()
+        if cleaned.get("backend") in (System.Backend.HF, System.Backend.OPENAI):
+            try:
+                GenerationConfig.from_dict(cleaned.get("config") or {})
+            except (GenerationConfigError, TypeError) as error:
+                raise forms.ValidationError(f"Configuration: {error}") from None
+        return cleaned
 
 
 @admin.register(System)
 class SystemAdmin(admin.ModelAdmin):
+    form = SystemForm
     list_display = ("name", "model_name", "backend")
     list_filter = ("backend",)
     search_fields = ("name", "model_name")
 
 
+class GenerationRunForm(forms.ModelForm):
+    class Meta:
+        model = GenerationRun
+        fields = ["system", "dataset", "mode", "seed"]
+
+
+def enqueue(run: GenerationRun) -> None:
+    transaction.on_commit(
+        lambda: run_generation_task.apply_async(args=[run.pk], queue=queue_for(run.system))
+    )
+
+
 @admin.register(GenerationRun)
 class GenerationRunAdmin(admin.ModelAdmin):
+    """Start a run (a worker of the gpu or llm queue makes it); see done/total."""
+
+    form = GenerationRunForm
     list_display = (
         "__str__",
         "system",
@@ -20,6 +60,8 @@ class GenerationRunAdmin(admin.ModelAdmin):
         "seed",
         "origin",
         "status",
+        "progress",
+        "generated_tokens",
         "response_count",
     )
     list_filter = (
@@ -32,11 +74,62 @@ class GenerationRunAdmin(admin.ModelAdmin):
         "status",
     )
     list_select_related = ("system", "dataset__benchmark")
-    readonly_fields = ("created_at", "updated_at")
+    actions = ["cancel_action", "resume_action"]
 
     def get_queryset(self, request):
         return super().get_queryset(request).with_counts()
 
+    def get_readonly_fields(self, request, obj=None):
+        if obj is None:
+            return ()
+        return (
+            "system",
+            "dataset",
+            "mode",
+            "seed",
+            "origin",
+            "status",
+            "source",
+            "total",
+            "done",
+            "generated_tokens",
+            "message",
+            "started_at",
+            "finished_at",
+            "created_at",
+            "updated_at",
+        )
+
+    def has_change_permission(self, request, obj=None):
+        return obj is None and super().has_change_permission(request, obj)
+
     @admin.display(description="responses", ordering="response_count")
     def response_count(self, obj):
         return obj.response_count
+
+    @admin.display(description="done / total")
+    def progress(self, obj):
+        return f"{obj.done}/{obj.total}" if obj.total else "-"
+
+    def save_model(self, request, obj, form, change):
+        try:
+            run = start_generation(obj.system, obj.dataset, obj.mode, obj.seed)
+        except GenerationError as error:
+            messages.error(request, f"Not started: {error}")
+            return
+        obj.pk = run.pk
+        enqueue(run)
+        messages.info(request, f"Run {run.pk} queued on '{queue_for(run.system)}'.")
+
+    def response_add(self, request, obj, post_url_continue=None):
+        return HttpResponseRedirect(reverse("admin:generation_generationrun_changelist"))
+
+    @admin.action(description="Cancel selected runs")
+    def cancel_action(self, request, queryset):
+        queryset.filter(status__in=["pending", "running"]).update(status="cancelled")
+
+    @admin.action(description="Resume selected runs (what is not answered yet)")
+    def resume_action(self, request, queryset):
+        for run in queryset.filter(origin="generated").exclude(status="done"):
+            GenerationRun.objects.filter(pk=run.pk).update(status="pending", message="")
+            enqueue(run)

@@ -161,6 +161,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # several models share these choices: one named enum each
+    "ENUM_NAME_OVERRIDES": {"ModeEnum": [("st", "Single-turn"), ("mt", "Multi-turn")]},
 }
 
 # --- Celery ---------------------------------------------------------------

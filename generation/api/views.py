@@ -1,8 +1,19 @@
-from rest_framework import viewsets
+from django.db import transaction
+from rest_framework import mixins, status, viewsets
+from rest_framework.exceptions import ValidationError
+from rest_framework.response import Response
 
 from generation.api.filters import GenerationRunFilter, ResponseFilter
-from generation.api.serializers import GenerationRunSerializer, ResponseSerializer, SystemSerializer
-from generation.models import GenerationRun, Response, System
+from generation.api.serializers import (
+    GenerationRunSerializer,
+    GenerationStartSerializer,
+    ResponseSerializer,
+    SystemSerializer,
+)
+from generation.models import GenerationRun, System
+from generation.models import Response as ResponseModel
+from generation.runner import GenerationError, queue_for, start_generation
+from generation.tasks import run_generation_task
 
 
 class SystemViewSet(viewsets.ReadOnlyModelViewSet):
@@ -12,12 +23,36 @@ class SystemViewSet(viewsets.ReadOnlyModelViewSet):
     search_fields = ["name", "model_name"]
 
 
-class GenerationRunViewSet(viewsets.ReadOnlyModelViewSet):
+class GenerationRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
+    """Generation runs: POST {"system": NAME, "dataset": ID, "mode": "st", "seed": 2023}
+    starts one (or resumes it) on the gpu or llm queue; GET shows done/total."""
+
     queryset = (
         GenerationRun.objects.select_related("system", "dataset").with_counts().order_by("id")
     )
-    serializer_class = GenerationRunSerializer
     filterset_class = GenerationRunFilter
+
+    def get_serializer_class(self):
+        return GenerationStartSerializer if self.action == "create" else GenerationRunSerializer
+
+    def create(self, request, *args, **kwargs):
+        serializer = GenerationStartSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        try:
+            with transaction.atomic():
+                run = start_generation(
+                    data["system"], data["dataset"], data["mode"], data.get("seed")
+                )
+                transaction.on_commit(
+                    lambda: run_generation_task.apply_async(
+                        args=[run.pk], queue=queue_for(run.system)
+                    )
+                )
+        except GenerationError as error:
+            raise ValidationError({"detail": str(error)}) from None
+        run = self.get_queryset().get(pk=run.pk)
+        return Response(GenerationRunSerializer(run).data, status=status.HTTP_201_CREATED)
 
 
 class ResponseViewSet(viewsets.ReadOnlyModelViewSet):
@@ -28,7 +63,7 @@ class ResponseViewSet(viewsets.ReadOnlyModelViewSet):
     # Judgments come from the judging app (to the right of this one); they are
     # prefetched by relation name, so this app does not import judging's code.
     queryset = (
-        Response.objects.select_related("run__system", "run__dataset", "question__document")
+        ResponseModel.objects.select_related("run__system", "run__dataset", "question__document")
         .prefetch_related("judgments__evaluator")
         .order_by("id")
     )

@@ -162,3 +162,60 @@ def test_nul_characters_are_stored_safely(two_meetings, monkeypatch):
         run = run_generation(start_generation(system, dataset(), "st").pk)
     assert run.status == "done"
     assert Response.objects.filter(run=run, text__contains="\ufffd").count() == 12
+
+
+def test_runs_start_from_the_api_and_the_admin(
+    two_meetings, researcher, client, django_user_model, django_capture_on_commit_callbacks
+):
+    from rest_framework.test import APIClient
+
+    from config.celery import app as celery_app
+
+    with FakeOpenAI() as server:
+        system = System.objects.create(
+            name="api model",
+            model_name="m",
+            backend="openai",
+            config={"backend": "openai", "base_url": server.url, "model": "m", "server": "vllm"},
+        )
+        api = APIClient()
+        api.force_login(researcher)
+        previous = celery_app.conf.task_always_eager
+        celery_app.conf.task_always_eager = True
+        try:
+            with django_capture_on_commit_callbacks(execute=True):
+                answer = api.post(
+                    "/api/runs/",
+                    {"system": "api model", "dataset": dataset().pk, "mode": "st", "seed": 2023},
+                    format="json",
+                )
+        finally:
+            celery_app.conf.task_always_eager = previous
+        assert answer.status_code == 201, answer.json()
+        run = GenerationRun.objects.get(pk=answer.json()["id"])
+        assert (run.status, run.done, run.seed) == ("done", 12, 2023)
+        refused = api.post(
+            "/api/runs/",
+            {"system": "api model", "dataset": dataset("conv").pk, "mode": "st"},
+            format="json",
+        )
+        assert refused.status_code == 400 and "multi-turn" in refused.json()["detail"]
+        admin = django_user_model.objects.create_superuser("boss", "b@example.org", "pw-123-x")
+        client.force_login(admin)
+        page = client.post(
+            "/admin/generation/system/add/",
+            {
+                "name": "broken",
+                "model_name": "x",
+                "backend": "hf",
+                "config": "{}",
+                "description": "",
+            },
+        )
+        assert "needs model_path" in page.content.decode()
+        with django_capture_on_commit_callbacks(execute=False):
+            client.post(
+                "/admin/generation/generationrun/add/",
+                {"system": system.pk, "dataset": dataset().pk, "mode": "st", "seed": "2024"},
+            )
+        assert GenerationRun.objects.filter(system=system, seed=2024, status="pending").exists()
