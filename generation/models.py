@@ -119,3 +119,28 @@ class Response(models.Model):
 
     def __str__(self) -> str:
         return f"{self.run.system.name} on {self.question}"
+
+
+class Sweep(models.Model):
+    """A configuration search (paper Appendix A.2) or a multi-seed run, as one
+    object: every combination of the grid's values over the base system's
+    configuration, each run with every seed."""
+
+    name = models.CharField(max_length=200, unique=True)
+    base_system = models.ForeignKey(System, on_delete=models.PROTECT, related_name="sweeps")
+    dataset = models.ForeignKey(Dataset, on_delete=models.PROTECT, related_name="sweeps")
+    mode = models.CharField(max_length=2, choices=GenerationRun.Mode.choices)
+    grid = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text='e.g. {"temperature": [0, 0.6], "qa_markers": [false, true]}',
+    )
+    seeds = models.JSONField(default=list, help_text="e.g. [2023, 2024, 2025]")
+    runs = models.ManyToManyField(GenerationRun, related_name="sweeps", blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return self.name
