@@ -290,30 +290,36 @@ def _hf_meeting(run: GenerationRun, config: GenerationConfig, meeting: MeetingWo
                 **trim_fields,
             )
         return
-    for i, question in enumerate(meeting.questions):  # multi-turn: in order, answers appended
+    # multi-turn: in order, each answer appended; the KV cache is carried across turns
+    from generation.backends.hf import Conversation
+
+    conversation = Conversation(loaded, carry=config.prefix_cache)
+    previous_prompt = ""
+    for i, question in enumerate(meeting.questions):
+        prompt = _render(config, loaded, transcript, questions, answers, i, "mt")
         if question.pk in stored:
             continue
-        prompt = _render(config, loaded, transcript, questions, answers, i, "mt")
-        ids = tokenizer(prompt)["input_ids"]
+        if conversation.ids is None or not prompt.startswith(previous_prompt):
+            conversation = Conversation(loaded, carry=config.prefix_cache)
+            new_ids = tokenizer(prompt)["input_ids"]
+        else:  # only the last answer and this question are new
+            new_ids = tokenizer(prompt[len(previous_prompt) :], add_special_tokens=False)[
+                "input_ids"
+            ]
         started = time.perf_counter()
-        result = shared_prefix_generate(
-            loaded,
-            ids,
-            [[]],
-            max_tokens=config.max_new_tokens,
-            seed=seed,
-            use_cache=False,
-            **sampling,
+        output, finish = conversation.turn(
+            new_ids, max_tokens=config.max_new_tokens, seed=seed, **sampling
         )
-        text = tokenizer.decode(result.outputs[0], skip_special_tokens=True).strip()
+        text = tokenizer.decode(output, skip_special_tokens=True).strip()
         answers[i] = text
+        previous_prompt = prompt
         _save(
             run,
             question,
             text,
-            input_tokens=len(ids),
-            output_tokens=len(result.outputs[0]),
-            finish_reason=result.finish_reasons[0],
+            input_tokens=len(conversation.ids),
+            output_tokens=len(output),
+            finish_reason=finish,
             seconds=time.perf_counter() - started,
             length_instruction=length_instruction(meeting.references[i])
             if config.length_instruction

@@ -45,3 +45,26 @@ def test_cache_reuse_gives_identical_greedy_tokens(loaded):
         loaded, prefix, suffixes[:1], max_tokens=8, seed=2023, temperature=0.8, top_p=0.9
     )
     assert first.outputs == again.outputs
+
+
+def test_multi_turn_cache_carry_gives_identical_greedy_tokens(loaded):
+    from generation.backends.hf import Conversation
+
+    tokenizer = loaded.tokenizer
+    turns = [
+        "(PERSON1) Hi. (PERSON2) We need three annotators.\nQ: Who spoke first?",
+        " A: unsure.\nQ: How many annotators?",
+        " A: three.\nQ: Anything else?",
+    ]
+    results = {}
+    for carry in (True, False):
+        conversation = Conversation(loaded, carry=carry)
+        outputs = []
+        for index, text in enumerate(turns):
+            ids = tokenizer(text, add_special_tokens=index == 0)["input_ids"]
+            outputs.append(conversation.turn(ids, max_tokens=8)[0])
+        results[carry] = (outputs, conversation.prefill_tokens, len(conversation.ids))
+    assert results[True][0] == results[False][0]
+    total = results[True][2]
+    assert results[True][1] == total  # each token computed once
+    assert results[False][1] > total  # every turn from the start

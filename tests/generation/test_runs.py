@@ -219,3 +219,16 @@ def test_runs_start_from_the_api_and_the_admin(
                 {"system": system.pk, "dataset": dataset().pk, "mode": "st", "seed": "2024"},
             )
         assert GenerationRun.objects.filter(system=system, seed=2024, status="pending").exists()
+
+
+def test_multi_turn_cache_carry_matches_full_encoding(two_meetings, tiny_model):
+    carried = local_system(tiny_model, name="tiny-mt-carry", chat_template="llama-2")
+    full = local_system(
+        tiny_model, name="tiny-mt-full", chat_template="llama-2", prefix_cache=False
+    )
+    texts = []
+    for system in (carried, full):
+        run = run_generation(start_generation(system, dataset("conv"), "mt").pk)
+        assert run.status == "done"
+        texts.append(dict(Response.objects.filter(run=run).values_list("question_id", "text")))
+    assert texts[0] == texts[1]
