@@ -33,6 +33,7 @@ class GenerationConfig:
     server: str = "openai"
     api_key_env: str = "OPENAI_API_KEY"
     timeout_s: float = 300.0
+    max_concurrency: int = 8  # requests at once (single-turn: questions; multi-turn: meetings)
     # both
     qa_markers: bool = False
     temperature: float = 0.0  # 0: greedy; the paper's nucleus: 0.6 with top_p 0.9

@@ -93,12 +93,16 @@ def run_generation(run_id: int) -> GenerationRun:
     GenerationRun.objects.filter(pk=run.pk).update(
         status=GenerationRun.Status.RUNNING, started_at=run.started_at or timezone.now(), message=""
     )
-    generate = _hf_meeting if config.backend == "hf" else _api_meeting
     try:
-        for meeting in meetings(run):
+        if config.backend == "hf":
+            for meeting in meetings(run):
+                if GenerationRun.objects.filter(pk=run.pk, status="cancelled").exists():
+                    return GenerationRun.objects.get(pk=run.pk)
+                _hf_meeting(run, config, meeting)
+        else:
+            _api_run(run, config)
             if GenerationRun.objects.filter(pk=run.pk, status="cancelled").exists():
                 return GenerationRun.objects.get(pk=run.pk)
-            generate(run, config, meeting)
     except MemoryError as error:  # the host ran out
         return _fail(run, f"Out of memory on the host: {error}")
     except Exception as error:
@@ -331,8 +335,14 @@ def _hf_meeting(run: GenerationRun, config: GenerationConfig, meeting: MeetingWo
 # --- OpenAI-compatible servers -----------------------------------------------------------------
 
 
-def _api_meeting(run: GenerationRun, config: GenerationConfig, meeting: MeetingWork) -> None:
+def _api_run(run: GenerationRun, config: GenerationConfig) -> None:
+    """Up to max_concurrency requests at once: single-turn questions are
+    independent; a multi-turn meeting is one conversation, so meetings go in
+    parallel and each one's turns in order."""
+    from concurrent.futures import ThreadPoolExecutor
+
     import openai
+    from django.db import connection
 
     key = os.environ.get(config.api_key_env, "")
     if not key and "api.openai.com" in config.base_url:
@@ -344,13 +354,36 @@ def _api_meeting(run: GenerationRun, config: GenerationConfig, meeting: MeetingW
         max_retries=5,
         timeout=config.timeout_s,
     )
+    jobs = []
+    for meeting in meetings(run):
+        if run.mode == "st":
+            jobs += [(meeting, [i]) for i in range(len(meeting.questions))]
+        else:
+            jobs.append((meeting, list(range(len(meeting.questions)))))
+
+    def work(job) -> None:
+        try:
+            if not GenerationRun.objects.filter(pk=run.pk, status="cancelled").exists():
+                _api_turns(run, config, client, *job)
+        finally:
+            connection.close()  # each thread's own connection
+
+    with ThreadPoolExecutor(max_workers=config.max_concurrency) as pool:
+        for future in [pool.submit(work, job) for job in jobs]:
+            future.result()  # an error stops the run and reaches the task
+
+
+def _api_turns(
+    run: GenerationRun, config: GenerationConfig, client, meeting: MeetingWork, indexes: list[int]
+) -> None:
     questions = [
         f"QUESTION: {q} ANSWER:" if config.qa_markers else q
         for q in _questions_for_prompt(config, meeting)
     ]
     stored = _stored(run, meeting)
     answers = [stored.get(q.pk, "") for q in meeting.questions]
-    for i, question in enumerate(meeting.questions):
+    for i in indexes:
+        question = meeting.questions[i]
         if question.pk in stored:
             continue
         messages = openai_messages(

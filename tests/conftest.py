@@ -63,6 +63,15 @@ def two_meetings(tmp_path, db):
     import_elitr_bench(write_synthetic_elitr(tmp_path / "data", meetings=2), with_responses=True)
 
 
+@pytest.fixture
+def two_meetings_committed(transactional_db, tmp_path):
+    """The same data, committed: for code whose threads use their own connections."""
+    from corpus.importers.synthetic import write_synthetic_elitr
+    from judging.importing import import_elitr_bench
+
+    import_elitr_bench(write_synthetic_elitr(tmp_path / "data", meetings=2), with_responses=True)
+
+
 def database_snapshot() -> dict[str, list[tuple]]:
     """Every row of every Concord table, to prove that a failed import changed nothing."""
     snapshot = {}

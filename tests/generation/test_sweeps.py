@@ -23,7 +23,8 @@ def test_paper_grid_has_eight_points():
     assert combinations({}) == [{}]
 
 
-def test_sweep_runs_and_its_judged_grid(two_meetings, capsys):
+@pytest.mark.django_db(transaction=True)
+def test_sweep_runs_and_its_judged_grid(two_meetings_committed, capsys):
     with FakeOpenAI() as server:
         System.objects.create(
             name="api base",
