@@ -111,6 +111,14 @@ class GenerationRunAdmin(admin.ModelAdmin):
     def progress(self, obj):
         return f"{obj.done}/{obj.total}" if obj.total else "-"
 
+    @admin.display(description="tokens/s")
+    def tokens_per_second(self, obj):
+        return "-" if obj.tokens_per_second is None else f"{obj.tokens_per_second:.1f}"
+
+    @admin.display(description="ETA")
+    def eta(self, obj):
+        return "-" if obj.eta_seconds is None else f"{obj.eta_seconds / 60:.1f} min"
+
     def save_model(self, request, obj, form, change):
         try:
             run = start_generation(obj.system, obj.dataset, obj.mode, obj.seed)

@@ -25,7 +25,8 @@ class GenerationConfig:
     attn_implementation: str = "sdpa"
     chat_template: str = "tokenizer"
     context_length: int | None = None  # None: the model's own
-    rope_scaling: bool = False  # linear, factor ceil(context_length / original)
+    rope_scaling: bool = False  # factor ceil(context_length / original), as in the paper
+    rope_type: str = "linear"  # or "dynamic" (NTK), "yarn"
     prefix_cache: bool = True
     # openai
     base_url: str = ""
@@ -70,6 +71,8 @@ class GenerationConfig:
                 raise GenerationConfigError(f"chat_template: one of {', '.join(CHAT_TEMPLATES)}.")
             if self.rope_scaling and not self.context_length:
                 raise GenerationConfigError("RoPE scaling needs context_length.")
+            if self.rope_type not in ("linear", "dynamic", "yarn"):
+                raise GenerationConfigError("rope_type: 'linear', 'dynamic' or 'yarn'.")
             return
         if not self.base_url or not self.model:
             raise GenerationConfigError("An OpenAI-compatible system needs base_url and model.")

@@ -95,6 +95,26 @@ class GenerationRun(models.Model):
         seed = f" seed {self.seed}" if self.seed is not None else ""
         return f"{self.system.name} on {self.dataset} ({self.mode}{seed})"
 
+    @property
+    def elapsed_seconds(self) -> float | None:
+        if not self.started_at:
+            return None
+        from django.utils import timezone
+
+        return max(((self.finished_at or timezone.now()) - self.started_at).total_seconds(), 1e-6)
+
+    @property
+    def tokens_per_second(self) -> float | None:
+        elapsed = self.elapsed_seconds
+        return self.generated_tokens / elapsed if elapsed and self.generated_tokens else None
+
+    @property
+    def eta_seconds(self) -> float | None:
+        elapsed = self.elapsed_seconds
+        if self.status != self.Status.RUNNING or not elapsed or not self.done:
+            return None
+        return elapsed / self.done * (self.total - self.done)
+
 
 class Response(models.Model):
     """A system's answer to one question in one run."""

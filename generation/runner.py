@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import os
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from os.path import commonprefix
 
@@ -30,6 +31,26 @@ from generation.text import storable
 
 class GenerationError(Exception):
     pass
+
+
+class OutOfMemory(GenerationError):
+    pass
+
+
+@contextmanager
+def naming_the_prompt(prompt_tokens: int, config: GenerationConfig):
+    """torch.cuda.OutOfMemoryError (a RuntimeError, named here without importing
+    torch) becomes a message that says which prompt did not fit."""
+    try:
+        yield
+    except Exception as error:
+        if type(error).__name__ != "OutOfMemoryError":
+            raise
+        raise OutOfMemory(
+            f"Out of memory on the GPU generating for a prompt of {prompt_tokens} tokens "
+            f"(+{config.max_new_tokens} new): {error}. The run stopped cleanly; lower "
+            "context_length or max_new_tokens, or use a bigger GPU, then resume."
+        ) from error
 
 
 @dataclass
@@ -105,16 +126,8 @@ def run_generation(run_id: int) -> GenerationRun:
                 return GenerationRun.objects.get(pk=run.pk)
     except MemoryError as error:  # the host ran out
         return _fail(run, f"Out of memory on the host: {error}")
-    except Exception as error:
-        # torch.cuda.OutOfMemoryError (a RuntimeError), named without importing torch here
-        if type(error).__name__ == "OutOfMemoryError":
-            return _fail(
-                run,
-                f"Out of memory on the GPU while generating ({error}); the run "
-                "stopped cleanly: lower max_new_tokens or the context, or use a "
-                "bigger GPU, then resume.",
-            )
-        raise
+    except OutOfMemory as error:
+        return _fail(run, str(error))
     GenerationRun.objects.filter(pk=run.pk).update(
         status=GenerationRun.Status.DONE, finished_at=timezone.now()
     )
@@ -172,6 +185,7 @@ def _hf_spec(config: GenerationConfig, original_context: int | None = None):
         "auto",
         config.attn_implementation,
         factor if factor and factor > 1 else None,
+        config.rope_type,
     )
 
 
@@ -270,15 +284,16 @@ def _hf_meeting(run: GenerationRun, config: GenerationConfig, meeting: MeetingWo
                 prompts[i][len(prefix_text) :], add_special_tokens=not prefix_ids
             )["input_ids"]
             started = time.perf_counter()
-            result = shared_prefix_generate(
-                loaded,
-                prefix_ids,
-                [suffix_ids],
-                max_tokens=config.max_new_tokens,
-                seed=seed,
-                use_cache=bool(prefix_ids),
-                **sampling,
-            )
+            with naming_the_prompt(len(prefix_ids) + len(suffix_ids), config):
+                result = shared_prefix_generate(
+                    loaded,
+                    prefix_ids,
+                    [suffix_ids],
+                    max_tokens=config.max_new_tokens,
+                    seed=seed,
+                    use_cache=bool(prefix_ids),
+                    **sampling,
+                )
             text = tokenizer.decode(result.outputs[0], skip_special_tokens=True).strip()
             _save(
                 run,
@@ -311,9 +326,10 @@ def _hf_meeting(run: GenerationRun, config: GenerationConfig, meeting: MeetingWo
                 "input_ids"
             ]
         started = time.perf_counter()
-        output, finish = conversation.turn(
-            new_ids, max_tokens=config.max_new_tokens, seed=seed, **sampling
-        )
+        with naming_the_prompt(len(conversation.ids or []) + len(new_ids), config):
+            output, finish = conversation.turn(
+                new_ids, max_tokens=config.max_new_tokens, seed=seed, **sampling
+            )
         text = tokenizer.decode(output, skip_special_tokens=True).strip()
         answers[i] = text
         previous_prompt = prompt

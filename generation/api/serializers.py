@@ -33,8 +33,19 @@ class GenerationRunSerializer(serializers.ModelSerializer):
             "status",
             "source",
             "response_count",
+            "total",
+            "done",
+            "generated_tokens",
+            "tokens_per_second",
+            "eta_seconds",
+            "message",
+            "started_at",
+            "finished_at",
             "created_at",
         ]
+
+    tokens_per_second = serializers.FloatField(read_only=True, allow_null=True)
+    eta_seconds = serializers.FloatField(read_only=True, allow_null=True)
 
 
 class ResponseJudgmentSerializer(serializers.Serializer):

@@ -25,7 +25,8 @@ class HFModelSpec:
     dtype: str = "auto"
     device: str = "auto"
     attn_implementation: str = "sdpa"
-    rope_factor: float | None = None  # linear RoPE scaling, as the paper extends Vicuna to 32K
+    rope_factor: float | None = None  # RoPE scaling, as the paper extends Vicuna to 32K
+    rope_type: str = "linear"
 
     def check(self) -> None:
         if self.dtype not in DTYPES:
@@ -58,11 +59,15 @@ class LoadedModel:
             if hasattr(config, "rope_parameters"):  # transformers >= 5
                 config.rope_parameters = {
                     **(config.rope_parameters or {}),
-                    "rope_type": "linear",
+                    "rope_type": spec.rope_type,
                     "factor": spec.rope_factor,
                 }
+                if spec.rope_type == "yarn":  # YaRN needs the original window
+                    config.rope_parameters["original_max_position_embeddings"] = (
+                        config.max_position_embeddings
+                    )
             else:
-                config.rope_scaling = {"type": "linear", "factor": spec.rope_factor}
+                config.rope_scaling = {"type": spec.rope_type, "factor": spec.rope_factor}
             extra["config"] = config
         self.model = AutoModelForCausalLM.from_pretrained(
             spec.path, dtype=dtype, attn_implementation=spec.attn_implementation, **extra

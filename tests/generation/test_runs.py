@@ -239,3 +239,42 @@ def test_multi_turn_cache_carry_matches_full_encoding(two_meetings, tiny_model):
         assert run.status == "done"
         texts.append(dict(Response.objects.filter(run=run).values_list("question_id", "text")))
     assert texts[0] == texts[1]
+
+
+@pytest.mark.parametrize("rope_type", ["linear", "dynamic", "yarn"])
+def test_rope_scaling_reaches_the_target_context(tiny_model, rope_type):
+    from generation.runner import _load
+
+    config = GenerationConfig.from_dict(
+        {
+            "backend": "hf",
+            "model_path": str(tiny_model),
+            "dtype": "float32",
+            "context_length": 70000,
+            "rope_scaling": True,
+            "rope_type": rope_type,
+        }
+    )
+    loaded = _load(config)
+    # the tiny model's window is 32768: factor ceil(70000 / 32768) = 3
+    parameters = (
+        getattr(loaded.model.config, "rope_parameters", None) or loaded.model.config.rope_scaling
+    )
+    assert parameters["factor"] == 3.0 and parameters["rope_type"] == rope_type
+    assert loaded.context_length == 3 * 32768
+
+
+def test_out_of_memory_stops_the_run_cleanly(two_meetings, tiny_model, monkeypatch):
+    from generation.backends import hf
+
+    class OutOfMemoryError(RuntimeError):  # what torch.cuda raises
+        pass
+
+    def explode(*args, **kwargs):
+        raise OutOfMemoryError("CUDA out of memory. Tried to allocate 20.00 GiB")
+
+    monkeypatch.setattr(hf, "shared_prefix_generate", explode)
+    system = local_system(tiny_model, name="tiny-oom")
+    run = run_generation(start_generation(system, dataset(), "st").pk)
+    assert run.status == "failed" and "Out of memory on the GPU" in run.message
+    assert "for a prompt of" in run.message and "then resume" in run.message

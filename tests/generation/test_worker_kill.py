@@ -1,0 +1,63 @@
+"""A generation worker killed (-9) mid-run: another finishes the run, every
+question answered exactly once."""
+
+import os
+import signal
+import uuid
+
+import pytest
+
+from config.celery import app as celery_app
+from corpus.models import Dataset
+from generation.models import GenerationRun, Response, System
+from generation.runner import start_generation
+from generation.tasks import run_generation_task
+from tests.conftest import port_open, require
+from tests.fakes.openai_server import FakeOpenAI
+from tests.judging.test_worker_kill import start_worker, wait_for
+from tests.test_celery_worker import redis_url
+
+pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
+
+
+def test_killed_generation_worker(two_meetings_committed, tmp_path):
+    url = redis_url()
+    require(port_open("127.0.0.1", 6379), f"Redis is not reachable at {url}")
+    queue = f"test-gen-{uuid.uuid4().hex[:8]}"
+    with FakeOpenAI(latency=0.4) as server:
+        system = System.objects.create(
+            name="api",
+            model_name="m",
+            backend="openai",
+            config={
+                "backend": "openai",
+                "base_url": server.url,
+                "model": "m",
+                "server": "vllm",
+                "max_concurrency": 1,
+            },
+        )
+        dataset = Dataset.objects.get(version="conv", language="en", split="test2")
+        run = start_generation(system, dataset, "mt", seed=2023)
+        first = start_worker(queue, url, tmp_path, "gen-first")
+        second = None
+        try:
+            with celery_app.connection_for_write(url) as broker:
+                run_generation_task.apply_async(args=[run.pk], queue=queue, connection=broker)
+            assert wait_for(lambda: Response.objects.filter(run=run).count() >= 3, 60)
+            os.kill(first.pid, signal.SIGKILL)
+            first.wait(timeout=10)
+            assert Response.objects.filter(run=run).count() < 12
+            second = start_worker(queue, url, tmp_path, "gen-second")
+            assert wait_for(lambda: GenerationRun.objects.get(pk=run.pk).status == "done", 90), (
+                tmp_path / "gen-second.log"
+            ).read_text()
+        finally:
+            for worker in (first, second):
+                if worker is not None and worker.poll() is None:
+                    worker.terminate()
+                    worker.wait(timeout=20)
+        assert Response.objects.filter(run=run).count() == 12
+        assert GenerationRun.objects.get(pk=run.pk).done == 12
+        # at most the request in flight at the kill was made twice
+        assert 12 <= server.count <= 13
