@@ -108,3 +108,34 @@ def test_bad_sweeps_are_refused(two_meetings):
             origin="generated",
         ).exists()
     )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_sweep_page_shows_the_judged_grid(two_meetings_committed, client, django_user_model):
+    with FakeOpenAI() as server:
+        System.objects.create(
+            name="api base",
+            model_name="m",
+            backend="openai",
+            config={"backend": "openai", "base_url": server.url, "model": "m", "server": "vllm"},
+        )
+        call_command(
+            "sweep",
+            "--name",
+            "seeds",
+            "--system",
+            "api base",
+            "--split",
+            "test2",
+            "--seeds",
+            "2023,2024",
+            "--now",
+        )
+    sweep = Sweep.objects.get()
+    admin = django_user_model.objects.create_superuser("boss", "b@example.org", "pw-123-x")
+    client.force_login(admin)
+    page = client.get(f"/admin/generation/sweep/{sweep.pk}/change/").content.decode()
+    assert "Not judged yet" in page
+    call_command("judge", "--evaluator", "metric: exact match", "--split", "test2", "--now")
+    page = client.get(f"/admin/generation/sweep/{sweep.pk}/change/").content.decode()
+    assert "<h3>metric: exact match</h3>" in page and "<th>2023</th><th>2024</th>" in page
