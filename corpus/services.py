@@ -246,3 +246,24 @@ def import_jsonl_benchmark(bundle: JsonlBundle) -> dict[str, SyncCount]:
         compare=("text", "reference_answer", "alternative_answers"),
     )
     return counts
+
+
+def add_dataset_arguments(
+    parser, split_required: bool = True, default_split: str | None = None
+) -> None:
+    """The options that name a dataset, shared by the commands that take one."""
+    parser.add_argument("--benchmark", default="elitr-bench")
+    parser.add_argument("--dataset-version", default="qa", choices=("qa", "conv"))
+    parser.add_argument("--language", default="en")
+    parser.add_argument(
+        "--split", required=split_required and default_split is None, default=default_split
+    )
+
+
+def dataset_from_options(options: dict) -> Dataset | None:
+    return Dataset.objects.filter(
+        benchmark__slug=options["benchmark"],
+        version=options["dataset_version"],
+        language=options["language"],
+        split=options["split"],
+    ).first()

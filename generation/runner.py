@@ -266,7 +266,12 @@ def _hf_meeting(run: GenerationRun, config: GenerationConfig, meeting: MeetingWo
         "trim_notice": trimmed.notice if trimmed else "",
     }
     seed = run.seed
-    sampling = {"temperature": config.temperature, "top_p": config.top_p}
+    sampling = {
+        "temperature": config.temperature,
+        "top_p": config.top_p,
+        "top_k": config.top_k,
+        "repetition_penalty": config.repetition_penalty,
+    }
     if run.mode == "st":
         todo = [i for i, q in enumerate(meeting.questions) if q.pk not in stored]
         if not todo:

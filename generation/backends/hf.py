@@ -35,6 +35,33 @@ class HFModelSpec:
             raise ValueError(f"attn_implementation: one of {', '.join(ATTENTION)}.")
 
 
+def generation_options(
+    tokenizer,
+    max_tokens: int,
+    temperature: float = 0.0,
+    top_p: float | None = None,
+    top_k: int | None = None,
+    repetition_penalty: float | None = None,
+) -> dict:
+    """generate()'s arguments: greedy when temperature is 0, else sampling."""
+    options: dict = {
+        "max_new_tokens": max_tokens,
+        "do_sample": temperature > 0,
+        "pad_token_id": tokenizer.pad_token_id
+        if tokenizer.pad_token_id is not None
+        else tokenizer.eos_token_id,
+    }
+    if temperature > 0:
+        options["temperature"] = temperature
+        if top_p is not None:
+            options["top_p"] = top_p
+        if top_k is not None:
+            options["top_k"] = top_k
+    if repetition_penalty is not None:
+        options["repetition_penalty"] = repetition_penalty
+    return options
+
+
 class LoadedModel:
     def __init__(self, spec: HFModelSpec) -> None:
         import torch
@@ -103,21 +130,9 @@ class LoadedModel:
         import torch
 
         input_ids = self.prompt_ids(messages).to(self.device)
-        options: dict = {
-            "max_new_tokens": max_tokens,
-            "do_sample": temperature > 0,
-            "pad_token_id": self.tokenizer.pad_token_id
-            if self.tokenizer.pad_token_id is not None
-            else self.tokenizer.eos_token_id,
-        }
-        if temperature > 0:
-            options["temperature"] = temperature
-            if top_p is not None:
-                options["top_p"] = top_p
-            if top_k is not None:
-                options["top_k"] = top_k
-        if repetition_penalty is not None:
-            options["repetition_penalty"] = repetition_penalty
+        options = generation_options(
+            self.tokenizer, max_tokens, temperature, top_p, top_k, repetition_penalty
+        )
         with self.lock, torch.no_grad():
             if seed is not None:
                 torch.manual_seed(seed)
@@ -151,22 +166,16 @@ def generate_ids(
     seed: int | None = None,
     temperature: float = 0.0,
     top_p: float | None = None,
+    top_k: int | None = None,
+    repetition_penalty: float | None = None,
 ) -> tuple[list[int], str]:
     """New token ids for `input_ids` (1 x n), optionally continuing a KV cache
     that holds a prefix of them."""
     import torch
 
-    options: dict = {
-        "max_new_tokens": max_tokens,
-        "do_sample": temperature > 0,
-        "pad_token_id": loaded.tokenizer.pad_token_id
-        if loaded.tokenizer.pad_token_id is not None
-        else loaded.tokenizer.eos_token_id,
-    }
-    if temperature > 0:
-        options["temperature"] = temperature
-        if top_p is not None:
-            options["top_p"] = top_p
+    options = generation_options(
+        loaded.tokenizer, max_tokens, temperature, top_p, top_k, repetition_penalty
+    )
     with torch.no_grad():
         if seed is not None:
             torch.manual_seed(seed)
@@ -191,6 +200,8 @@ def shared_prefix_generate(
     seed: int | None = None,
     temperature: float = 0.0,
     top_p: float | None = None,
+    top_k: int | None = None,
+    repetition_penalty: float | None = None,
     use_cache: bool = True,
 ) -> PrefixRun:
     """Answer several prompts that share `prefix_ids` (the transcript part of
@@ -220,6 +231,8 @@ def shared_prefix_generate(
                 seed=seed,
                 temperature=temperature,
                 top_p=top_p,
+                top_k=top_k,
+                repetition_penalty=repetition_penalty,
                 past_key_values=copy.deepcopy(cache) if use_cache else None,
             )
             prefill += len(suffix) if use_cache else len(prefix_ids) + len(suffix)
@@ -307,23 +320,17 @@ class Conversation:
         seed: int | None = None,
         temperature: float = 0.0,
         top_p: float | None = None,
+        top_k: int | None = None,
+        repetition_penalty: float | None = None,
     ) -> tuple[list[int], str]:
         import torch
 
         self.ids = (self.ids or []) + new_ids
         input_ids = torch.tensor([self.ids], device=self.loaded.device)
-        options: dict = {
-            "max_new_tokens": max_tokens,
-            "do_sample": temperature > 0,
-            "return_dict_in_generate": True,
-            "pad_token_id": self.loaded.tokenizer.pad_token_id
-            if self.loaded.tokenizer.pad_token_id is not None
-            else self.loaded.tokenizer.eos_token_id,
-        }
-        if temperature > 0:
-            options["temperature"] = temperature
-            if top_p is not None:
-                options["top_p"] = top_p
+        options = generation_options(
+            self.loaded.tokenizer, max_tokens, temperature, top_p, top_k, repetition_penalty
+        )
+        options["return_dict_in_generate"] = True
         cached = self.cache.get_seq_length() if (self.carry and self.cache is not None) else 0
         with self.loaded.lock, torch.no_grad():
             if seed is not None:

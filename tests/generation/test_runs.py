@@ -278,3 +278,42 @@ def test_out_of_memory_stops_the_run_cleanly(two_meetings, tiny_model, monkeypat
     run = run_generation(start_generation(system, dataset(), "st").pk)
     assert run.status == "failed" and "Out of memory on the GPU" in run.message
     assert "for a prompt of" in run.message and "then resume" in run.message
+
+
+def test_every_decoding_option_reaches_generate(two_meetings, tiny_model, monkeypatch):
+    """No option is dropped on the way: repetition penalty and top-k included."""
+    from generation.backends import hf
+
+    seen = []
+    real_generate_ids = hf.generate_ids
+
+    def spy(loaded, input_ids, **kwargs):
+        seen.append(kwargs)
+        return real_generate_ids(loaded, input_ids, **kwargs)
+
+    monkeypatch.setattr(hf, "generate_ids", spy)
+    system = local_system(
+        tiny_model,
+        name="tiny-options",
+        temperature=0.6,
+        top_p=0.9,
+        top_k=40,
+        repetition_penalty=1.1,
+    )
+    run_generation(start_generation(system, dataset(), "st", seed=2025).pk)
+    assert seen and all(
+        k["repetition_penalty"] == 1.1
+        and k["top_k"] == 40
+        and k["top_p"] == 0.9
+        and k["temperature"] == 0.6
+        and k["seed"] == 2025
+        for k in seen
+    )
+    options = hf.generation_options(
+        hf.load_model(hf.HFModelSpec(str(tiny_model), "float32")).tokenizer, 8, 0.6, 0.9, 40, 1.1
+    )
+    assert (options["top_k"], options["repetition_penalty"], options["do_sample"]) == (
+        40,
+        1.1,
+        True,
+    )

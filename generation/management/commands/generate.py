@@ -4,7 +4,7 @@
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from corpus.models import Dataset
+from corpus.services import add_dataset_arguments, dataset_from_options
 from generation.models import System
 from generation.runner import GenerationError, queue_for, run_generation, start_generation
 from generation.tasks import run_generation_task
@@ -18,10 +18,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--system", required=True)
-        parser.add_argument("--benchmark", default="elitr-bench")
-        parser.add_argument("--dataset-version", default="qa", choices=("qa", "conv"))
-        parser.add_argument("--language", default="en")
-        parser.add_argument("--split", required=True)
+        add_dataset_arguments(parser)
         parser.add_argument("--mode", default="st", choices=("st", "mt"))
         parser.add_argument("--seed", type=int)
         parser.add_argument("--now", action="store_true", help="Run in this process.")
@@ -30,12 +27,7 @@ class Command(BaseCommand):
         system = System.objects.filter(name=options["system"]).first()
         if system is None:
             raise CommandError(f"No system {options['system']!r}.")
-        dataset = Dataset.objects.filter(
-            benchmark__slug=options["benchmark"],
-            version=options["dataset_version"],
-            language=options["language"],
-            split=options["split"],
-        ).first()
+        dataset = dataset_from_options(options)
         if dataset is None:
             raise CommandError("No such dataset (benchmark, version, language, split).")
         try:

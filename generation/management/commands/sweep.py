@@ -5,7 +5,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from corpus.models import Dataset
+from corpus.services import add_dataset_arguments, dataset_from_options
 from generation.models import System
 from generation.runner import GenerationError, run_generation
 from generation.sweeps import PAPER_GRID, enqueue_sweep, launch_sweep
@@ -20,10 +20,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--name", required=True)
         parser.add_argument("--system", required=True, help="The base system.")
-        parser.add_argument("--benchmark", default="elitr-bench")
-        parser.add_argument("--dataset-version", default="qa", choices=("qa", "conv"))
-        parser.add_argument("--language", default="en")
-        parser.add_argument("--split", default="dev")
+        add_dataset_arguments(parser, default_split="dev")
         parser.add_argument("--mode", default="st", choices=("st", "mt"))
         parser.add_argument("--grid", default="{}", help="JSON: setting -> list of values.")
         parser.add_argument(
@@ -38,12 +35,7 @@ class Command(BaseCommand):
         base = System.objects.filter(name=options["system"]).first()
         if base is None:
             raise CommandError(f"No system {options['system']!r}.")
-        dataset = Dataset.objects.filter(
-            benchmark__slug=options["benchmark"],
-            version=options["dataset_version"],
-            language=options["language"],
-            split=options["split"],
-        ).first()
+        dataset = dataset_from_options(options)
         if dataset is None:
             raise CommandError("No such dataset (benchmark, version, language, split).")
         try:

@@ -5,7 +5,7 @@ python manage.py judge --resume RUN_ID [--now]"""
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from corpus.models import Dataset
+from corpus.services import add_dataset_arguments, dataset_from_options
 from generation.models import System
 from judging.llm.executor import run_llm_judging
 from judging.models import Evaluator, JudgingRun
@@ -40,10 +40,7 @@ class Command(BaseCommand):
             action="store_true",
             help="Call again even when the ledger holds the same request.",
         )
-        parser.add_argument("--benchmark", default="elitr-bench")
-        parser.add_argument("--dataset-version", default="qa", choices=("qa", "conv"))
-        parser.add_argument("--language", default="en")
-        parser.add_argument("--split")
+        add_dataset_arguments(parser, split_required=False)
         parser.add_argument("--mode", default="st", choices=("st", "mt"))
         parser.add_argument("--systems", help="Comma-separated system names (default: all).")
         parser.add_argument("--now", action="store_true", help="Run in this process.")
@@ -67,12 +64,7 @@ class Command(BaseCommand):
         if evaluator is None:
             known = ", ".join(Evaluator.objects.values_list("name", flat=True))
             raise CommandError(f"No evaluator {options['evaluator']!r}; known: {known}.")
-        dataset = Dataset.objects.filter(
-            benchmark__slug=options["benchmark"],
-            version=options["dataset_version"],
-            language=options["language"],
-            split=options["split"],
-        ).first()
+        dataset = dataset_from_options(options)
         if dataset is None:
             raise CommandError("No such dataset (benchmark, version, language, split).")
         names = [n.strip() for n in (options["systems"] or "").split(",") if n.strip()]
