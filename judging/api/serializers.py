@@ -74,6 +74,26 @@ class JudgmentSerializer(serializers.ModelSerializer):
         ]
 
 
+# What a run reports as it goes (read only).
+RUN_PROGRESS = [
+    "status",
+    "total",
+    "done",
+    "failed",
+    "requests",
+    "cache_hits",
+    "prompt_tokens",
+    "completion_tokens",
+    "projected_cost",
+    "cost",
+    "batch_status",
+    "message",
+    "created_at",
+    "started_at",
+    "finished_at",
+]
+
+
 class JudgingRunSerializer(serializers.ModelSerializer):
     evaluator = serializers.SlugRelatedField(slug_field="name", queryset=Evaluator.objects.all())
     dataset = serializers.PrimaryKeyRelatedField(queryset=Dataset.objects.all())
@@ -92,36 +112,6 @@ class JudgingRunSerializer(serializers.ModelSerializer):
             "budget",
             "refresh",
             "use_batch",
-            "status",
-            "total",
-            "done",
-            "failed",
-            "requests",
-            "cache_hits",
-            "prompt_tokens",
-            "completion_tokens",
-            "projected_cost",
-            "cost",
-            "batch_status",
-            "message",
-            "created_at",
-            "started_at",
-            "finished_at",
+            *RUN_PROGRESS,
         ]
-        read_only_fields = [
-            "status",
-            "total",
-            "done",
-            "failed",
-            "requests",
-            "cache_hits",
-            "prompt_tokens",
-            "completion_tokens",
-            "projected_cost",
-            "cost",
-            "batch_status",
-            "message",
-            "created_at",
-            "started_at",
-            "finished_at",
-        ]
+        read_only_fields = RUN_PROGRESS

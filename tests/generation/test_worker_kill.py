@@ -14,8 +14,7 @@ from generation.runner import start_generation
 from generation.tasks import run_generation_task
 from tests.conftest import port_open, require
 from tests.fakes.openai_server import FakeOpenAI
-from tests.judging.test_worker_kill import start_worker, wait_for
-from tests.test_celery_worker import redis_url
+from tests.workers import redis_url, start_worker, stop, wait_for
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
@@ -53,10 +52,7 @@ def test_killed_generation_worker(two_meetings_committed, tmp_path):
                 tmp_path / "gen-second.log"
             ).read_text()
         finally:
-            for worker in (first, second):
-                if worker is not None and worker.poll() is None:
-                    worker.terminate()
-                    worker.wait(timeout=20)
+            stop(first, second)
         assert Response.objects.filter(run=run).count() == 12
         assert GenerationRun.objects.get(pk=run.pk).done == 12
         # at most the request in flight at the kill was made twice

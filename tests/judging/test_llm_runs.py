@@ -256,7 +256,7 @@ def test_endpoint_limit_is_shared_by_simultaneous_runs(two_meetings, settings, b
     from django.db import connections
 
     from tests.conftest import port_open, require
-    from tests.test_celery_worker import redis_url
+    from tests.workers import redis_url
 
     if broker == "redis":
         url = redis_url()

@@ -3,9 +3,6 @@ finishes the run, with nothing lost and nothing judged twice."""
 
 import os
 import signal
-import subprocess
-import sys
-import time
 import uuid
 
 import pytest
@@ -15,56 +12,11 @@ from corpus.models import Dataset
 from judging.models import Evaluator, JudgingRun, Judgment, LLMCall
 from judging.runs import start_run
 from judging.tasks import run_judging
-from tests.conftest import REPO, port_open, require
+from tests.conftest import port_open, require
 from tests.fakes.openai_server import FakeOpenAI
-from tests.test_celery_worker import database_url_for_worker, redis_url
+from tests.workers import redis_url, start_worker, stop, wait_for
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
-
-
-def start_worker(queue: str, url: str, tmp_path, name: str) -> subprocess.Popen:
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "config.settings.base",
-        "DATABASE_URL": database_url_for_worker(),
-        "CELERY_BROKER_URL": url,
-        "CELERY_VISIBILITY_TIMEOUT": "3",
-        "CONCORD_VAR_DIR": str(tmp_path / name),
-    }
-    log = open(tmp_path / f"{name}.log", "w")  # noqa: SIM115 (lives as long as the worker)
-    return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "config",
-            "worker",
-            "-Q",
-            queue,
-            "--pool",
-            "solo",
-            "--without-gossip",
-            "--without-mingle",
-            "--loglevel",
-            "INFO",
-            "-n",
-            f"{name}@%h",
-        ],
-        cwd=REPO,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-
-
-def wait_for(condition, seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.2)
-    return False
 
 
 def test_killed_worker_loses_and_doubles_nothing(tmp_path):
@@ -108,10 +60,7 @@ def test_killed_worker_loses_and_doubles_nothing(tmp_path):
                 tmp_path / "second.log"
             ).read_text()
         finally:
-            for worker in (first, second):
-                if worker is not None and worker.poll() is None:
-                    worker.terminate()
-                    worker.wait(timeout=20)
+            stop(first, second)
         assert Judgment.objects.filter(evaluator=judge).count() == 36
         assert LLMCall.objects.filter(status="ok").count() == 18  # 18 distinct prompts
         # at most the calls in flight at the kill (2) were asked twice

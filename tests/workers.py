@@ -1,0 +1,87 @@
+"""Real Celery worker processes for tests, on the test database and Redis."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from urllib.parse import quote
+
+from django.db import connection
+
+from tests.conftest import REPO
+
+
+def redis_url() -> str:
+    url = os.environ.get("CELERY_BROKER_URL", "")
+    return url if url.startswith("redis://") else "redis://127.0.0.1:6379/15"
+
+
+def database_url_for_worker() -> str:
+    """The test database, as a URL the worker's settings understand."""
+    db = connection.settings_dict
+    if connection.vendor == "sqlite":
+        return f"sqlite:///{db['NAME']}"
+    user = quote(db["USER"] or "")
+    password = f":{quote(db['PASSWORD'])}" if db["PASSWORD"] else ""
+    return (
+        f"postgres://{user}{password}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+    )
+
+
+def start_worker(queue: str, url: str, tmp_path, name: str, **env) -> subprocess.Popen:
+    """A worker on `queue` (solo pool: the task runs in the process a test can kill)."""
+    environment = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings.base",
+        "DATABASE_URL": database_url_for_worker(),
+        "CELERY_BROKER_URL": url,
+        "CELERY_VISIBILITY_TIMEOUT": "3",
+        "CONCORD_VAR_DIR": str(tmp_path / name),
+        **env,
+    }
+    log = open(tmp_path / f"{name}.log", "w")  # noqa: SIM115 (lives as long as the worker)
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "config",
+            "worker",
+            "-Q",
+            queue,
+            "--pool",
+            "solo",
+            "--without-gossip",
+            "--without-mingle",
+            "--loglevel",
+            "INFO",
+            "-n",
+            f"{name}@%h",
+        ],
+        cwd=REPO,
+        env=environment,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+
+
+def stop(*workers) -> None:
+    for worker in workers:
+        if worker is not None and worker.poll() is None:
+            worker.terminate()
+            try:
+                worker.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                worker.kill()
+
+
+def wait_for(condition, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.2)
+    return False
