@@ -6,8 +6,8 @@ from __future__ import annotations
 from django.db import transaction
 
 from judging.llm.config import JudgeConfig
-from judging.llm.executor import common_score, parse_answer
-from judging.models import JudgeItem, JudgingRun, Judgment
+from judging.llm.executor import parse_answer, record_result
+from judging.models import JudgeItem, JudgingRun
 
 
 class ReviewError(ValueError):
@@ -15,38 +15,32 @@ class ReviewError(ValueError):
 
 
 @transaction.atomic
-def resolve_item(item: JudgeItem, raw_score: int, user) -> Judgment:
-    """A researcher reads the raw answer and enters the score it gives."""
-    item = JudgeItem.objects.select_for_update().select_related("run__evaluator").get(pk=item.pk)
+def resolve_item(item: JudgeItem, raw_score: int, user) -> None:
+    """A researcher reads the raw answer and enters the score (or, for a
+    pairwise judge, the verdict: 0 first, 1 second, 2 tie) it gives."""
+    item = (
+        JudgeItem.objects.select_for_update()
+        .select_related("run__evaluator", "call")
+        .get(pk=item.pk)
+    )
     if item.status != JudgeItem.Status.NEEDS_HUMAN:
         raise ReviewError(f"Item {item.pk} does not need a human (it is {item.status}).")
     config = JudgeConfig.from_dict(item.run.evaluator.config)
     if not isinstance(raw_score, int) or not config.low <= raw_score <= config.high:
         raise ReviewError(f"Enter a whole number from {config.low} to {config.high}.")
-    judgment, _ = Judgment.objects.get_or_create(
-        evaluator=item.run.evaluator,
-        response_id=item.response_id,
-        rater="",
-        seed=item.seed,
-        order=item.order,
-        defaults={
-            "score": common_score(config, raw_score),
-            "raw_score": raw_score,
-            "raw_scale_min": config.low,
-            "raw_scale_max": config.high,
-            "feedback": f"Scored by {user} from the judge's answer: "
-            f"{item.call.raw_output if item.call else ''}",
-        },
+    answer = item.call.raw_output if item.call else ""
+    record_result(
+        item.run, config, item, raw_score, f"Scored by {user} from the judge's answer: {answer}"
     )
     item.status, item.outcome = JudgeItem.Status.RESOLVED, "ok"
     item.detail = f"scored {raw_score} by {user}"
     item.save(update_fields=["status", "outcome", "detail"])
-    return judgment
 
 
 def reparse_run(run: JudgingRun) -> int:
     """Parse the stored answers of the items that need a human again (after a
-    parser fix): those that now parse become judgments. No call is made."""
+    parser fix): those that now parse become judgments (or verdicts). No call
+    is made."""
     config = JudgeConfig.from_dict(run.evaluator.config)
     fixed = 0
     for item in JudgeItem.objects.filter(
@@ -58,20 +52,7 @@ def reparse_run(run: JudgingRun) -> int:
         if not parsed.ok:
             continue
         with transaction.atomic():
-            Judgment.objects.get_or_create(
-                evaluator_id=run.evaluator_id,
-                response_id=item.response_id,
-                rater="",
-                seed=item.seed,
-                order=item.order,
-                defaults={
-                    "score": common_score(config, parsed.score),
-                    "raw_score": parsed.score,
-                    "raw_scale_min": config.low,
-                    "raw_scale_max": config.high,
-                    "feedback": item.call.raw_output,
-                },
-            )
+            record_result(run, config, item, parsed.score, item.call.raw_output)
             JudgeItem.objects.filter(pk=item.pk).update(
                 status=JudgeItem.Status.DONE, outcome="ok", detail="re-parsed"
             )

@@ -19,13 +19,12 @@ from corpus.models import QuestionText
 from judging.llm.config import JudgeConfig
 from judging.llm.executor import (
     _store,
-    judge_messages,
+    item_messages,
     make_client,
     request_hash,
     run_llm_judging,
 )
 from judging.models import JudgeItem, JudgingRun, LLMCall
-from judging.prompts import pairwise_judge_messages
 
 BATCH_PRICE_FACTOR = 0.5  # OpenAI bills batch requests at half the price
 WAITING = ("validating", "in_progress", "finalizing", "cancelling")
@@ -45,13 +44,7 @@ def pending_requests(run: JudgingRun, config: JudgeConfig) -> dict[str, tuple[li
     requests: dict[str, tuple[list, dict]] = {}
     for item in items:
         question, reference = texts[item.response.question_id]
-        if config.protocol == "pairwise":
-            first, second = item.response.text, item.opponent.text
-            if item.order == 1:
-                first, second = second, first
-            messages = pairwise_judge_messages(question, reference, first, second)
-        else:
-            messages = judge_messages(config, question, item.response.text, reference)
+        messages = item_messages(config, item, question, reference)
         params = config.sampling(item.seed)
         requests[request_hash(config.endpoint, config.model, messages, params)] = (messages, params)
     return requests

@@ -134,6 +134,54 @@ def common_score(config: JudgeConfig, value: int) -> float:
     return float(max(1, scaled))
 
 
+def item_messages(
+    config: JudgeConfig, item: JudgeItem, question: str, reference: str
+) -> list[dict]:
+    """The prompt of a run's item. Pairwise: order 0 shows the judged response
+    first, order 1 the baseline's."""
+    if config.protocol != "pairwise":
+        return judge_messages(config, question, item.response.text, reference)
+    first, second = item.response.text, item.opponent.text
+    if item.order == 1:
+        first, second = second, first
+    return pairwise_judge_messages(question, reference, first, second)
+
+
+def record_result(
+    run: JudgingRun, config: JudgeConfig, item: JudgeItem, score: int, feedback: str
+) -> None:
+    """A parsed (or researcher-entered) score as the item's judgment, or for a
+    pairwise judge its verdict; once: a second write (a redelivered task, a
+    re-parse) finds it stored and changes nothing."""
+    try:
+        with transaction.atomic():
+            if config.protocol == "pairwise":
+                PairwiseVerdict.objects.create(
+                    evaluator_id=run.evaluator_id,
+                    response_id=item.response_id,
+                    opponent_id=item.opponent_id,
+                    seed=item.seed,
+                    order=item.order,
+                    winner=("first", "second", "tie")[score],
+                    feedback=feedback,
+                )
+            else:
+                Judgment.objects.create(
+                    evaluator_id=run.evaluator_id,
+                    response_id=item.response_id,
+                    rater="",
+                    seed=item.seed,
+                    order=item.order,
+                    score=common_score(config, score),
+                    raw_score=score,
+                    raw_scale_min=config.low,
+                    raw_scale_max=config.high,
+                    feedback=feedback,
+                )
+    except IntegrityError:
+        pass
+
+
 def _retry_after(error: openai.APIStatusError) -> float | None:
     try:
         value = error.response.headers.get("retry-after")
@@ -307,14 +355,7 @@ def judge_item(
         "completion_tokens": 0,
     }
     question, reference = texts[item.response.question_id]
-    if config.protocol == "pairwise":
-        # order 0: the judged response is shown first; order 1: the baseline's is
-        first, second = item.response.text, item.opponent.text
-        if item.order == 1:
-            first, second = second, first
-        messages = pairwise_judge_messages(question, reference, first, second)
-    else:
-        messages = judge_messages(config, question, item.response.text, reference)
+    messages = item_messages(config, item, question, reference)
     outcome, detail, call = "", "", None
     for attempt in range(config.reask + 1):
         params = config.sampling(item.seed + attempt * REASK_SEED_STEP)
@@ -343,48 +384,9 @@ def judge_item(
             outcome, detail = "truncated", "the answer hit max_tokens before a score"
             continue
         parsed = parse_answer(config, call.raw_output)
-        if parsed.ok and config.protocol == "pairwise":
-            with transaction.atomic():
-                try:
-                    with transaction.atomic():
-                        PairwiseVerdict.objects.create(
-                            evaluator_id=run.evaluator_id,
-                            response_id=item.response_id,
-                            opponent_id=item.opponent_id,
-                            seed=item.seed,
-                            order=item.order,
-                            winner=("first", "second", "tie")[parsed.score],
-                            feedback=call.raw_output,
-                        )
-                except IntegrityError:
-                    pass  # judged before (a redelivered task): exactly one verdict
-                JudgeItem.objects.filter(pk=item.pk).update(
-                    status=JudgeItem.Status.DONE,
-                    outcome="ok",
-                    call=call,
-                    detail="",
-                    attempts=F("attempts") + attempt + 1,
-                )
-            counters["done"] += 1
-            return counters
         if parsed.ok:
             with transaction.atomic():
-                try:
-                    with transaction.atomic():
-                        Judgment.objects.create(
-                            evaluator_id=run.evaluator_id,
-                            response_id=item.response_id,
-                            rater="",
-                            seed=item.seed,
-                            order=item.order,
-                            score=common_score(config, parsed.score),
-                            raw_score=parsed.score,
-                            raw_scale_min=config.low,
-                            raw_scale_max=config.high,
-                            feedback=call.raw_output,
-                        )
-                except IntegrityError:
-                    pass  # judged before (a redelivered task): exactly one judgment
+                record_result(run, config, item, parsed.score, call.raw_output)
                 JudgeItem.objects.filter(pk=item.pk).update(
                     status=JudgeItem.Status.DONE,
                     outcome="ok",

@@ -98,3 +98,30 @@ def test_baseline_without_responses_is_refused(two_meetings):
         judge = pairwise_judge(server, baseline="Nobody")
         with pytest.raises(JudgingError, match="The baseline 'Nobody' has no st responses"):
             start_run(judge, dataset(), "st")
+
+
+def test_human_review_of_a_pairwise_judge_gives_verdicts(two_meetings, django_user_model):
+    from judging.human_review import reparse_run, resolve_item
+    from judging.models import Judgment
+
+    with FakeOpenAI() as server:
+        judge = pairwise_judge(server, name="reviewed judge")
+        run = run_llm_judging(start_run(judge, dataset(), "st").pk)
+    first, second = JudgeItem.objects.filter(run=run).order_by("pk")[:2]
+    for item in (first, second):  # as if their answers had not parsed
+        PairwiseVerdict.objects.filter(
+            response=item.response, opponent=item.opponent, order=item.order
+        ).delete()
+        JudgeItem.objects.filter(pk=item.pk).update(status="needs_human")
+    first.call.raw_output = "On reflection, they are equal. [[C]]"
+    first.call.save()
+    JudgeItem.objects.filter(pk=second.pk).update(call=None)
+    assert reparse_run(run) == 1
+    researcher = django_user_model.objects.create_user("r2", role="researcher")
+    resolve_item(second, 1, researcher)  # the answer shown second wins
+    assert PairwiseVerdict.objects.get(response=first.response, order=first.order).winner == "tie"
+    assert (
+        PairwiseVerdict.objects.get(response=second.response, order=second.order).winner == "second"
+    )
+    assert not Judgment.objects.filter(evaluator=judge).exists()
+    assert PairwiseVerdict.objects.filter(evaluator=judge).count() == 48
