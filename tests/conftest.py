@@ -72,6 +72,23 @@ def two_meetings_committed(transactional_db, tmp_path):
     import_elitr_bench(write_synthetic_elitr(tmp_path / "data", meetings=2), with_responses=True)
 
 
+@pytest.fixture(scope="session")
+def tiny_model(tmp_path_factory):
+    """A tiny random Llama with a tokenizer trained on a synthetic meeting, in a
+    folder that from_pretrained loads (built once per test session)."""
+    import importlib.util
+
+    require(
+        importlib.util.find_spec("torch") is not None
+        and importlib.util.find_spec("transformers") is not None,
+        "torch and transformers are not installed (make install-gpu)",
+    )
+    from corpus.importers.synthetic import synthetic_transcript
+    from tests.fakes.tiny_model import build_tiny_llama
+
+    return build_tiny_llama(tmp_path_factory.mktemp("tiny-llama"), synthetic_transcript(lines=300))
+
+
 def database_snapshot() -> dict[str, list[tuple]]:
     """Every row of every Concord table, to prove that a failed import changed nothing."""
     snapshot = {}

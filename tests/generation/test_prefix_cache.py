@@ -1,25 +1,13 @@
 """Shared-prefix KV cache reuse: identical greedy tokens, far less prefill."""
 
-import importlib.util
-
 import pytest
-
-from tests.conftest import require
 
 
 @pytest.fixture(scope="module")
-def loaded(tmp_path_factory):
-    require(
-        importlib.util.find_spec("torch") is not None
-        and importlib.util.find_spec("transformers") is not None,
-        "torch and transformers are not installed (make install-gpu)",
-    )
-    from corpus.importers.synthetic import synthetic_transcript
+def loaded(tiny_model):
     from generation.backends.hf import HFModelSpec, load_model
-    from tests.fakes.tiny_model import build_tiny_llama
 
-    path = build_tiny_llama(tmp_path_factory.mktemp("tiny"), synthetic_transcript(lines=300))
-    return load_model(HFModelSpec(str(path), dtype="float32"))
+    return load_model(HFModelSpec(str(tiny_model), dtype="float32"))
 
 
 def test_cache_reuse_gives_identical_greedy_tokens(loaded):

@@ -1,8 +1,6 @@
 """Generation runs with a tiny local Llama and with the fake OpenAI-compatible
 server: single-turn and multi-turn, stored as they are made, resumable."""
 
-import importlib.util
-
 import pytest
 from django.core.management import CommandError, call_command
 
@@ -10,23 +8,9 @@ from corpus.models import Dataset
 from generation.config import GenerationConfig, GenerationConfigError
 from generation.models import GenerationRun, Response, System
 from generation.runner import GenerationError, run_generation, start_generation
-from tests.conftest import require
 from tests.fakes.openai_server import FakeOpenAI
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory):
-    require(
-        importlib.util.find_spec("torch") is not None
-        and importlib.util.find_spec("transformers") is not None,
-        "torch and transformers are not installed (make install-gpu)",
-    )
-    from corpus.importers.synthetic import synthetic_transcript
-    from tests.fakes.tiny_model import build_tiny_llama
-
-    return build_tiny_llama(tmp_path_factory.mktemp("tiny-gen"), synthetic_transcript(lines=300))
 
 
 def dataset(version="qa"):

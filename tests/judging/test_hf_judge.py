@@ -1,8 +1,6 @@
 """A judge on a local HF transformers model: loaded once per process, answers
 through the same executor and ledger as an API judge."""
 
-import importlib.util
-
 import pytest
 
 from corpus.models import Dataset
@@ -11,22 +9,8 @@ from judging.llm.executor import run_llm_judging
 from judging.models import Evaluator, JudgeItem, LLMCall
 from judging.runs import start_run
 from judging.tasks import queue_for
-from tests.conftest import require
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory):
-    require(
-        importlib.util.find_spec("torch") is not None
-        and importlib.util.find_spec("transformers") is not None,
-        "torch and transformers are not installed (pip install torch==2.13.0 '.[gpu]')",
-    )
-    from corpus.importers.synthetic import synthetic_transcript
-    from tests.fakes.tiny_model import build_tiny_llama
-
-    return build_tiny_llama(tmp_path_factory.mktemp("tiny-llama"), synthetic_transcript(lines=300))
 
 
 @pytest.fixture
@@ -69,8 +53,10 @@ def test_a_local_model_judges_through_the_ledger(two_meetings, tiny_model):
     dataset = Dataset.objects.get(version="qa", language="en", split="test2")
     run = start_run(judge, dataset, "st")
     assert queue_for(run) == "gpu"
-    loads_before = len(hf.loaded_specs())
     run = run_llm_judging(run.pk)
+    spec = hf.HFModelSpec(str(tiny_model), "float32")
+    assert spec in hf.loaded_specs()
+    loaded_after_first_run = list(hf.loaded_specs())
     # a random model writes no [RESULT]: every answer goes to a human, none becomes a score
     assert run.status == "done" and run.done + run.failed == 36
     assert JudgeItem.objects.filter(run=run, status="needs_human").count() == run.failed
@@ -80,8 +66,9 @@ def test_a_local_model_judges_through_the_ledger(two_meetings, tiny_model):
     assert call.finish_reason in ("stop", "length")
     assert run.requests == 18 and run.cache_hits == 18  # identical prompts asked once
     # the model stays loaded: a second run loads nothing more
-    run_llm_judging(start_run(judge, dataset, "st", refresh=True).pk)
-    assert len(hf.loaded_specs()) == loads_before + 1
+    again = run_llm_judging(start_run(judge, dataset, "st", refresh=True).pk)
+    assert again.requests == 18
+    assert hf.loaded_specs() == loaded_after_first_run
 
 
 def test_seeds_make_sampling_reproducible(tiny_model):
