@@ -146,7 +146,7 @@ def test_run_demo_serves_and_stops(tmp_path, stop_signal):
             os.killpg(demo.pid, signal.SIGINT)  # Ctrl-C reaches the whole process group
         else:
             demo.terminate()  # `kill PID`: only the parent gets it, it stops the children
-        assert demo.wait(timeout=30) is not None
+        assert demo.wait(timeout=30) == 0  # a clean stop, not a crash
         assert not children_alive(demo.pid)
     finally:
         if demo.poll() is None:
