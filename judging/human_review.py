@@ -19,7 +19,8 @@ def resolve_item(item: JudgeItem, raw_score: int, user) -> None:
     """A researcher reads the raw answer and enters the score (or, for a
     pairwise judge, the verdict: 0 first, 1 second, 2 tie) it gives."""
     item = (
-        JudgeItem.objects.select_for_update()
+        # lock the item's row only: PostgreSQL cannot lock the nullable call join
+        JudgeItem.objects.select_for_update(of=("self",))
         .select_related("run__evaluator", "call")
         .get(pk=item.pk)
     )
