@@ -21,7 +21,7 @@ class StudyForm(forms.ModelForm):
         fields = [
             "name",
             "kind",
-            "is_open",
+            "status",
             "dataset",
             "mode",
             "seed",
@@ -60,13 +60,13 @@ class StudyAdmin(admin.ModelAdmin):
     list_display = (
         "name",
         "kind",
-        "is_open",
+        "status",
         "task_count",
         "item_count",
         "participant_count",
         "rating_count",
     )
-    list_filter = ("kind", "is_open")
+    list_filter = ("kind", "status")
     search_fields = ("name",)
     filter_horizontal = ("systems", "documents")
     autocomplete_fields = ("dataset", "gold_evaluator")
@@ -84,7 +84,7 @@ class StudyAdmin(admin.ModelAdmin):
         "prolific_sync_action",
     ]
     fieldsets = (
-        (None, {"fields": ("name", "kind", "is_open", "participant_link", "progress")}),
+        (None, {"fields": ("name", "kind", "status", "participant_link", "progress")}),
         (
             "What is rated",
             {"fields": ("dataset", "mode", "seed", "systems", "documents", "attention_checks")},

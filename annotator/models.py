@@ -36,8 +36,21 @@ class Study(models.Model):
         CROWD = "crowd", "Crowd (Prolific)"
         GOLD = "gold", "Gold (expert annotators)"
 
+    class RatingType(models.TextChoices):
+        RUBRIC = "rubric", "Rubric score (one answer)"
+        PAIRWISE = "pairwise", "Pairwise (two answers: A, B or tie)"
+
+    class Status(models.TextChoices):
+        # Who may arrive: see docs/human-studies.md ("States").
+        CLOSED = "closed", "Closed (no arrivals; work in progress stops)"
+        OPEN = "open", "Open"
+        PAUSED = "paused", "Paused (no new arrivals; work in progress may finish)"
+
     name = models.CharField(max_length=200, unique=True)
     kind = models.CharField(max_length=8, choices=Kind.choices, default=Kind.CROWD)
+    rating_type = models.CharField(
+        max_length=8, choices=RatingType.choices, default=RatingType.RUBRIC
+    )
     public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     # Which responses: those of the runs of `systems` on `dataset` in `mode`
     # (seedless runs unless `seed` is set), for `documents` (empty: all meetings).
@@ -53,7 +66,27 @@ class Study(models.Model):
         related_name="studies",
         help_text="Meetings to include; none selected: all.",
     )
+    baseline_system = models.ForeignKey(
+        System,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+        help_text="Pairwise studies: every selected system's answer is shown beside this "
+        "system's answer to the same question.",
+    )
     raters_per_task = models.PositiveSmallIntegerField(default=10)
+    scale_max = models.PositiveSmallIntegerField(
+        default=10,
+        choices=[(5, "1-5"), (7, "1-7"), (10, "1-10")],
+        help_text="Rubric studies: the rating scale (mapped linearly onto 1-10 for the analysis).",
+    )
+    scale_labels = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Optional: one label per point of the scale, lowest first; empty: the "
+        "paper's end labels.",
+    )
     rubric = models.TextField(default=defaults.RUBRIC)
     guidelines = models.TextField(default=defaults.GUIDELINES)
     estimated_minutes = models.PositiveSmallIntegerField(default=30)
@@ -64,24 +97,56 @@ class Study(models.Model):
     failed_attention_code = models.CharField(
         max_length=40,
         blank=True,
-        help_text="Code for participants who fail the attention checks; empty: the normal code.",
+        default=new_completion_code,
+        help_text="Code for participants who fail the attention checks or the qualification "
+        "round; required when either is on.",
     )
     attention_checks = models.BooleanField(default=False)
+    practice_items = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Qualification round: practice items shown first, each "
+        '{"question", "correct_answer", "answer", "expected_min", "expected_max", "feedback"}; '
+        "empty: no qualification round.",
+    )
+    practice_pass = models.PositiveSmallIntegerField(
+        default=0,
+        help_text="Practice items that must be rated within their expected range to go on.",
+    )
+    transcript_for_crowd = models.BooleanField(
+        default=False,
+        help_text="Crowd raters may open the meeting transcript (gold annotators always may).",
+    )
+    min_median_seconds = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="Flag participants whose median seconds per item is lower; empty: a quarter "
+        "of the estimated time per item.",
+    )
     stale_after_minutes = models.PositiveSmallIntegerField(
         null=True, blank=True, help_text="Release unfinished work after this; empty: 2 x estimate."
+    )
+    evaluator = models.OneToOneField(
+        Evaluator,
+        null=True,
+        blank=True,
+        editable=False,
+        on_delete=models.PROTECT,
+        related_name="study",
+        help_text="The evaluator the study's ratings become judgments of (its name is a label).",
     )
     gold_evaluator = models.ForeignKey(
         Evaluator,
         null=True,
         blank=True,
-        on_delete=models.SET_NULL,
+        on_delete=models.PROTECT,
         related_name="+",
         help_text="Gold scores to check crowd workers against (e.g. gold-human-eval).",
     )
     min_gold_correlation = models.FloatField(
         null=True, blank=True, help_text="Flag participants whose correlation with gold is lower."
     )
-    is_open = models.BooleanField(default=False)
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.CLOSED)
     prolific_study_id = models.CharField(max_length=64, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -95,10 +160,25 @@ class Study(models.Model):
             models.CheckConstraint(
                 condition=Q(raters_per_task__gte=1), name="study_raters_positive"
             ),
+            models.CheckConstraint(
+                condition=Q(status__in=["closed", "open", "paused"]), name="study_status_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(rating_type__in=["rubric", "pairwise"]), name="study_rating_type_valid"
+            ),
+            models.CheckConstraint(condition=Q(scale_max__in=[5, 7, 10]), name="study_scale_valid"),
         ]
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def is_open(self) -> bool:
+        return self.status == self.Status.OPEN
+
+    @property
+    def is_pairwise(self) -> bool:
+        return self.rating_type == self.RatingType.PAIRWISE
 
     @property
     def stale_minutes(self) -> int:
@@ -106,8 +186,14 @@ class Study(models.Model):
 
     @property
     def evaluator_name(self) -> str:
+        """The label of the study's evaluator; the study finds it by foreign key."""
         kind = "gold human" if self.kind == self.Kind.GOLD else "crowd human"
-        return f"{kind} ({self.name})"
+        pairwise = " pairwise" if self.is_pairwise else ""
+        return f"{kind}{pairwise} ({self.name})"
+
+    def to_common_scale(self, raw: float) -> float:
+        """A raw rating on 1..scale_max mapped linearly onto 1-10 (as imports are)."""
+        return 1 + (raw - 1) * 9 / (self.scale_max - 1)
 
 
 class TaskQuerySet(models.QuerySet):
@@ -141,26 +227,48 @@ class Task(models.Model):
 
 
 class Item(models.Model):
-    """One thing to rate: a response, or an attention check (no response)."""
+    """One thing to rate: a response (with an opponent in pairwise studies), an
+    attention check, or a practice item of the qualification round."""
 
+    class Kind(models.TextChoices):
+        RESPONSE = "response", "Response"
+        ATTENTION = "attention", "Attention check"
+        PRACTICE = "practice", "Practice (qualification)"
+
+    kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.RESPONSE)
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="items")
     task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="items")
     response = models.ForeignKey(
         Response, null=True, blank=True, on_delete=models.PROTECT, related_name="study_items"
     )
+    opponent = models.ForeignKey(
+        Response,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+        help_text="Pairwise: the baseline system's answer to the same question.",
+    )
     # What the rater sees, frozen when the study's items are built.
     question = models.TextField()
     correct_answer = models.TextField()
     answer = models.TextField()
+    other_answer = models.TextField(blank=True, help_text="Pairwise: the opponent's answer.")
     expected_min = models.PositiveSmallIntegerField(null=True, blank=True)
     expected_max = models.PositiveSmallIntegerField(null=True, blank=True)
+    feedback = models.TextField(blank=True, help_text="Practice: shown after the rating.")
 
     class Meta:
         ordering = ["task_id", "id"]
         constraints = [
             models.UniqueConstraint(fields=["study", "response"], name="item_unique_response"),
             models.CheckConstraint(
-                condition=Q(response__isnull=False) | Q(expected_min__isnull=False),
+                condition=Q(kind__in=["response", "attention", "practice"]),
+                name="item_kind_valid",
+            ),
+            models.CheckConstraint(
+                condition=(Q(kind="response") & Q(response__isnull=False))
+                | (~Q(kind="response") & Q(response__isnull=True) & Q(expected_min__isnull=False)),
                 name="item_response_or_check",
             ),
         ]
@@ -170,7 +278,11 @@ class Item(models.Model):
 
     @property
     def is_attention_check(self) -> bool:
-        return self.response_id is None
+        return self.kind == self.Kind.ATTENTION
+
+    @property
+    def is_practice(self) -> bool:
+        return self.kind == self.Kind.PRACTICE
 
 
 class Participant(models.Model):
@@ -180,7 +292,7 @@ class Participant(models.Model):
         ACCEPTED = "accepted", "Accepted"
         EXCLUDED = "excluded", "Excluded"
 
-    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="participants")
+    study = models.ForeignKey(Study, on_delete=models.PROTECT, related_name="participants")
     prolific_pid = models.CharField(max_length=64, blank=True)
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL,
@@ -226,17 +338,33 @@ class Assignment(models.Model):
         COMPLETED = "completed", "Completed"
         TIMED_OUT = "timed_out", "Timed out (released)"
         RETURNED = "returned", "Returned on Prolific (released)"
+        NOT_QUALIFIED = "unqualified", "Did not pass the qualification round (released)"
 
     participant = models.OneToOneField(
-        Participant, on_delete=models.CASCADE, related_name="assignment"
+        Participant, on_delete=models.PROTECT, related_name="assignment"
     )
     task = models.ForeignKey(Task, on_delete=models.PROTECT, related_name="assignments")
     token = models.CharField(max_length=64, unique=True, default=new_token)
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.ACTIVE)
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.ACTIVE)
     item_order = models.JSONField(help_text="Item ids in the order this participant sees them.")
     shuffle_seed = models.BigIntegerField()
     prolific_study_id = models.CharField(max_length=64, blank=True)
     prolific_session_id = models.CharField(max_length=64, blank=True)
+    other_session_ids = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="SESSION_IDs this participant came back with that differ from the first.",
+    )
+    swapped_item_ids = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Pairwise: items whose two answers this participant sees swapped.",
+    )
+    # The item page last delivered, and when: time per item is measured here,
+    # on the server, from delivery to rating (the browser's figure is a hint).
+    served_item_id = models.BigIntegerField(null=True, blank=True)
+    served_at = models.DateTimeField(null=True, blank=True)
+    practice_passed = models.BooleanField(null=True, blank=True)
     started_at = models.DateTimeField(auto_now_add=True)
     last_seen_at = models.DateTimeField(auto_now_add=True)
     completed_at = models.DateTimeField(null=True, blank=True)
@@ -252,10 +380,35 @@ class Assignment(models.Model):
 
 
 class Rating(models.Model):
-    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="ratings")
+    class Choice(models.TextChoices):
+        A = "A", "Answer A"
+        B = "B", "Answer B"
+        TIE = "tie", "Tie"
+
+    class Flag(models.TextChoices):
+        NONE = "", "-"
+        WRONG_ITEM = "wrong_item", "The question or the reference is wrong"
+        CANNOT_JUDGE = "cannot_judge", "I cannot judge"
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.PROTECT, related_name="ratings")
     item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="ratings")
-    score = models.PositiveSmallIntegerField()
-    seconds = models.FloatField(default=0, help_text="Time spent on the item, summed over visits.")
+    score = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="Rubric studies: on the study's scale (1..scale max)."
+    )
+    choice = models.CharField(
+        max_length=3, choices=Choice.choices, blank=True, help_text="Pairwise: as shown."
+    )
+    swapped = models.BooleanField(
+        default=False, help_text="Pairwise: the item's response was shown as B."
+    )
+    seconds = models.FloatField(
+        default=0, help_text="Server-measured time on the item, summed over visits."
+    )
+    client_seconds = models.FloatField(
+        default=0, help_text="The browser's own figure (a hint only: it can be forged)."
+    )
+    comment = models.TextField(blank=True)
+    flag = models.CharField(max_length=12, choices=Flag.choices, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -264,26 +417,57 @@ class Rating(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["assignment", "item"], name="rating_unique_per_item"),
             models.CheckConstraint(
-                condition=Q(score__gte=1) & Q(score__lte=10), name="rating_score_1_to_10"
+                condition=(Q(score__gte=1) & Q(score__lte=10) & Q(choice=""))
+                | (Q(score__isnull=True) & Q(choice__in=["A", "B", "tie"])),
+                name="rating_score_or_choice",
             ),
             models.CheckConstraint(condition=Q(seconds__gte=0), name="rating_seconds_positive"),
+            models.CheckConstraint(
+                condition=Q(flag__in=["", "wrong_item", "cannot_judge"]), name="rating_flag_valid"
+            ),
         ]
 
     def __str__(self) -> str:
-        return f"{self.score}"
+        return f"{self.score}" if self.score is not None else self.choice
 
 
 class AuditEvent(models.Model):
-    """Who did what to a study or a participant, and why."""
+    """Who did what to a study or a participant, and why.
+
+    Every state change of annotator/services.py writes one, in the same
+    transaction as the change (Zulip's audit-log style)."""
+
+    class Action(models.TextChoices):
+        BUILD_ITEMS = "build_items", "Items built"
+        OPENED = "opened", "Opened"
+        PAUSED = "paused", "Paused"
+        CLOSED = "closed", "Closed"
+        CHANGED = "changed", "Settings changed"
+        ASSIGNED = "assigned", "Assigned a task"
+        REOPENED = "reopened", "Came back and continued"
+        SESSION_CHANGED = "session_changed", "Came back with another SESSION_ID"
+        TIMED_OUT = "timed_out", "Timed out (released)"
+        RELEASED = "released", "Released (Prolific)"
+        NOT_QUALIFIED = "not_qualified", "Failed the qualification round"
+        COMPLETED = "completed", "Completed"
+        FLAGGED = "flagged", "Flagged automatically"
+        EXCLUDED = "excluded", "Excluded"
+        REINSTATED = "reinstated", "Reinstated"
+        QUOTA_REFILLED = "quota_refilled", "Quota refilled"
+        PROLIFIC_CREATED = "prolific_created", "Created on Prolific"
+        PROLIFIC_PUBLISHED = "prolific_published", "Published on Prolific"
+        PROLIFIC_PLACES = "prolific_places", "Places changed on Prolific"
+        PROLIFIC_APPROVED = "prolific_approved", "Approved on Prolific"
+        PROLIFIC_REJECTED = "prolific_rejected", "Rejected on Prolific"
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="audit_events")
     participant = models.ForeignKey(
-        Participant, null=True, blank=True, on_delete=models.CASCADE, related_name="audit_events"
+        Participant, null=True, blank=True, on_delete=models.PROTECT, related_name="audit_events"
     )
     actor = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )
-    action = models.CharField(max_length=40)
+    action = models.CharField(max_length=40, choices=Action.choices)
     detail = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -193,7 +193,12 @@ def check_prolific_id(pid: str) -> str:
 
 
 def check_can_arrive(study: Study) -> None:
-    if not study.is_open:
+    if study.status == Study.Status.PAUSED:
+        raise StudyError(
+            "This study is paused and takes no new participants right now. Please return it "
+            "on Prolific; thank you."
+        )
+    if study.status != Study.Status.OPEN:
         raise StudyError("This study is closed. Please return it on Prolific; thank you.")
     if not Item.objects.filter(study=study).exists():
         raise StudyError("This study has no items yet.")
@@ -417,8 +422,8 @@ def reinstate_participant(participant: Participant, actor, reason: str = "") -> 
 def set_study_open(study: Study, is_open: bool, actor=None) -> None:
     if is_open and not Item.objects.filter(study=study).exists():
         raise StudyError(f"Study '{study.name}' has no items yet: build them first.")
-    study.is_open = is_open
-    study.save(update_fields=["is_open"])
+    study.status = Study.Status.OPEN if is_open else Study.Status.CLOSED
+    study.save(update_fields=["status"])
     audit(study, "opened" if is_open else "closed", actor=actor)
 
 

@@ -10,4 +10,4 @@ def release_stale_work() -> int:
 
     Arrivals already do this for their own study; the periodic run also frees
     places (and shows them in the admin) when nobody is arriving."""
-    return sum(release_stale(study) for study in Study.objects.filter(is_open=True))
+    return sum(release_stale(study) for study in Study.objects.filter(status=Study.Status.OPEN))

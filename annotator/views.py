@@ -239,7 +239,7 @@ def may_rate_gold(user) -> bool:
 def gold_home(request: HttpRequest) -> HttpResponse:
     if not may_rate_gold(request.user):
         return message(request, "Not allowed", "Your account may not rate gold studies.", 403)
-    studies = Study.objects.filter(kind=Study.Kind.GOLD, is_open=True).order_by("name")
+    studies = Study.objects.filter(kind=Study.Kind.GOLD, status=Study.Status.OPEN).order_by("name")
     mine = {
         a.participant.study_id: a
         for a in Assignment.objects.filter(participant__user=request.user).select_related(

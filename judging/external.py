@@ -210,11 +210,16 @@ def import_external_ratings(path: str | Path) -> dict[str, SyncCount]:
             )
         seen[key] = rating.line
     names = sorted({r.evaluator for r in ratings})
-    clashing = Evaluator.objects.filter(name__in=names).exclude(kind=Evaluator.Kind.IMPORTED)
+    # A file only adds to evaluators that ratings files made: the paper's gold
+    # stays the paper's gold, a study's raters stay the study's.
+    clashing = Evaluator.objects.filter(name__in=names).exclude(
+        origin=Evaluator.Origin.RATINGS_FILE
+    )
     if clashing.exists():
         raise ImportFailure(
-            f"Evaluator(s) {', '.join(clashing.values_list('name', flat=True))} are not imported "
-            "evaluators (a judge, a metric or a study); import under another name."
+            f"Evaluator(s) {', '.join(clashing.values_list('name', flat=True))} did not come "
+            "from a ratings file (they are the paper's, a judge, a metric or a study); "
+            "import under another name."
         )
     _refuse_changes(ratings, responses, path)
     counts = {
@@ -224,6 +229,7 @@ def import_external_ratings(path: str | Path) -> dict[str, SyncCount]:
                 {
                     "name": n,
                     "kind": Evaluator.Kind.IMPORTED,
+                    "origin": Evaluator.Origin.RATINGS_FILE,
                     "description": f"Imported from {path.name}",
                     "config": {},
                     "raw_scale_min": 1,

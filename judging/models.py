@@ -29,8 +29,19 @@ class Evaluator(models.Model):
         CROWD_HUMAN = "crowd_human", "Crowd human"
         IMPORTED = "imported", "Imported scores"
 
+    class Origin(models.TextChoices):
+        CONCORD = "concord", "Made in Concord (a judge, a metric or a study)"
+        PAPER = "paper", "The ELITR-Bench release"
+        RATINGS_FILE = "ratings_file", "A ratings file (import_ratings)"
+
     name = models.CharField(max_length=200, unique=True)
     kind = models.CharField(max_length=20, choices=Kind.choices)
+    origin = models.CharField(
+        max_length=16,
+        choices=Origin.choices,
+        default=Origin.CONCORD,
+        help_text="Where its scores come from: a ratings file never adds to another origin's.",
+    )
     version = models.PositiveIntegerField(
         default=1, help_text="Raised when the configuration changes after judgments exist."
     )
@@ -50,6 +61,10 @@ class Evaluator(models.Model):
             models.CheckConstraint(
                 condition=Q(raw_scale_min__lt=F("raw_scale_max")), name="evaluator_scale_ordered"
             ),
+            models.CheckConstraint(
+                condition=Q(origin__in=["concord", "paper", "ratings_file"]),
+                name="evaluator_origin_valid",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -60,7 +75,9 @@ class Judgment(models.Model):
     """One evaluator's score of one response (per rater, seed and presentation order)."""
 
     evaluator = models.ForeignKey(Evaluator, on_delete=models.PROTECT, related_name="judgments")
-    response = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="judgments")
+    # Judged data is never deleted with what it judged: delete the judgments first,
+    # on purpose (or, better, keep them and make a new run).
+    response = models.ForeignKey(Response, on_delete=models.PROTECT, related_name="judgments")
     rater = models.CharField(
         max_length=200, blank=True, help_text="Who scored, for evaluators with several raters."
     )
@@ -301,10 +318,13 @@ class PairwiseVerdict(models.Model):
         TIE = "tie", "Tie"
 
     evaluator = models.ForeignKey(Evaluator, on_delete=models.PROTECT, related_name="verdicts")
-    response = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="+")
-    opponent = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="+")
-    seed = models.PositiveIntegerField()
+    response = models.ForeignKey(Response, on_delete=models.PROTECT, related_name="+")
+    opponent = models.ForeignKey(Response, on_delete=models.PROTECT, related_name="+")
+    seed = models.PositiveIntegerField(help_text="An LLM judge's seed; 0 for human raters.")
     order = models.PositiveSmallIntegerField(help_text="0: the response shown first; 1: second.")
+    rater = models.CharField(
+        max_length=200, blank=True, help_text="Who judged, for evaluators with several raters."
+    )
     winner = models.CharField(max_length=6, choices=Winner.choices)
     feedback = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -313,7 +333,8 @@ class PairwiseVerdict(models.Model):
         ordering = ["evaluator_id", "response_id", "order"]
         constraints = [
             models.UniqueConstraint(
-                fields=["evaluator", "response", "opponent", "seed", "order"], name="verdict_unique"
+                fields=["evaluator", "response", "opponent", "seed", "order", "rater"],
+                name="verdict_unique",
             ),
             models.CheckConstraint(condition=Q(order__in=[0, 1]), name="verdict_order_valid"),
             models.CheckConstraint(

@@ -45,6 +45,7 @@ def import_paper_scores(
                 {
                     "name": name,
                     "kind": Evaluator.Kind.IMPORTED,
+                    "origin": Evaluator.Origin.PAPER,
                     "raw_scale_min": 1,
                     "raw_scale_max": 10,
                     **PAPER_EVALUATORS.get(name, {"description": "", "config": {}}),

@@ -12,16 +12,18 @@ class User(AbstractUser):
     """
 
     class Role(models.TextChoices):
+        NONE = "", "No role yet (an admin grants one)"
         ADMIN = "admin", "Admin"
         RESEARCHER = "researcher", "Researcher"
         GOLD_ANNOTATOR = "gold_annotator", "Gold annotator"
 
-    role = models.CharField(max_length=20, choices=Role.choices, default=Role.RESEARCHER)
+    # A new account sees nothing until an admin grants a role.
+    role = models.CharField(max_length=20, choices=Role.choices, default=Role.NONE, blank=True)
 
     class Meta:
         constraints = [
             models.CheckConstraint(
-                condition=models.Q(role__in=["admin", "researcher", "gold_annotator"]),
+                condition=models.Q(role__in=["", "admin", "researcher", "gold_annotator"]),
                 name="user_role_valid",
             )
         ]

@@ -44,7 +44,7 @@ class StudySerializer(serializers.ModelSerializer):
             "stale_after_minutes",
             "gold_evaluator",
             "min_gold_correlation",
-            "is_open",
+            "status",
             "prolific_study_id",
             "participant_url",
             "task_count",
@@ -52,7 +52,7 @@ class StudySerializer(serializers.ModelSerializer):
             "rating_count",
             "created_at",
         ]
-        read_only_fields = ["public_id", "is_open", "prolific_study_id", "created_at"]
+        read_only_fields = ["public_id", "status", "prolific_study_id", "created_at"]
 
     # Lists annotate the counts; a study just created or changed is counted here.
     def get_task_count(self, study: Study) -> int:

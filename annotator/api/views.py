@@ -17,7 +17,7 @@ class StudyViewSet(viewsets.ModelViewSet):
     rating), build items, open and close, quality control and exports."""
 
     serializer_class = StudySerializer
-    filterset_fields = ["kind", "is_open"]
+    filterset_fields = ["kind", "status"]
     search_fields = ["name"]
 
     def get_queryset(self):

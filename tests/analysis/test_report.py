@@ -176,7 +176,11 @@ def test_import_external_ratings(two_meetings, tmp_path):
         ("response,evaluator,score\n1,,3\n", "'evaluator' is missing"),
         ("evaluator,score\nx,3\n", "give 'response' (an id) or all of"),
         ("response,evaluator,score,colour\n1,x,3,red\n", "unknown field(s) colour"),
-        ("response,evaluator,score\n1,live-judge,3\n", "not imported evaluators"),
+        ("response,evaluator,score\n1,live-judge,3\n", "did not come from a ratings file"),
+        (
+            "response,evaluator,rater,score\n1,gold-human-eval,zed,3\n",
+            "did not come from a ratings file",
+        ),
         ("response,evaluator,score\n1,gpt-4-eval,1\n", "already holds score"),
         ("response,evaluator,rater,score\n1,x,a,3\n1,x,a,4\n", "line 3: the same evaluator"),
     ],
