@@ -1,94 +1,163 @@
 from django import forms
 from django.conf import settings
 from django.contrib import admin, messages
-from django.db.models import Count, Q
+from django.db.models import Count
 from django.http import HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
 from annotator import exports, services
-from annotator.models import Assignment, AuditEvent, Item, Participant, Rating, Study, Task
+from annotator.models import Assignment, AuditEvent, Item, Participant, Rating, Study
 from annotator.prolific import REJECTION_CATEGORIES, ProlificClient, ProlificError
 from annotator.quality import participant_quality
+from corpus.models import Dataset
 
-SELECTION_FIELDS = ("kind", "dataset", "mode", "seed", "systems", "documents", "attention_checks")
+STUDY_FIELDS = [
+    "name",
+    "kind",
+    "rating_type",
+    "dataset",
+    "mode",
+    "seed",
+    "systems",
+    "baseline_system",
+    "documents",
+    "attention_checks",
+    "practice_items",
+    "practice_pass",
+    "scale_max",
+    "scale_labels",
+    "raters_per_task",
+    "estimated_minutes",
+    "hourly_pay",
+    "stale_after_minutes",
+    "completion_code",
+    "failed_attention_code",
+    "transcript_for_crowd",
+    "guidelines",
+    "rubric",
+    "gold_evaluator",
+    "min_gold_correlation",
+    "min_median_seconds",
+]
 
 
 class StudyForm(forms.ModelForm):
+    """Checks everything annotator.services.save_study would refuse, before saving:
+    settings, meetings of another dataset, a selection without responses, a
+    gold evaluator with no scores on it, changes of what is rated after ratings."""
+
     class Meta:
         model = Study
-        fields = [
-            "name",
-            "kind",
-            "status",
-            "dataset",
-            "mode",
-            "seed",
-            "systems",
-            "documents",
-            "attention_checks",
-            "raters_per_task",
-            "estimated_minutes",
-            "hourly_pay",
-            "stale_after_minutes",
-            "completion_code",
-            "failed_attention_code",
-            "guidelines",
-            "rubric",
-            "gold_evaluator",
-            "min_gold_correlation",
-        ]
+        fields = STUDY_FIELDS
+
+    def __init__(self, *args, dataset_id=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        dataset_id = dataset_id or self.instance.dataset_id or self.initial.get("dataset")
+        documents = self.fields.get("documents")
+        if documents is not None and dataset_id:
+            dataset = Dataset.objects.filter(pk=dataset_id).first()
+            if dataset is not None:
+                # Only the chosen dataset's meetings (the picker listed all 18 before).
+                documents.queryset = services.documents_for(dataset).order_by("external_id")
+                documents.help_text = f"Meetings of {dataset}; none selected: all."
 
     def clean(self):
         cleaned = super().clean()
-        if self.instance.pk and services.has_ratings(self.instance):
-            changed = [f for f in SELECTION_FIELDS if f in self.changed_data]
-            if changed:
+        if self.errors:
+            return cleaned
+        candidate = Study(
+            **{f.name: getattr(self.instance, f.name) for f in Study._meta.concrete_fields}
+        )
+        for key, value in cleaned.items():
+            if key not in ("systems", "documents"):
+                setattr(candidate, key, value)
+        rated = self.instance.pk is not None and services.has_ratings(self.instance)
+        try:
+            services.check_settings(candidate)
+            frozen = services.frozen_changes(candidate, self.changed_data)
+            if rated and frozen:
                 raise forms.ValidationError(
-                    f"This study already has ratings, so what it rates cannot change "
-                    f"({', '.join(changed)}). Create a new study instead."
+                    f"This study already has ratings, so what it rates and how cannot change "
+                    f"({', '.join(frozen)}). Create a new study instead."
                 )
+            if not rated and (self.instance.pk is None or frozen):
+                services.selection(
+                    candidate, cleaned.get("systems") or [], cleaned.get("documents") or []
+                )
+            elif "gold_evaluator" in self.changed_data:
+                services.check_gold_covers(
+                    candidate,
+                    set(self.instance.items.values_list("response_id", flat=True)),
+                )
+        except services.StudyError as error:
+            raise forms.ValidationError(str(error)) from None
         return cleaned
 
 
 @admin.register(Study)
 class StudyAdmin(admin.ModelAdmin):
-    """Studies: selection, texts, pay, codes, quality control and exports."""
+    """Studies: selection, texts, pay, codes, states, participants, quality control."""
 
     form = StudyForm
     list_display = (
         "name",
         "kind",
+        "rating_type",
         "status",
         "task_count",
         "item_count",
         "participant_count",
         "rating_count",
     )
-    list_filter = ("kind", "status")
+    list_filter = ("kind", "rating_type", "status")
     search_fields = ("name",)
     filter_horizontal = ("systems", "documents")
     autocomplete_fields = ("dataset", "gold_evaluator")
-    readonly_fields = ("participant_link", "progress", "quality_table", "prolific_study_id")
+    readonly_fields = (
+        "status",
+        "evaluator",
+        "participant_link",
+        "progress",
+        "quality_table",
+        "feedback_table",
+        "prolific_study_id",
+    )
     actions = [
-        "build_items_action",
         "open_action",
+        "pause_action",
         "close_action",
+        "refill_action",
+        "build_items_action",
         "export_tidy",
         "export_wide",
         "sync_judgments_action",
-        "release_stale_action",
         "prolific_create_action",
         "prolific_publish_action",
         "prolific_sync_action",
     ]
     fieldsets = (
-        (None, {"fields": ("name", "kind", "status", "participant_link", "progress")}),
+        (
+            None,
+            {"fields": ("name", "kind", "status", "evaluator", "participant_link", "progress")},
+        ),
         (
             "What is rated",
-            {"fields": ("dataset", "mode", "seed", "systems", "documents", "attention_checks")},
+            {
+                "fields": (
+                    "rating_type",
+                    "dataset",
+                    "mode",
+                    "seed",
+                    "systems",
+                    "baseline_system",
+                    "documents",
+                    "attention_checks",
+                )
+            },
         ),
+        ("Scale", {"fields": ("scale_max", "scale_labels")}),
         (
             "Work",
             {
@@ -99,16 +168,67 @@ class StudyAdmin(admin.ModelAdmin):
                     "stale_after_minutes",
                     "completion_code",
                     "failed_attention_code",
+                    "transcript_for_crowd",
                     "prolific_study_id",
                 )
             },
         ),
+        (
+            "Qualification round",
+            {"classes": ("collapse",), "fields": ("practice_items", "practice_pass")},
+        ),
         ("Texts", {"classes": ("collapse",), "fields": ("guidelines", "rubric")}),
         (
             "Quality control",
-            {"fields": ("gold_evaluator", "min_gold_correlation", "quality_table")},
+            {
+                "fields": (
+                    "gold_evaluator",
+                    "min_gold_correlation",
+                    "min_median_seconds",
+                    "quality_table",
+                    "feedback_table",
+                )
+            },
         ),
     )
+
+    def get_form(self, request, obj=None, **kwargs):
+        self._request = request
+        form = super().get_form(request, obj, **kwargs)
+        dataset_id = request.GET.get("dataset") if obj is None else None
+
+        class BoundStudyForm(form):
+            def __init__(self, *args, **inner):
+                super().__init__(*args, dataset_id=dataset_id, **inner)
+
+        return BoundStudyForm
+
+    def get_changeform_initial_data(self, request):
+        initial = super().get_changeform_initial_data(request)
+        initial.setdefault("practice_items", [])
+        return initial
+
+    def has_delete_permission(self, request, obj=None):
+        # Human data is never deleted: a study with participants is closed instead.
+        if obj is not None and obj.participants.exists():
+            return False
+        return super().has_delete_permission(request, obj)
+
+    def get_actions(self, request):
+        actions = super().get_actions(request)
+        actions.pop("delete_selected", None)
+        return actions
+
+    def save_model(self, request, obj, form, change):
+        services.save_study(
+            obj, list(form.changed_data), actor=request.user, after_save=lambda _: form.save_m2m()
+        )
+        counts = obj.items.count()
+        messages.info(request, f"{obj}: {obj.tasks.count()} tasks, {counts} items.")
+
+    def save_related(self, request, form, formsets, change):
+        for formset in formsets:  # many-to-many fields were saved by save_study
+            self.save_formset(request, form, formset, change=change)
 
     def get_queryset(self, request):
         return (
@@ -147,12 +267,24 @@ class StudyAdmin(admin.ModelAdmin):
                 "Gold annotators sign in at <code>{}</code>",
                 self._absolute(reverse("annotator:gold_home")),
             )
-        url = self._absolute(reverse("annotator:study_entry", args=[obj.public_id]))
+        base = public_base_url(self._request)
+        url = services.prolific_study_url(obj, base)
+        warning = ""
+        if services.is_local_url(base):
+            warning = format_html(
+                "<p class='errornote' id='local-url-warning'>This link points at {}, which "
+                "Prolific's participants cannot reach. Set CONCORD_PUBLIC_URL to the address "
+                "Concord is served at.</p>",
+                base,
+            )
         return format_html(
-            "<p>Paste into Prolific (study URL, with URL parameters on):</p>"
-            "<input readonly size='110' value='{}?PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}"
-            "&amp;STUDY_ID={{{{%STUDY_ID%}}}}&amp;SESSION_ID={{{{%SESSION_ID%}}}}'>"
+            "{}<p>Paste into Prolific (study URL, with URL parameters on):</p>"
+            "<input id='prolific-url' readonly size='100' value='{}'> "
+            "<button type='button' class='button' id='copy-prolific-url' "
+            "onclick=\"navigator.clipboard.writeText(document.getElementById('prolific-url')"
+            ".value).then(()=>{{this.textContent='Copied'}})\">Copy</button>"
             "<p>Completion URL: https://app.prolific.com/submissions/complete?cc={}</p>",
+            warning,
             url,
             obj.completion_code,
         )
@@ -160,40 +292,41 @@ class StudyAdmin(admin.ModelAdmin):
     def _absolute(self, path: str) -> str:
         return public_base_url(self._request).rstrip("/") + path
 
-    def get_form(self, request, obj=None, **kwargs):
-        self._request = request
-        return super().get_form(request, obj, **kwargs)
-
-    @admin.display(description="progress per task")
+    @admin.display(description="progress (participants)")
     def progress(self, obj):
         if not obj.pk:
             return "-"
-        loads = services.task_loads(obj)
-        tasks = (
-            Task.objects.filter(study=obj)
-            .with_counts()
-            .annotate(
-                completed=Count(
-                    "assignments",
-                    filter=Q(
-                        assignments__status=Assignment.Status.COMPLETED,
-                        assignments__participant__status=Participant.Status.ACCEPTED,
-                    ),
-                ),
-            )
-        )
-        rows = format_html_join(
+        rows = services.progress(obj)
+        body = format_html_join(
             "",
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{} / {}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{} / {}</td><td>{}</td><td>{}</td>"
+            "<td>{}</td></tr>",
             (
-                (t.label, t.item_count, loads.get(t.pk, 0), t.completed, obj.raters_per_task)
-                for t in tasks
+                (
+                    r.label,
+                    r.items,
+                    r.active,
+                    r.completed,
+                    r.wanted,
+                    r.excluded,
+                    r.released,
+                    r.open_places,
+                )
+                for r in rows
             ),
         )
         return format_html(
-            "<table><tr><th>task</th><th>items</th><th>active + accepted</th>"
-            "<th>completed (accepted) / wanted</th></tr>{}</table>",
-            rows,
+            "<table id='study-progress'><tr><th>task</th><th>items</th><th>working now</th>"
+            "<th>completed (accepted) / wanted</th><th>excluded</th><th>released</th>"
+            "<th>open places</th></tr>{}<tr><th>total</th><td></td><td>{}</td>"
+            "<td>{} / {}</td><td>{}</td><td>{}</td><td>{}</td></tr></table>",
+            body,
+            sum(r.active for r in rows),
+            sum(r.completed for r in rows),
+            sum(r.wanted for r in rows),
+            sum(r.excluded for r in rows),
+            sum(r.released for r in rows),
+            sum(r.open_places for r in rows),
         )
 
     @admin.display(description="participants: quality control")
@@ -202,10 +335,11 @@ class StudyAdmin(admin.ModelAdmin):
             return "-"
         rows = format_html_join(
             "",
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
-            "<td>{}</td><td>{}</td></tr>",
+            "<tr><td><a href='{}'>{}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+            "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             (
                 (
+                    reverse("admin:annotator_participant_change", args=[q.participant_id]),
                     q.rater,
                     q.status,
                     q.task,
@@ -214,7 +348,9 @@ class StudyAdmin(admin.ModelAdmin):
                     "-" if q.median_seconds is None else f"{q.median_seconds:.1f}",
                     {None: "-", True: "passed", False: "FAILED"}[q.attention_passed],
                     "-" if q.gold_correlation is None else f"{q.gold_correlation:.2f}",
-                    "flagged" if q.flagged else "",
+                    "same score everywhere" if q.straight_lined else "",
+                    ", ".join(q.other_session_ids),
+                    q.flag_reason if q.flagged else "",
                 )
                 for q in participant_quality(obj)
             ),
@@ -222,47 +358,85 @@ class StudyAdmin(admin.ModelAdmin):
         return format_html(
             "<table class='concord-quality'><tr><th>participant</th><th>status</th><th>task</th>"
             "<th>assignment</th><th>ratings</th><th>median s/item</th><th>attention</th>"
-            "<th>r with gold</th><th></th></tr>{}</table>",
+            "<th>r with gold</th><th>straight-lining</th><th>other SESSION_IDs</th>"
+            "<th>flag</th></tr>{}</table>",
             rows,
         )
 
-    def save_related(self, request, form, formsets, change):
-        super().save_related(request, form, formsets, change)
-        study = form.instance
-        if not services.has_ratings(study) and (
-            not change or any(f in form.changed_data for f in SELECTION_FIELDS)
-        ):
+    @admin.display(description="raters' comments and flags")
+    def feedback_table(self, obj):
+        if not obj.pk:
+            return "-"
+        rows = exports.feedback_rows(obj)
+        if not rows:
+            return "None yet."
+        return format_html(
+            "<table id='study-feedback'><tr><th>task</th><th>question</th><th>participant</th>"
+            "<th>flag</th><th>comment</th></tr>{}</table>",
+            format_html_join(
+                "",
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                (
+                    (
+                        r["task"],
+                        r["question"][:120],
+                        r["participant"],
+                        r["flag_label"],
+                        r["comment"],
+                    )
+                    for r in rows
+                ),
+            ),
+        )
+
+    def _for_each(self, request, queryset, work) -> None:
+        for study in queryset:
             try:
-                counts = services.build_items(study, actor=request.user)
-                messages.info(
-                    request, f"Built {counts['tasks']} tasks and {counts['items']} items."
-                )
+                messages.info(request, f"{study}: {work(study)}")
             except services.StudyError as error:
-                messages.error(request, f"Items not built: {error}")
+                messages.error(request, f"{study}: {error}")
 
     @admin.action(description="Build (or rebuild) items from the selection")
     def build_items_action(self, request, queryset):
-        for study in queryset:
-            try:
-                counts = services.build_items(study, actor=request.user)
-                messages.info(
-                    request, f"{study}: {counts['tasks']} tasks, {counts['items']} items."
-                )
-            except services.StudyError as error:
-                messages.error(request, str(error))
+        def build(study):
+            counts = services.build_items(study, actor=request.user)
+            return f"{counts['tasks']} tasks, {counts['items']} items."
 
-    @admin.action(description="Open for participants")
+        self._for_each(request, queryset, build)
+
+    def _set_status(self, request, queryset, status: str) -> None:
+        def change(study):
+            study = services.set_study_status(study, status, request.user)
+            return f"now {study.get_status_display().lower()}."
+
+        self._for_each(request, queryset, change)
+
+    @admin.action(description="Open (or reopen) for participants")
     def open_action(self, request, queryset):
-        for study in queryset:
-            try:
-                services.set_study_open(study, True, request.user)
-            except services.StudyError as error:
-                messages.error(request, str(error))
+        self._set_status(request, queryset, Study.Status.OPEN)
 
-    @admin.action(description="Close for participants")
+    @admin.action(description="Pause: no new arrivals; work in progress may finish")
+    def pause_action(self, request, queryset):
+        self._set_status(request, queryset, Study.Status.PAUSED)
+
+    @admin.action(description="Close: no arrivals, no more ratings")
     def close_action(self, request, queryset):
-        for study in queryset:
-            services.set_study_open(study, False, request.user)
+        self._set_status(request, queryset, Study.Status.CLOSED)
+
+    @admin.action(description="Refill the quota (release stale work; Prolific: raise places)")
+    def refill_action(self, request, queryset):
+        def refill(study):
+            client = prolific_client_or_none() if study.prolific_study_id else None
+            result = services.refill_quota(study, request.user, client=client)
+            text = f"{result['released']} released, {result['open_places']} open places"
+            if result["prolific_places"]:
+                text += f", Prolific places now {result['prolific_places']}"
+            return text + "."
+
+        try:
+            self._for_each(request, queryset, refill)
+        except ProlificError as error:
+            messages.error(request, str(error))
 
     @admin.action(description="Export ratings (CSV, one row per rating)")
     def export_tidy(self, request, queryset):
@@ -281,12 +455,8 @@ class StudyAdmin(admin.ModelAdmin):
     def sync_judgments_action(self, request, queryset):
         for study in queryset:
             count = services.sync_study_judgments(study)
-            messages.info(request, f"{study.evaluator_name}: {count} judgments.")
-
-    @admin.action(description="Release work older than the time limit")
-    def release_stale_action(self, request, queryset):
-        for study in queryset:
-            messages.info(request, f"{study}: {services.release_stale(study)} released.")
+            study.refresh_from_db()
+            messages.info(request, f"{study.evaluator}: {count} judgments.")
 
     @admin.action(description="Prolific: create as a draft study")
     def prolific_create_action(self, request, queryset):
@@ -319,6 +489,13 @@ class StudyAdmin(admin.ModelAdmin):
 def public_base_url(request) -> str:
     """Where participants reach Concord: CONCORD_PUBLIC_URL, else this request's host."""
     return settings.CONCORD_PUBLIC_URL or (request.build_absolute_uri("/") if request else "/")
+
+
+def prolific_client_or_none() -> ProlificClient | None:
+    """A client when PROLIFIC_API_TOKEN is set, else None (Concord works without it)."""
+    if not settings.PROLIFIC_API_TOKEN:
+        return None
+    return ProlificClient(settings.PROLIFIC_API_TOKEN, settings.PROLIFIC_API_URL)
 
 
 def prolific_client(request) -> ProlificClient | None:
@@ -397,6 +574,9 @@ class ParticipantAdmin(admin.ModelAdmin):
     def has_add_permission(self, request):
         return False
 
+    def has_delete_permission(self, request, obj=None):
+        return False  # human data is never deleted: exclude instead (audited, reversible)
+
     @admin.display(description="task")
     def task(self, obj):
         assignment = getattr(obj, "assignment", None)
@@ -421,14 +601,20 @@ class ParticipantAdmin(admin.ModelAdmin):
 
     @admin.action(description="Exclude selected participants (asks for a reason)")
     def exclude_action(self, request, queryset):
+        """Asks for a reason, then excludes (the confirmation posts this action's
+        name back: without it the admin answered "No action selected")."""
         if "apply" in request.POST:
             form = ExclusionForm(request.POST)
             if form.is_valid():
-                for participant in queryset:
-                    services.exclude_participant(
-                        participant, request.user, form.cleaned_data["reason"]
-                    )
-                messages.info(request, f"Excluded {queryset.count()} participant(s).")
+                changed = sum(
+                    services.exclude_participant(p, request.user, form.cleaned_data["reason"])
+                    for p in queryset
+                )
+                messages.info(
+                    request,
+                    f"Excluded {changed} participant(s); their places are open again "
+                    "and their ratings left the analysis.",
+                )
                 return None
         else:
             form = ExclusionForm()
@@ -436,18 +622,23 @@ class ParticipantAdmin(admin.ModelAdmin):
             request,
             "admin/annotator/exclude.html",
             {
+                **self.admin_site.each_context(request),
                 "form": form,
                 "participants": queryset,
                 "title": "Exclude participants",
                 "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
+                "action_name": "exclude_action",
                 "opts": self.model._meta,
             },
         )
 
     @admin.action(description="Reinstate selected participants")
     def reinstate_action(self, request, queryset):
-        for participant in queryset:
-            services.reinstate_participant(participant, request.user, "reinstated from the admin")
+        changed = sum(
+            services.reinstate_participant(p, request.user, "reinstated from the admin")
+            for p in queryset
+        )
+        messages.info(request, f"Reinstated {changed} participant(s).")
 
     @admin.action(description="Prolific: approve submissions")
     def prolific_approve_action(self, request, queryset):
@@ -504,6 +695,9 @@ class AssignmentAdmin(admin.ModelAdmin):
     def has_add_permission(self, request):
         return False
 
+    def has_delete_permission(self, request, obj=None):
+        return False  # an assignment holds ratings: human data is never deleted
+
     def get_queryset(self, request):
         return super().get_queryset(request).annotate(rated_n=Count("ratings"))
 
@@ -524,10 +718,13 @@ class RatingAdmin(admin.ModelAdmin):
     def has_change_permission(self, request, obj=None):
         return False  # ratings are the participants' own; exclusion is the researcher's tool
 
+    def has_delete_permission(self, request, obj=None):
+        return False
+
 
 @admin.register(Item)
 class ItemAdmin(admin.ModelAdmin):
-    list_display = ("question", "task", "is_attention_check")
+    list_display = ("question", "task", "kind")
     list_filter = ("study",)
     list_select_related = ("task",)
     search_fields = ("question",)
@@ -536,6 +733,9 @@ class ItemAdmin(admin.ModelAdmin):
         return False
 
     def has_change_permission(self, request, obj=None):
+        return False  # what was rated stays as it was shown
+
+    def has_delete_permission(self, request, obj=None):
         return False
 
 

@@ -33,20 +33,54 @@ EXAMPLE = {
 SCALE_LOW = "Does not correspond at all"
 SCALE_HIGH = "Perfect match"
 
-# Attention checks: the answer is obviously right or obviously wrong.
+# Attention checks: the answer is obviously right or obviously wrong, worded like
+# the meeting questions so that they look like any other item. Expected ranges are
+# on the common 1-10 scale (a 1-5 rating is mapped onto it first).
 ATTENTION_CHECKS = (
     {
-        "question": "(Attention check) What colour is the sky on a clear day?",
-        "correct_answer": "Blue.",
-        "answer": "Blue.",
+        "question": "Who offered to send the summary of the meeting to everyone?",
+        "correct_answer": "[PERSON2] offered to send the summary.",
+        "answer": "[PERSON2] offered to send the summary of the meeting to everyone.",
         "expected_min": 9,
         "expected_max": 10,
     },
     {
-        "question": "(Attention check) How many days does a week have?",
-        "correct_answer": "Seven.",
-        "answer": "A week has three hundred days and no weekend.",
+        "question": "When is the next meeting planned?",
+        "correct_answer": "Next Tuesday at 10 am.",
+        "answer": "The participants talked about the weather and did not mention any "
+        "meeting or any date.",
         "expected_min": 1,
         "expected_max": 2,
     },
 )
+
+# An example qualification round (Study.practice_items): rated before the real
+# items, with the expected range (on the study's scale) and feedback shown after.
+PRACTICE_ITEMS = [
+    {
+        "question": "What is the problem with the scientific committee?",
+        "correct_answer": "Organizers do not have so many connections with experts in "
+        "summarization.",
+        "answer": EXAMPLE["answer"],
+        "expected_min": 6,
+        "expected_max": 9,
+        "feedback": EXAMPLE["note"],
+    },
+    {
+        "question": "How many people will review each paper?",
+        "correct_answer": "Three reviewers per paper.",
+        "answer": "Each paper will be reviewed by three people.",
+        "expected_min": 9,
+        "expected_max": 10,
+        "feedback": "The answer says exactly what the correct answer says: a 10 (or a 9).",
+    },
+    {
+        "question": "Who will prepare the budget?",
+        "correct_answer": "[PERSON5] will prepare the budget.",
+        "answer": "I cannot find this information in the meeting.",
+        "expected_min": 1,
+        "expected_max": 2,
+        "feedback": "The answer claims not to know although the correct answer gives a name: "
+        "a 2 (rubric: insufficient knowledge).",
+    },
+]

@@ -17,9 +17,15 @@ TIDY_COLUMNS = [
     "system",
     "response_id",
     "attention_check",
+    "item_kind",
     "participant",
     "score",
+    "choice",
+    "shown_swapped",
     "seconds",
+    "client_seconds",
+    "comment",
+    "flag",
     "created_at",
     "updated_at",
     "assignment_status",
@@ -52,9 +58,15 @@ def tidy_rows(study: Study) -> list[dict]:
                 "system": response.run.system.name if response else "",
                 "response_id": response.pk if response else "",
                 "attention_check": item.is_attention_check,
+                "item_kind": item.kind,
                 "participant": participant.rater_id,
                 "score": rating.score,
+                "choice": rating.choice,
+                "shown_swapped": rating.swapped if rating.choice else "",
                 "seconds": round(rating.seconds, 3),
+                "client_seconds": round(rating.client_seconds, 3),
+                "comment": rating.comment,
+                "flag": rating.flag,
                 "created_at": rating.created_at.isoformat(),
                 "updated_at": rating.updated_at.isoformat(),
                 "assignment_status": rating.assignment.status,
@@ -66,13 +78,13 @@ def tidy_rows(study: Study) -> list[dict]:
 
 def wide_rows(study: Study) -> tuple[list[str], list[dict]]:
     """One row per rated response, one column per rater (empty where not rated)."""
-    tidy = [r for r in tidy_rows(study) if not r["attention_check"]]
+    tidy = [r for r in tidy_rows(study) if r["item_kind"] == "response"]
     raters = sorted({r["participant"] for r in tidy})
     keys = ["meeting", "question_id", "question_type", "answer_position", "system", "response_id"]
     by_response: dict = {}
     for row in tidy:
         entry = by_response.setdefault(row["response_id"], {k: row[k] for k in keys})
-        entry[row["participant"]] = row["score"]
+        entry[row["participant"]] = row["score"] if row["score"] is not None else row["choice"]
     return keys + raters, list(by_response.values())
 
 
@@ -82,3 +94,29 @@ def to_csv(columns: list[str], rows: list[dict]) -> str:
     writer.writeheader()
     writer.writerows(rows)
     return out.getvalue()
+
+
+def feedback_rows(study: Study) -> list[dict]:
+    """Raters' comments and flags, for the researcher: one row per rating that has one."""
+    from django.db.models import Q
+
+    ratings = (
+        Rating.objects.filter(item__study=study)
+        .exclude(Q(comment="") & Q(flag=""))
+        .select_related("item__task", "assignment__participant")
+        .order_by("item__task__label", "item_id", "pk")
+    )
+    return [
+        {
+            "task": r.item.task.label,
+            "item_id": r.item_id,
+            "response_id": r.item.response_id,
+            "question": r.item.question,
+            "participant": r.assignment.participant.rater_id,
+            "flag": r.flag,
+            "flag_label": r.get_flag_display() if r.flag else "",
+            "comment": r.comment,
+            "updated_at": r.updated_at.isoformat(),
+        }
+        for r in ratings
+    ]

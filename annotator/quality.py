@@ -1,4 +1,5 @@
-"""Quality control of raters: agreement with gold, attention checks, speed."""
+"""Quality control of raters: agreement with gold, attention checks, speed,
+straight-lining. Flags only ask a researcher to look; excluding is a decision."""
 
 from __future__ import annotations
 
@@ -8,10 +9,27 @@ from dataclasses import dataclass
 
 from django.db.models import Avg
 
-from annotator.models import Assignment, AuditEvent, Participant, Rating, Study
+from annotator.models import Assignment, AuditEvent, Item, Participant, Rating, Study
 from judging.models import Judgment
 
 MIN_ITEMS_FOR_CORRELATION = 3
+MIN_ITEMS_FOR_STRAIGHT_LINE = 5
+SPEED_SHARE = 0.25  # flag below a quarter of the estimated time per item
+
+
+def speed_threshold(study: Study, items_per_task: int) -> float | None:
+    """Seconds per item under which a median is suspiciously fast: the study's
+    own threshold, else a quarter of (estimated minutes / items per task)."""
+    if study.min_median_seconds is not None:
+        return study.min_median_seconds
+    if not items_per_task:
+        return None
+    return SPEED_SHARE * study.estimated_minutes * 60 / items_per_task
+
+
+def straight_lined(values: list) -> bool:
+    """The same score (or choice) on every rated item."""
+    return len(values) >= MIN_ITEMS_FOR_STRAIGHT_LINE and len(set(values)) == 1
 
 
 @dataclass
@@ -24,9 +42,15 @@ class ParticipantQuality:
     ratings: int
     median_seconds: float | None
     attention_passed: bool | None
+    practice_passed: bool | None
     gold_correlation: float | None
     gold_note: str
+    straight_lined: bool
+    other_session_ids: list[str]
+    comments: int
+    item_flags: int
     flagged: bool
+    flag_reason: str
 
 
 def gold_scores(study: Study, response_ids: set[int]) -> dict[int, float]:
@@ -53,19 +77,25 @@ def correlation_with_gold(pairs: list[tuple[float, float]]) -> tuple[float | Non
 def participant_quality(study: Study) -> list[ParticipantQuality]:
     """One row per participant, from three queries whatever their number."""
     ratings = list(
-        Rating.objects.filter(item__study=study).values_list(
-            "assignment__participant_id", "item__response_id", "score", "seconds"
+        Rating.objects.filter(item__study=study, item__kind=Item.Kind.RESPONSE).values_list(
+            "assignment__participant_id",
+            "item__response_id",
+            "score",
+            "choice",
+            "seconds",
+            "comment",
+            "flag",
         )
     )
     gold = gold_scores(study, {r[1] for r in ratings if r[1] is not None})
     by_participant: dict[int, list[tuple]] = defaultdict(list)
-    for participant_id, response_id, score, seconds in ratings:
-        by_participant[participant_id].append((response_id, score, seconds))
+    for participant_id, *rest in ratings:
+        by_participant[participant_id].append(tuple(rest))
     rows = []
     participants = Participant.objects.filter(study=study).select_related("assignment__task")
     for participant in participants:
         own = by_participant.get(participant.pk, [])
-        pairs = [(score, gold[rid]) for rid, score, _ in own if rid in gold]
+        pairs = [(score, gold[rid]) for rid, score, *_ in own if rid in gold and score is not None]
         corr, note = correlation_with_gold(pairs) if study.gold_evaluator_id else (None, "no gold")
         assignment: Assignment | None = getattr(participant, "assignment", None)
         rows.append(
@@ -76,39 +106,64 @@ def participant_quality(study: Study) -> list[ParticipantQuality]:
                 task=assignment.task.label if assignment else "",
                 assignment_status=assignment.status if assignment else "",
                 ratings=len(own),
-                median_seconds=statistics.median(s for _, _, s in own) if own else None,
+                median_seconds=statistics.median(r[3] for r in own) if own else None,
                 attention_passed=assignment.attention_passed if assignment else None,
+                practice_passed=assignment.practice_passed if assignment else None,
                 gold_correlation=corr,
                 gold_note=note,
+                straight_lined=straight_lined([r[1] if r[1] is not None else r[2] for r in own]),
+                other_session_ids=list(assignment.other_session_ids) if assignment else [],
+                comments=sum(1 for r in own if r[4]),
+                item_flags=sum(1 for r in own if r[5]),
                 flagged=participant.flagged,
+                flag_reason=participant.flag_reason,
             )
         )
     return rows
 
 
-def auto_flag(participant: Participant) -> bool:
-    """Flag a participant who failed attention checks or agrees too little with
-    gold. A flag only asks a researcher to look; excluding stays a decision."""
+def flag_reasons(participant: Participant) -> list[str]:
+    """Why a participant's work looks doubtful, from their ratings of responses."""
     study = participant.study
     reasons = []
     assignment = getattr(participant, "assignment", None)
     if assignment is not None and assignment.attention_passed is False:
         reasons.append("failed an attention check")
+    own = list(
+        Rating.objects.filter(
+            assignment__participant=participant, item__kind=Item.Kind.RESPONSE
+        ).values_list("item__response_id", "score", "choice", "seconds")
+    )
     if study.min_gold_correlation is not None and study.gold_evaluator_id is not None:
-        own = list(
-            Rating.objects.filter(
-                assignment__participant=participant, item__response__isnull=False
-            ).values_list("item__response_id", "score")
+        gold = gold_scores(study, {rid for rid, *_ in own})
+        corr, _ = correlation_with_gold(
+            [(s, gold[rid]) for rid, s, *_ in own if rid in gold and s is not None]
         )
-        gold = gold_scores(study, {rid for rid, _ in own})
-        corr, _ = correlation_with_gold([(s, gold[rid]) for rid, s in own if rid in gold])
         if corr is not None and corr < study.min_gold_correlation:
             reasons.append(f"correlation with gold {corr:.2f} < {study.min_gold_correlation:g}")
+    if assignment is not None and own:
+        median = statistics.median(seconds for *_, seconds in own)
+        threshold = speed_threshold(study, len(assignment.item_order))
+        if threshold is not None and median < threshold:
+            reasons.append(f"median {median:.1f} s per item < {threshold:.1f} s")
+    if straight_lined([score if score is not None else choice for _, score, choice, _ in own]):
+        value = own[0][1] if own[0][1] is not None else own[0][2]
+        reasons.append(f"gave {value} to all {len(own)} items")
+    return reasons
+
+
+def auto_flag(participant: Participant) -> bool:
+    """Flag a participant whose work looks doubtful (attention checks, gold
+    correlation, speed, straight-lining). Caller holds the study lock."""
+    reasons = flag_reasons(participant)
     if reasons and not participant.flagged:
         participant.flagged = True
         participant.flag_reason = "; ".join(reasons)[:300]
         participant.save(update_fields=["flagged", "flag_reason"])
         AuditEvent.objects.create(
-            study=study, participant=participant, action="flagged", detail=participant.flag_reason
+            study=participant.study,
+            participant=participant,
+            action=AuditEvent.Action.FLAGGED,
+            detail=participant.flag_reason,
         )
     return bool(reasons)

@@ -1,7 +1,7 @@
 from celery import shared_task
 
 from annotator.models import Study
-from annotator.services import release_stale
+from annotator import services
 
 
 @shared_task(name="annotator.release_stale_work")
@@ -10,4 +10,7 @@ def release_stale_work() -> int:
 
     Arrivals already do this for their own study; the periodic run also frees
     places (and shows them in the admin) when nobody is arriving."""
-    return sum(release_stale(study) for study in Study.objects.filter(status=Study.Status.OPEN))
+    return sum(
+        services.release_stale_work(study)
+        for study in Study.objects.filter(status__in=[Study.Status.OPEN, Study.Status.PAUSED])
+    )

@@ -3,7 +3,7 @@ and the gold annotators' entry. Thin: every change goes through services."""
 
 from __future__ import annotations
 
-import time
+import re
 from urllib.parse import urlencode
 
 from django.contrib.auth.decorators import login_required
@@ -13,7 +13,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
-from annotator import defaults
+from annotator import defaults, services
 from annotator.models import Assignment, Item, Participant, Rating, Study
 from annotator.services import (
     StudyError,
@@ -24,23 +24,34 @@ from annotator.services import (
     has_room,
     missing_positions,
     start_assignment,
-    submit_rating,
 )
 
 PROLIFIC_COMPLETE_URL = "https://app.prolific.com/submissions/complete"
+SPEAKER_TURN = re.compile(r"^\s*[\(\[]([A-Z]+[0-9]*)[\)\]]\s*(.*)$")
 
 
 def message(request: HttpRequest, title: str, text: str, status: int = 200) -> HttpResponse:
     return render(request, "annotator/message.html", {"title": title, "text": text}, status=status)
 
 
+def scale_points(study: Study) -> list[dict]:
+    """The rating buttons: 1..scale_max, with their labels when the study has them."""
+    labels = list(study.scale_labels or [])
+    return [
+        {"value": n, "label": labels[n - 1] if labels else ""}
+        for n in range(1, study.scale_max + 1)
+    ]
+
+
 def rubric_context(study: Study) -> dict:
+    labels = list(study.scale_labels or [])
     return {
         "study": study,
         "rubric_title": defaults.RUBRIC_TITLE,
         "rubric": study.rubric,
-        "scale_low": defaults.SCALE_LOW,
-        "scale_high": defaults.SCALE_HIGH,
+        "scale_max": study.scale_max,
+        "scale_low": labels[0] if labels else defaults.SCALE_LOW,
+        "scale_high": labels[-1] if labels else defaults.SCALE_HIGH,
     }
 
 
@@ -53,18 +64,24 @@ def study_entry(request: HttpRequest, public_id) -> HttpResponse:
     params = request.POST if request.method == "POST" else request.GET
     try:
         pid = check_prolific_id(params.get("PROLIFIC_PID", ""))
+    except StudyError as error:
+        return message(request, "Cannot start", str(error), status=400)
+    session_id = params.get("SESSION_ID", "")[:64]
+    arrival = find_arrival(study, pid=pid)
+    if arrival.state == "excluded":
+        return message(request, "Thank you", "You can no longer take part in this study.")
+    returning = arrival.state in ("resume", "completed", "unqualified")
+    if returning and (arrival.state != "resume" or services.may_continue(study)):
+        services.record_return(arrival.assignment, session_id)
+        return redirect("annotator:resume", token=arrival.assignment.token)
+    try:
         check_can_arrive(study)
     except StudyError as error:
         return message(request, "Cannot start", str(error), status=400)
-    arrival = find_arrival(study, pid=pid)
-    if arrival.state in ("resume", "completed"):
-        return redirect("annotator:resume", token=arrival.assignment.token)
-    if arrival.state == "excluded":
-        return message(request, "Thank you", "You can no longer take part in this study.")
     prolific = {
         "PROLIFIC_PID": pid,
         "STUDY_ID": params.get("STUDY_ID", "")[:64],
-        "SESSION_ID": params.get("SESSION_ID", "")[:64],
+        "SESSION_ID": session_id,
     }
     if request.method == "POST":
         if params.get("consent") != "yes":
@@ -97,7 +114,9 @@ def study_entry(request: HttpRequest, public_id) -> HttpResponse:
 def load_assignment(request: HttpRequest, token: str) -> Assignment:
     """The assignment behind a token, or 404. Gold work also needs its owner's login."""
     assignment = (
-        Assignment.objects.select_related("task__study", "participant").filter(token=token).first()
+        Assignment.objects.select_related("task__study", "task__document", "participant")
+        .filter(token=token)
+        .first()
     )
     if assignment is None:
         raise Http404("No such task.")
@@ -110,7 +129,7 @@ def load_assignment(request: HttpRequest, token: str) -> Assignment:
 def closed_page(request: HttpRequest, assignment: Assignment) -> HttpResponse | None:
     if assignment.participant.status == Participant.Status.EXCLUDED:
         return message(request, "Thank you", "You can no longer take part in this study.")
-    if assignment.status == Assignment.Status.COMPLETED:
+    if assignment.status in (Assignment.Status.COMPLETED, Assignment.Status.NOT_QUALIFIED):
         return redirect("annotator:done", token=assignment.token)
     if assignment.status != Assignment.Status.ACTIVE:
         return message(
@@ -118,6 +137,13 @@ def closed_page(request: HttpRequest, assignment: Assignment) -> HttpResponse | 
             "Time ran out",
             "Your time for this task ran out. Open the study link from Prolific again "
             "to continue if your place is still free; your ratings so far are kept.",
+        )
+    if not services.may_continue(assignment.task.study):
+        return message(
+            request,
+            "Study closed",
+            "The researchers closed this study. Your ratings so far are kept; please "
+            "contact them through Prolific.",
         )
     return None
 
@@ -133,50 +159,133 @@ def resume(request: HttpRequest, token: str) -> HttpResponse:
     return redirect("annotator:item", token=token, position=missing[0])
 
 
+def may_see_transcript(assignment: Assignment) -> bool:
+    """Gold annotators always; crowd workers where the researcher allows it."""
+    return assignment.participant.user_id is not None or assignment.task.study.transcript_for_crowd
+
+
+def transcript_turns(text: str) -> list[dict]:
+    """Speaker turns: '(PERSON4) text' lines become {speaker, text}."""
+    turns = []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        match = SPEAKER_TURN.match(line)
+        if match:
+            turns.append({"speaker": match.group(1), "text": match.group(2)})
+        else:
+            turns.append({"speaker": "", "text": line.strip()})
+    return turns
+
+
+def item_document(item: Item, assignment: Assignment):
+    if item.response_id is not None:
+        return item.response.question.document
+    return assignment.task.document
+
+
+def answers_shown(item: Item, swapped: bool) -> list[dict]:
+    """Pairwise: the two answers as the participant sees them, A first."""
+    first, second = item.answer, item.other_answer
+    if swapped:
+        first, second = second, first
+    return [{"label": "A", "text": first}, {"label": "B", "text": second}]
+
+
+def post_rating(request: HttpRequest, assignment: Assignment, position: int) -> HttpResponse:
+    wants_json = "application/json" in request.headers.get("Accept", "")
+    total = len(assignment.item_order)
+    token = assignment.token
+    if (page := closed_page(request, assignment)) is not None:
+        if wants_json:
+            return JsonResponse({"error": "This task is no longer open."}, status=409)
+        return page
+    data = request.POST
+    try:
+        result = services.rate_item(
+            assignment,
+            position,
+            score=data.get("score"),
+            choice=data.get("choice"),
+            client_seconds=data.get("seconds"),
+            comment=data.get("comment") if "comment" in data else None,
+            flag=data.get("flag") if "flag" in data else None,
+        )
+    except StudyError as error:
+        if wants_json:
+            return JsonResponse({"error": str(error)}, status=400)
+        return message(request, "Rating not saved", str(error), status=400)
+    rating = result.rating
+    next_url = (
+        reverse("annotator:done", args=[token])
+        if result.qualification == "failed"
+        else reverse("annotator:item", args=[token, position + 1])
+        if position < total
+        else reverse("annotator:finish", args=[token])
+    )
+    if wants_json:
+        return JsonResponse(
+            {
+                "saved": True,
+                "position": position,
+                "score": rating.score,
+                "choice": rating.choice,
+                "comment": rating.comment,
+                "flag": rating.flag,
+                "practice_ok": result.practice_ok,
+                "feedback": result.practice_feedback,
+                "qualification": result.qualification,
+                "next": next_url,
+            }
+        )
+    if result.practice_ok is not None and result.qualification != "failed":
+        return redirect(reverse("annotator:item", args=[token, position]) + "?feedback=1")
+    return redirect(next_url)
+
+
 @require_http_methods(["GET", "POST"])
 def item_page(request: HttpRequest, token: str, position: int) -> HttpResponse:
     assignment = load_assignment(request, token)
     total = len(assignment.item_order)
     if not 1 <= position <= total:
         raise Http404("No such item.")
-    wants_json = "application/json" in request.headers.get("Accept", "")
     if request.method == "POST":
-        if (page := closed_page(request, assignment)) is not None:
-            if wants_json:
-                return JsonResponse({"error": "This task is no longer open."}, status=409)
-            return page
-        seconds = request.POST.get("seconds")
-        if seconds in (None, "") and request.POST.get("shown_at"):
-            # Without JavaScript: the time since the page was served.
-            try:
-                seconds = max(0.0, time.time() - float(request.POST["shown_at"]))
-            except ValueError:
-                seconds = 0
-        try:
-            rating = submit_rating(assignment, position, request.POST.get("score"), seconds)
-        except StudyError as error:
-            if wants_json:
-                return JsonResponse({"error": str(error)}, status=400)
-            return message(request, "Rating not saved", str(error), status=400)
-        if wants_json:
-            return JsonResponse({"saved": True, "position": position, "score": rating.score})
-        if position < total:
-            return redirect("annotator:item", token=token, position=position + 1)
-        return redirect("annotator:finish", token=token)
+        return post_rating(request, assignment, position)
     if (page := closed_page(request, assignment)) is not None:
         return page
-    item = Item.objects.get(pk=assignment.item_order[position - 1])
-    rated = dict(assignment.ratings.values_list("item_id", "score"))
-    context = rubric_context(assignment.task.study) | {
+    study = assignment.task.study
+    item = Item.objects.select_related("response__question__document").get(
+        pk=assignment.item_order[position - 1]
+    )
+    services.note_item_served(assignment, position)
+    ratings = {r.item_id: r for r in assignment.ratings.all()}
+    current = ratings.get(item.pk)
+    document = item_document(item, assignment) if may_see_transcript(assignment) else None
+    pairwise = study.is_pairwise and not item.is_practice
+    context = rubric_context(study) | {
         "assignment": assignment,
         "item": item,
         "position": position,
         "total": total,
-        "done": len(rated),
-        "percent": round(100 * len(rated) / total),
-        "current": rated.get(item.pk),
-        "scores": range(1, 11),
-        "shown_at": f"{time.time():.3f}",
+        "done": len(ratings),
+        "percent": round(100 * len(ratings) / total),
+        "current": current.score if current and current.score is not None else None,
+        "current_choice": current.choice if current else "",
+        "comment": current.comment if current else "",
+        "flag": current.flag if current else "",
+        "flags": [(v, label) for v, label in Rating.Flag.choices if v],
+        "pairwise": pairwise,
+        "answers": answers_shown(item, item.pk in assignment.swapped_item_ids) if pairwise else [],
+        "points": scale_points(study),
+        "is_gold": assignment.participant.user_id is not None,
+        "show_feedback": bool(current and item.is_practice),
+        "practice_ok": (
+            item.expected_min <= current.score <= item.expected_max
+            if current and item.is_practice
+            else None
+        ),
+        "transcript": transcript_turns(document.text) if document else None,
+        "meeting": document.external_id if document else "",
         "previous": position - 1 if position > 1 else None,
         "next_url": (
             reverse("annotator:item", args=[token, position + 1])
@@ -213,7 +322,7 @@ def finish(request: HttpRequest, token: str) -> HttpResponse:
 
 def done(request: HttpRequest, token: str) -> HttpResponse:
     assignment = load_assignment(request, token)
-    if assignment.status != Assignment.Status.COMPLETED:
+    if assignment.status not in (Assignment.Status.COMPLETED, Assignment.Status.NOT_QUALIFIED):
         return redirect("annotator:resume", token=token)
     is_crowd = assignment.participant.user_id is None
     url = f"{PROLIFIC_COMPLETE_URL}?{urlencode({'cc': assignment.completion_code})}"
@@ -224,6 +333,7 @@ def done(request: HttpRequest, token: str) -> HttpResponse:
             "assignment": assignment,
             "code": assignment.completion_code,
             "prolific_url": url if is_crowd else None,
+            "not_qualified": assignment.status == Assignment.Status.NOT_QUALIFIED,
         },
     )
 

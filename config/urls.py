@@ -6,7 +6,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, Spec
 from rest_framework.routers import DefaultRouter
 
 from analysis.views import report_api, report_page
-from annotator.api.views import StudyViewSet
+from annotator.api.views import ParticipantViewSet, StudyViewSet
 from corpus.api.views import DatasetViewSet, DocumentViewSet, QuestionViewSet
 from generation.api.views import GenerationRunViewSet, ResponseViewSet, SystemViewSet
 from judging.api.views import EvaluatorViewSet, JudgingRunViewSet, JudgmentViewSet
@@ -22,6 +22,7 @@ router.register("evaluators", EvaluatorViewSet)
 router.register("judgments", JudgmentViewSet)
 router.register("judging-runs", JudgingRunViewSet)
 router.register("studies", StudyViewSet, basename="study")
+router.register("participants", ParticipantViewSet)
 
 admin.site.site_header = "Concord"
 admin.site.site_title = "Concord"

@@ -1,25 +1,63 @@
 from rest_framework import serializers
+from rest_framework.exceptions import APIException
 
 from annotator import services
-from annotator.models import Study
+from annotator.models import Participant, Study
 from corpus.models import Dataset, Document
 from generation.models import System
+from judging.models import Evaluator
 
-SELECTION_FIELDS = ("kind", "dataset", "mode", "seed", "systems", "documents", "attention_checks")
+MANY_TO_MANY = ("systems", "documents")
+
+
+class Refused(APIException):
+    """Settings or a selection a study cannot run with: 400 with one `detail` text."""
+
+    status_code = 400
+    default_code = "invalid"
+    default_detail = "These settings cannot run."
+
+
+class Conflict(APIException):
+    """The change contradicts stored human data: 409, saying why."""
+
+    status_code = 409
+    default_code = "conflict"
+    default_detail = "This change conflicts with stored ratings."
 
 
 class StudySerializer(serializers.ModelSerializer):
+    """A study's settings; saving goes through annotator.services.save_study (the
+    view calls it), which refuses invalid settings, empty selections and changes
+    of what is rated once there are ratings."""
+
     systems = serializers.SlugRelatedField(
         slug_field="name", many=True, queryset=System.objects.all()
     )
     documents = serializers.SlugRelatedField(
         slug_field="external_id", many=True, required=False, queryset=Document.objects.all()
     )
+    baseline_system = serializers.SlugRelatedField(
+        slug_field="name", required=False, allow_null=True, queryset=System.objects.all()
+    )
     dataset = serializers.PrimaryKeyRelatedField(queryset=Dataset.objects.all())
+    gold_evaluator = serializers.SlugRelatedField(
+        slug_field="name", required=False, allow_null=True, queryset=Evaluator.objects.all()
+    )
+    evaluator = serializers.CharField(source="evaluator.name", read_only=True, default=None)
+    raters_per_task = serializers.IntegerField(min_value=1, max_value=1000, required=False)
+    estimated_minutes = serializers.IntegerField(min_value=1, max_value=1000, required=False)
+    scale_labels = serializers.ListField(
+        child=serializers.CharField(max_length=200), required=False, max_length=10
+    )
+    practice_items = serializers.ListField(
+        child=serializers.DictField(), required=False, max_length=50
+    )
     participant_url = serializers.SerializerMethodField()
     task_count = serializers.SerializerMethodField()
     item_count = serializers.SerializerMethodField()
     rating_count = serializers.SerializerMethodField()
+    progress = serializers.SerializerMethodField()
 
     class Meta:
         model = Study
@@ -27,13 +65,18 @@ class StudySerializer(serializers.ModelSerializer):
             "id",
             "name",
             "kind",
+            "rating_type",
             "public_id",
+            "status",
             "dataset",
             "mode",
             "seed",
             "systems",
+            "baseline_system",
             "documents",
             "raters_per_task",
+            "scale_max",
+            "scale_labels",
             "rubric",
             "guidelines",
             "estimated_minutes",
@@ -41,15 +84,20 @@ class StudySerializer(serializers.ModelSerializer):
             "completion_code",
             "failed_attention_code",
             "attention_checks",
+            "practice_items",
+            "practice_pass",
+            "transcript_for_crowd",
             "stale_after_minutes",
             "gold_evaluator",
             "min_gold_correlation",
-            "status",
+            "min_median_seconds",
+            "evaluator",
             "prolific_study_id",
             "participant_url",
             "task_count",
             "item_count",
             "rating_count",
+            "progress",
             "created_at",
         ]
         read_only_fields = ["public_id", "status", "prolific_study_id", "created_at"]
@@ -66,29 +114,78 @@ class StudySerializer(serializers.ModelSerializer):
 
     def get_participant_url(self, study: Study) -> str:
         request = self.context.get("request")
-        base = request.build_absolute_uri("/") if request else "/"
+        base = public_base_url(request)
         return services.prolific_study_url(study, base) if study.kind == Study.Kind.CROWD else ""
 
+    def get_progress(self, study: Study) -> dict:
+        """Participants (each counted once) per task and in total."""
+        rows = services.progress(study)
+        return {
+            "tasks": [
+                {
+                    "task": r.label,
+                    "items": r.items,
+                    "active": r.active,
+                    "completed": r.completed,
+                    "excluded": r.excluded,
+                    "released": r.released,
+                    "wanted": r.wanted,
+                    "open_places": r.open_places,
+                }
+                for r in rows
+            ],
+            "completed": sum(r.completed for r in rows),
+            "active": sum(r.active for r in rows),
+            "wanted": sum(r.wanted for r in rows),
+        }
+
     def validate(self, attrs):
-        study = self.instance
-        if study is not None and services.has_ratings(study):
-            changed = [
-                f
-                for f in SELECTION_FIELDS
-                if f in attrs
-                and _value(attrs[f])
-                != _value(
-                    getattr(study, f)
-                    if f not in ("systems", "documents")
-                    else list(getattr(study, f).all())
+        """Check the settings and the selection before anything is saved."""
+        candidate = Study(
+            **{
+                f.name: getattr(self.instance, f.name)
+                for f in Study._meta.concrete_fields
+                if self.instance is not None
+            }
+        )
+        for key, value in attrs.items():
+            if key not in MANY_TO_MANY:
+                setattr(candidate, key, value)
+        systems = attrs.get("systems", list(self.instance.systems.all()) if self.instance else [])
+        documents = attrs.get(
+            "documents", list(self.instance.documents.all()) if self.instance else []
+        )
+        changed = changed_fields(self.instance, attrs)
+        rated = self.instance is not None and services.has_ratings(self.instance)
+        try:
+            services.check_settings(candidate)
+            frozen = services.frozen_changes(candidate, changed)
+            if rated and frozen:
+                raise services.StudyConflict(
+                    f"This study already has ratings, so what it rates and how cannot change "
+                    f"({', '.join(frozen)}). Create a new study instead."
                 )
-            ]
-            if changed:
-                raise serializers.ValidationError(
-                    f"This study already has ratings, so what it rates cannot change "
-                    f"({', '.join(changed)}). Create a new study instead."
-                )
+            if not rated and (self.instance is None or frozen):
+                services.selection(candidate, systems, documents)
+        except services.StudyConflict as error:
+            raise Conflict(str(error)) from None
+        except services.StudyError as error:
+            raise Refused(str(error)) from None
+        attrs["_changed"] = changed
         return attrs
+
+
+def changed_fields(instance: Study | None, attrs: dict) -> list[str]:
+    if instance is None:
+        return sorted(k for k in attrs if not k.startswith("_"))
+    changed = []
+    for key, value in attrs.items():
+        if key.startswith("_"):
+            continue
+        old = list(getattr(instance, key).all()) if key in MANY_TO_MANY else getattr(instance, key)
+        if _value(old) != _value(value):
+            changed.append(key)
+    return changed
 
 
 def _annotated(study: Study, name: str, fallback) -> int:
@@ -97,6 +194,44 @@ def _annotated(study: Study, name: str, fallback) -> int:
 
 
 def _value(value):
-    if isinstance(value, list):
+    if isinstance(value, list | tuple) and value and hasattr(value[0], "pk"):
         return sorted(v.pk for v in value)
     return getattr(value, "pk", value)
+
+
+def public_base_url(request) -> str:
+    from django.conf import settings
+
+    return settings.CONCORD_PUBLIC_URL or (request.build_absolute_uri("/") if request else "/")
+
+
+class ParticipantSerializer(serializers.ModelSerializer):
+    rater = serializers.CharField(source="rater_id", read_only=True)
+    task = serializers.CharField(source="assignment.task.label", read_only=True, default="")
+    assignment_status = serializers.CharField(
+        source="assignment.status", read_only=True, default=""
+    )
+    other_session_ids = serializers.JSONField(
+        source="assignment.other_session_ids", read_only=True, default=list
+    )
+
+    class Meta:
+        model = Participant
+        fields = [
+            "id",
+            "study",
+            "rater",
+            "status",
+            "exclusion_reason",
+            "flagged",
+            "flag_reason",
+            "task",
+            "assignment_status",
+            "other_session_ids",
+            "created_at",
+        ]
+        read_only_fields = fields
+
+
+class ReasonSerializer(serializers.Serializer):
+    reason = serializers.CharField(max_length=2000, allow_blank=True, required=False, default="")

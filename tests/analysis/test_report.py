@@ -181,7 +181,7 @@ def test_import_external_ratings(two_meetings, tmp_path):
             "response,evaluator,rater,score\n1,gold-human-eval,zed,3\n",
             "did not come from a ratings file",
         ),
-        ("response,evaluator,score\n1,gpt-4-eval,1\n", "already holds score"),
+        ("response,evaluator,score\n1,gpt-4-eval,1\n", "did not come from a ratings file"),
         ("response,evaluator,rater,score\n1,x,a,3\n1,x,a,4\n", "line 3: the same evaluator"),
     ],
 )

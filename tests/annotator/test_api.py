@@ -58,7 +58,7 @@ def test_items_are_frozen_after_the_first_rating(api, two_meetings):
     study = Study.objects.get(pk=study_id)
     services.submit_rating(services.start_assignment(study, pid="P1"), 1, 5)
     refused = api.patch(f"/api/studies/{study_id}/", {"systems": ["Synthetic-Echo"]}, format="json")
-    assert refused.status_code == 400 and "already has ratings" in str(refused.json())
+    assert refused.status_code == 409 and "already has ratings" in refused.json()["detail"]
     assert (
         api.patch(f"/api/studies/{study_id}/", {"estimated_minutes": 25}, format="json").status_code
         == 200

@@ -19,6 +19,14 @@ def rate_all(assignment, score=5):
         services.submit_rating(assignment, position, score, 2.5)
 
 
+def served(assignment, position: int, seconds_ago: float) -> None:
+    """The item page at `position` was delivered `seconds_ago` (as the view records it)."""
+    Assignment.objects.filter(pk=assignment.pk).update(
+        served_item_id=assignment.item_order[position - 1],
+        served_at=timezone.now() - timedelta(seconds=seconds_ago),
+    )
+
+
 def test_crowd_study_has_one_task_per_meeting(crowd_study):
     tasks = Task.objects.filter(study=crowd_study).with_counts().order_by("label")
     assert [(t.label, t.item_count) for t in tasks] == [
@@ -88,7 +96,7 @@ def test_items_are_shuffled_per_participant_reproducibly(crowd_study):
 @pytest.mark.parametrize("bad", [0, 11, "abc", "5.5", "", None, "-3", " 10x"])
 def test_bad_scores_are_refused_and_nothing_is_stored(crowd_study, bad):
     assignment = services.start_assignment(crowd_study, pid="P1")
-    with pytest.raises(services.StudyError, match="whole number from 1 to 10"):
+    with pytest.raises(services.StudyError, match="whole number from 1 to 10|score first"):
         services.submit_rating(assignment, 1, bad)
     assert Rating.objects.count() == 0
 
@@ -98,7 +106,24 @@ def test_double_submit_stores_one_rating(crowd_study):
     services.submit_rating(assignment, 3, 4, 2)
     services.submit_rating(assignment, 3, 6, 1.5)
     rating = Rating.objects.get()
-    assert (rating.score, rating.seconds) == (6, 3.5)
+    assert (rating.score, rating.client_seconds) == (6, 3.5)
+
+
+def test_time_per_item_is_measured_on_the_server(crowd_study):
+    """The browser's figure is a hint: a forged one (shown_at=-1e12 once stored
+    3600 s) changes nothing in the time that quality control reads."""
+    assignment = services.start_assignment(crowd_study, pid="P1")
+    served(assignment, 1, 12)
+    services.submit_rating(assignment, 1, 4, 3600)
+    rating = Rating.objects.get()
+    assert rating.seconds == pytest.approx(12, abs=1) and rating.client_seconds == 3600
+    services.submit_rating(assignment, 1, 5, 0)  # same visit, a second later: ~0 s more
+    rating.refresh_from_db()
+    assert rating.seconds == pytest.approx(12, abs=1)
+    services.submit_rating(assignment, 2, 5)  # never served: no server time
+    assert Rating.objects.get(item_id=assignment.item_order[1]).seconds == 0
+    with pytest.raises(services.StudyError, match="positive number"):
+        services.submit_rating(assignment, 3, 5, -1e12)
 
 
 def test_stale_work_is_released_and_kept(crowd_study):
@@ -183,15 +208,18 @@ def test_quality_control_against_gold(crowd_study):
             item.response.run.system.name
         ]
     for position, item_id in enumerate(careful.item_order, 1):
+        served(careful, position, 40)
         services.submit_rating(careful, position, gold[item_id], 3)
     for position, item_id in enumerate(random_rater.item_order, 1):
+        served(random_rater, position, 40)
         services.submit_rating(random_rater, position, 11 - gold[item_id], 1)
     services.complete_assignment(careful)
     services.complete_assignment(random_rater)
     rows = {q.rater: q for q in participant_quality(crowd_study)}
     assert rows["CAREFUL"].gold_correlation == pytest.approx(1.0)
     assert rows["RANDOM"].gold_correlation == pytest.approx(-1.0)
-    assert rows["CAREFUL"].median_seconds == 3 and rows["CAREFUL"].ratings == 18
+    assert rows["CAREFUL"].median_seconds == pytest.approx(40, abs=2)
+    assert rows["CAREFUL"].ratings == 18
     random_rater.participant.refresh_from_db()
     assert random_rater.participant.flagged and "correlation with gold -1.00" in (
         random_rater.participant.flag_reason
