@@ -203,7 +203,7 @@ def save_study(study: Study, changed: list[str], *, actor=None, after_save=None)
     check_settings(study)
     creating = study.pk is None
     if not creating:
-        rated = has_ratings(lock_study(study))
+        rated = has_ratings(lock_study(study.pk))  # by pk: `study` holds the unsaved changes
         frozen = frozen_changes(study, changed)
         if rated and frozen:
             raise StudyConflict(
