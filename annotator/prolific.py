@@ -1,7 +1,7 @@
 """A small client for Prolific's REST API (https://docs.prolific.com/docs/api-docs/public/).
 
-Only what a Concord study needs: create a draft study, publish it, read its
-submissions, approve or reject a submission. Every failure becomes a
+Only what a Concord study needs: create a draft study, publish it, change its
+places, read its submissions, approve or reject a submission. Every failure becomes a
 ProlificError whose message says what Prolific answered.
 """
 
@@ -64,6 +64,10 @@ class ProlificClient:
 
     def publish_study(self, study_id: str) -> dict:
         return self._request("POST", f"studies/{study_id}/transition/", {"action": "PUBLISH"})
+
+    def set_places(self, study_id: str, places: int) -> dict:
+        """Change how many participants the study takes (to refill its quota)."""
+        return self._request("PATCH", f"studies/{study_id}/", {"total_available_places": places})
 
     def submissions(self, study_id: str) -> list[dict]:
         """Every submission of a study, following the pages."""

@@ -1086,11 +1086,19 @@ def refill_quota(study: Study, actor=None, client=None) -> dict[str, int]:
     open_places = sum(row.open_places for row in rows)
     result = {"released": released, "open_places": open_places, "prolific_places": 0}
     if client is not None and study.prolific_study_id:
-        # Prolific counts every submission, excluded or released ones too, against
-        # its places: the study needs one place per counting participant plus the open ones.
-        used = Participant.objects.filter(study=study, assignment__isnull=False).count()
-        active_or_done = sum(row.active + row.completed for row in rows)
-        places = used - active_or_done + len(rows) * study.raters_per_task
+        # Prolific reopens returned and timed-out places itself, but the places of
+        # excluded and unqualified participants stay used: add one for each.
+        released = [Assignment.Status.RETURNED, Assignment.Status.TIMED_OUT]
+        replaced = (
+            Assignment.objects.filter(task__study=study)
+            .filter(
+                Q(participant__status=Participant.Status.EXCLUDED)
+                | Q(status=Assignment.Status.NOT_QUALIFIED)
+            )
+            .exclude(status__in=released)
+            .count()
+        )
+        places = len(rows) * study.raters_per_task + replaced
         client.set_places(study.prolific_study_id, places)
         result["prolific_places"] = places
     audit(

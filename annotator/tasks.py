@@ -1,7 +1,7 @@
 from celery import shared_task
 
-from annotator.models import Study
 from annotator import services
+from annotator.models import Study
 
 
 @shared_task(name="annotator.release_stale_work")

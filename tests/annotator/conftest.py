@@ -8,7 +8,9 @@ from judging.models import Evaluator
 
 
 def make_study(name="Crowd pilot", kind=Study.Kind.CROWD, raters=2, **fields) -> Study:
-    study = Study.objects.create(
+    """A study over every system's test2 QA responses, saved (and built) as the
+    admin and the API save one, then opened."""
+    study = Study(
         name=name,
         kind=kind,
         raters_per_task=raters,
@@ -16,8 +18,7 @@ def make_study(name="Crowd pilot", kind=Study.Kind.CROWD, raters=2, **fields) ->
         completion_code="C0DE1234",
         **fields,
     )
-    study.systems.set(System.objects.all())
-    services.build_items(study)
+    services.save_study(study, [], after_save=lambda saved: saved.systems.set(System.objects.all()))
     services.set_study_open(study, True)
     return study
 

@@ -155,8 +155,8 @@ def test_two_participants_of_one_task_complete_at_once(data):
     for trial in range(TRIALS):
         first, second = rated(study, f"A{trial}"), rated(study, f"B{trial}")
         outcomes = race(
-            lambda: services.complete_assignment(first),
-            lambda: services.complete_assignment(second),
+            lambda a=first: services.complete_assignment(a),
+            lambda a=second: services.complete_assignment(a),
         )
         no_crash(outcomes)
         assert outcomes == ["ok", "ok"]

@@ -33,6 +33,9 @@ class FakeProlific:
             def do_POST(self):
                 fake.handle(self, "POST")
 
+            def do_PATCH(self):
+                fake.handle(self, "PATCH")
+
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/api/v1/"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
@@ -83,6 +86,15 @@ class FakeProlific:
             study = {**body, "id": uuid.uuid4().hex[:24], "status": "UNPUBLISHED"}
             self.studies[study["id"]] = study
             return self.reply(request, 201, study)
+        if method == "PATCH" and (match := re.fullmatch(r"/studies/(\w+)/", path)):
+            study = self.studies.get(match[1])
+            if study is None:
+                return self.reply(request, 404, {"error": "no such study"})
+            places = body.get("total_available_places")
+            if not isinstance(places, int) or places < 1:
+                return self.reply(request, 400, {"error": "total_available_places"})
+            study["total_available_places"] = places
+            return self.reply(request, 200, study)
         if match := re.fullmatch(r"/studies/(\w+)/transition/", path):
             study = self.studies.get(match[1])
             if study is None:
