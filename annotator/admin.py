@@ -68,7 +68,7 @@ class StudyForm(forms.ModelForm):
         if self.errors:
             return cleaned
         candidate = Study(
-            **{f.name: getattr(self.instance, f.name) for f in Study._meta.concrete_fields}
+            **{f.attname: getattr(self.instance, f.attname) for f in Study._meta.concrete_fields}
         )
         for key, value in cleaned.items():
             if key not in ("systems", "documents"):

@@ -243,7 +243,9 @@ def _unique_evaluator_name(study: Study) -> str:
 def _relabel_evaluator(study: Study) -> None:
     """The evaluator's name is only a label: renaming a study renames it, and no
     judgment moves (they hang on the foreign key)."""
-    Evaluator.objects.filter(pk=study.evaluator_id).update(name=_unique_evaluator_name(study))
+    evaluator = study.evaluator
+    evaluator.name = _unique_evaluator_name(study)
+    evaluator.save(update_fields=["name"])
 
 
 def ensure_evaluator(study: Study) -> Evaluator:

@@ -143,7 +143,7 @@ class StudySerializer(serializers.ModelSerializer):
         """Check the settings and the selection before anything is saved."""
         candidate = Study(
             **{
-                f.name: getattr(self.instance, f.name)
+                f.attname: getattr(self.instance, f.attname)
                 for f in Study._meta.concrete_fields
                 if self.instance is not None
             }

@@ -1,0 +1,252 @@
+"""Researcher actions through the admin and the API, each checked by its effect."""
+
+import pytest
+from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
+from django.urls import reverse
+from rest_framework.test import APIClient
+
+from annotator import services
+from annotator.models import AuditEvent, Participant, Rating, Study
+from corpus.models import Dataset, Document
+from judging.models import Judgment
+from tests.annotator.conftest import make_study
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def boss(client, django_user_model):
+    admin = django_user_model.objects.create_superuser("boss", "boss@example.org", "pw-boss-123")
+    client.force_login(admin)
+    return client
+
+
+@pytest.fixture
+def api(researcher):
+    client = APIClient()
+    client.force_login(researcher)
+    return client
+
+
+def finished(study: Study, pid: str, score: int = 6):
+    assignment = services.start_assignment(study, pid=pid)
+    for position in range(1, len(assignment.item_order) + 1):
+        services.submit_rating(assignment, position, score)
+    services.complete_assignment(assignment)
+    return assignment
+
+
+# --- Admin --------------------------------------------------------------------------------------
+
+
+def test_admin_exclusion_asks_for_a_reason_and_excludes(boss, crowd_study):
+    worker = finished(crowd_study, "SLOPPY").participant
+    url = reverse("admin:annotator_participant_changelist")
+    confirm = boss.post(
+        url, {"action": "exclude_action", ACTION_CHECKBOX_NAME: [worker.pk]}, follow=True
+    )
+    page = confirm.content.decode()
+    assert "Exclude participants" in page and 'name="action" value="exclude_action"' in page
+    done = boss.post(
+        url,
+        {
+            "action": "exclude_action",
+            ACTION_CHECKBOX_NAME: [worker.pk],
+            "apply": "1",
+            "reason": "r = -0.40 with gold, 0.1 s per item",
+        },
+        follow=True,
+    )
+    assert "Excluded 1 participant(s)" in done.content.decode()
+    assert "No action selected" not in done.content.decode()
+    worker.refresh_from_db()
+    assert worker.status == Participant.Status.EXCLUDED
+    assert not Judgment.objects.filter(rater="SLOPPY").exists()
+    event = AuditEvent.objects.get(action="excluded", participant=worker)
+    assert event.detail == "r = -0.40 with gold, 0.1 s per item" and event.actor.username == "boss"
+    boss.post(url, {"action": "reinstate_action", ACTION_CHECKBOX_NAME: [worker.pk]})
+    worker.refresh_from_db()
+    assert worker.status == Participant.Status.ACCEPTED
+    assert (
+        Judgment.objects.filter(rater="SLOPPY").count()
+        == Rating.objects.filter(assignment__participant=worker).count()
+    )
+
+
+def test_admin_progress_counts_people_not_items(boss, crowd_study):
+    crowd_study.raters_per_task = 10
+    crowd_study.save()
+    finished(crowd_study, "ONE")
+    page = boss.get(reverse("admin:annotator_study_change", args=[crowd_study.pk])).content.decode()
+    assert "<td>1 / 10</td>" in page  # one participant, not their 18 ratings
+    assert "<td>18 / 10</td>" not in page
+
+
+def test_admin_warns_about_a_local_prolific_link(boss, crowd_study, settings):
+    settings.CONCORD_PUBLIC_URL = ""
+    settings.ALLOWED_HOSTS = ["*"]
+    page = boss.get(
+        reverse("admin:annotator_study_change", args=[crowd_study.pk]), HTTP_HOST="127.0.0.1:8000"
+    ).content.decode()
+    assert "id='local-url-warning'" in page and "id='copy-prolific-url'" in page
+    settings.CONCORD_PUBLIC_URL = "https://concord.example.org"
+    page = boss.get(reverse("admin:annotator_study_change", args=[crowd_study.pk])).content.decode()
+    assert "local-url-warning" not in page
+    assert f"https://concord.example.org/s/{crowd_study.public_id}/" in page
+
+
+def test_admin_pause_and_reopen_actions(boss, crowd_study):
+    url = reverse("admin:annotator_study_changelist")
+    boss.post(url, {"action": "pause_action", ACTION_CHECKBOX_NAME: [crowd_study.pk]})
+    crowd_study.refresh_from_db()
+    assert crowd_study.status == Study.Status.PAUSED
+    boss.post(url, {"action": "open_action", ACTION_CHECKBOX_NAME: [crowd_study.pk]})
+    crowd_study.refresh_from_db()
+    assert crowd_study.status == Study.Status.OPEN
+
+
+def test_admin_cannot_delete_human_data(boss, crowd_study):
+    assignment = finished(crowd_study, "KEEP")
+    for name, pk in (
+        ("annotator_participant", assignment.participant_id),
+        ("annotator_assignment", assignment.pk),
+        ("annotator_rating", Rating.objects.first().pk),
+        ("annotator_study", crowd_study.pk),
+    ):
+        assert boss.post(
+            reverse(f"admin:{name}_delete", args=[pk]), {"post": "yes"}
+        ).status_code in (
+            302,
+            403,
+        )
+    assert Rating.objects.count() == len(assignment.item_order)
+    assert Participant.objects.filter(pk=assignment.participant_id).exists()
+    assert Study.objects.filter(pk=crowd_study.pk).exists()
+
+
+def add_form(**changes) -> dict:
+    dataset = Dataset.objects.get(version="qa", language="en", split="test2")
+    data = {
+        "name": "Admin study",
+        "kind": "crowd",
+        "rating_type": "rubric",
+        "dataset": dataset.pk,
+        "mode": "st",
+        "systems": list(dataset.runs.values_list("system_id", flat=True).distinct()),
+        "scale_max": 10,
+        "scale_labels": "[]",
+        "practice_items": "[]",
+        "practice_pass": 0,
+        "raters_per_task": 2,
+        "estimated_minutes": 30,
+        "hourly_pay": "9.00",
+        "completion_code": "C0DE1234",
+        "failed_attention_code": "FA1LED00",
+        "guidelines": "Rate.",
+        "rubric": "Rubric.",
+    }
+    return data | changes
+
+
+def test_admin_refuses_an_empty_selection_before_saving(boss, two_meetings):
+    answer = boss.post(reverse("admin:annotator_study_add"), add_form(mode="mt"))
+    page = answer.content.decode()
+    assert answer.status_code == 200 and "No multi-turn run" in page
+    assert "added successfully" not in page and not Study.objects.exists()
+    saved = boss.post(reverse("admin:annotator_study_add"), add_form(), follow=True)
+    assert "added successfully" in saved.content.decode()
+    assert Study.objects.get().items.count() == 2 * 6 * 3
+
+
+def test_admin_documents_picker_lists_the_datasets_meetings(boss, two_meetings):
+    dataset = Dataset.objects.get(version="qa", language="en", split="test2")
+    stranger = Document.objects.create(
+        benchmark=dataset.benchmark,
+        external_id="meeting_en_dev_099",
+        split="dev",
+        text="x",
+        word_count=1,
+    )
+    page = boss.get(reverse("admin:annotator_study_add") + f"?dataset={dataset.pk}")
+    html = page.content.decode()
+    assert "meeting_en_synthetic_001" in html and stranger.external_id not in html
+    refused = boss.post(reverse("admin:annotator_study_add"), add_form(documents=[stranger.pk]))
+    assert stranger.external_id in refused.content.decode() and not Study.objects.exists()
+
+
+# --- API ----------------------------------------------------------------------------------------
+
+
+def test_api_exclude_and_reinstate_with_a_reason(api, crowd_study):
+    worker = finished(crowd_study, "API1").participant
+    url = f"/api/participants/{worker.pk}/"
+    assert api.post(url + "exclude/", {}, format="json").status_code == 400  # no reason
+    answer = api.post(url + "exclude/", {"reason": "failed attention"}, format="json")
+    assert answer.status_code == 200 and answer.json()["status"] == "excluded"
+    assert not Judgment.objects.filter(rater="API1").exists()
+    listed = api.get(f"/api/participants/?study={crowd_study.pk}&status=excluded").json()
+    assert [p["rater"] for p in listed["results"]] == ["API1"]
+    assert api.post(url + "reinstate/", {"reason": "mistake"}, format="json").json()["changed"]
+    assert Judgment.objects.filter(rater="API1").exists()
+    assert api.delete(url).status_code == 405
+
+
+def test_api_pause_close_reopen_refill_and_progress(api, crowd_study):
+    url = f"/api/studies/{crowd_study.pk}/"
+    assert api.post(url + "pause/").json() == {"status": "paused"}
+    assert api.post(url + "close/").json() == {"status": "closed"}
+    assert api.post(url + "open/").json() == {"status": "open"}
+    finished(crowd_study, "P1")
+    body = api.get(url).json()
+    assert body["progress"]["completed"] == 1 and body["progress"]["wanted"] == 4
+    assert [t["completed"] for t in body["progress"]["tasks"]].count(1) == 1
+    refill = api.post(url + "refill/").json()
+    assert refill["open_places"] == 3
+
+
+def test_api_rated_study_answers_409_for_rubric_changes(api, crowd_study):
+    services.submit_rating(services.start_assignment(crowd_study, pid="P1"), 1, 5)
+    url = f"/api/studies/{crowd_study.pk}/"
+    refused = api.patch(url, {"rubric": "Something else"}, format="json")
+    assert refused.status_code == 409 and "rubric" in refused.json()["detail"]
+    crowd_study.refresh_from_db()
+    assert crowd_study.rubric != "Something else"
+    assert AuditEvent.objects.filter(action="changed").count() == 0
+    renamed = api.patch(url, {"name": "Renamed"}, format="json")
+    assert renamed.status_code == 200 and renamed.json()["evaluator"] == "crowd human (Renamed)"
+    assert AuditEvent.objects.filter(action="changed", detail="name").count() == 1
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"raters_per_task": 0},
+        {"raters_per_task": -3},
+        {"scale_max": 4},
+        {"scale_labels": "not a list"},
+        {"practice_items": [{"question": "only"}], "practice_pass": 1},
+        {"attention_checks": True, "failed_attention_code": ""},
+        {"rating_type": "pairwise"},
+        {"systems": ["No such system"]},
+        {"dataset": 99999},
+    ],
+)
+def test_api_malformed_studies_answer_400(api, two_meetings, bad):
+    dataset = Dataset.objects.get(version="qa", language="en", split="test2")
+    body = {
+        "name": "Bad",
+        "kind": "crowd",
+        "dataset": dataset.pk,
+        "mode": "st",
+        "systems": ["Synthetic-Echo"],
+    } | bad
+    answer = api.post("/api/studies/", body, format="json")
+    assert answer.status_code == 400, answer.content
+    assert not Study.objects.exists()
+
+
+def test_api_study_with_participants_cannot_be_deleted(api, two_meetings):
+    study = make_study(name="Keep me")
+    services.start_assignment(study, pid="P1")
+    assert api.delete(f"/api/studies/{study.pk}/").status_code == 409
+    assert Study.objects.filter(pk=study.pk).exists()
