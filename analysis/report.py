@@ -20,7 +20,16 @@ from analysis.selection import Selection
 from corpus.models import QuestionText
 
 SCHEMA_VERSION = 1
-PACKAGES = ("concord", "django", "numpy", "scipy", "pandas", "pingouin", "krippendorff")
+PACKAGES = (
+    "concord",
+    "django",
+    "numpy",
+    "scipy",
+    "pandas",
+    "pingouin",
+    "krippendorff",
+    "scikit-learn",
+)
 
 
 def data_hash(table: pd.DataFrame) -> str:
@@ -32,6 +41,17 @@ def data_hash(table: pd.DataFrame) -> str:
     keyed = keyed.sort_values(
         ["response_id", "evaluator", "rater", "judgment_seed", "order"], na_position="first"
     )
+    hashed = pd.util.hash_pandas_object(keyed, index=False).to_numpy()
+    return hashlib.sha256(hashed.tobytes()).hexdigest()
+
+
+def verdicts_hash(verdicts: pd.DataFrame) -> str:
+    """SHA-256 of the pairwise verdicts a report reads (evaluators, pairs, seeds,
+    orders, raters, winners)."""
+    if verdicts.empty:
+        return hashlib.sha256(b"").hexdigest()
+    keys = ["evaluator", "response_id", "opponent_id", "seed", "order", "rater"]
+    keyed = verdicts[[*keys, "winner"]].sort_values(keys)
     hashed = pd.util.hash_pandas_object(keyed, index=False).to_numpy()
     return hashlib.sha256(hashed.tobytes()).hexdigest()
 
@@ -81,6 +101,7 @@ def build_report(
         "schema_version": SCHEMA_VERSION,
         "stamp": {
             "data_sha256": data_hash(table),
+            "verdicts_sha256": verdicts_hash(pd.DataFrame()),
             "selection": selection.as_dict(),
             "packages": package_versions(),
             "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -156,34 +177,49 @@ def build_report(
     report["qa_conv_differentiating"] = stats.differentiating_questions(
         rs, differing_question_pks(rs["question_pk"].unique()) if len(rs) else set()
     )
+    verdicts = pairwise_verdicts(selection, set(rs["response_id"].unique()))
+    report["stamp"]["verdicts_sha256"] = verdicts_hash(verdicts)
     report["diagnostics"] = {
         "length_correlation": stats.length_correlation(rs),
-        **pairwise_parts(selection, set(rs["response_id"].unique())),
+        **pairwise_parts(verdicts),
     }
     return to_json_ready(report)
 
 
-def pairwise_parts(selection: Selection, response_ids: set) -> dict:
-    """Pairwise judges' verdicts on the selection's responses: win rates against
-    their baseline (both countings) and the position-bias diagnostics."""
+def pairwise_verdicts(selection: Selection, response_ids: set) -> pd.DataFrame:
+    """The pairwise verdicts on the selection's responses, of every evaluator
+    that has some (LLM judges and human studies; only the selection's
+    evaluators when it names them)."""
     from judging.models import Evaluator
-    from judging.pairwise import battles_for_diagnostics, verdict_table, win_rates
+    from judging.pairwise import verdict_table
 
-    evaluators = Evaluator.objects.filter(kind=Evaluator.Kind.LLM_PAIRWISE)
+    evaluators = Evaluator.objects.filter(verdicts__isnull=False).distinct()
     if selection.evaluators:
         evaluators = evaluators.filter(name__in=selection.evaluators)
-    table = verdict_table(list(evaluators.values_list("pk", flat=True)), response_ids)
+    return verdict_table(list(evaluators.values_list("pk", flat=True)), response_ids)
+
+
+def pairwise_parts(table: pd.DataFrame) -> dict:
+    """From pairwise verdicts: win rates against the baseline (consistent and
+    per_order for the LLM judges, per_verdict and majority for the human
+    studies), the judges' position-bias diagnostics, and the studies' position
+    effect, inter-rater agreement and agreement with each judge."""
+    from analysis.human_pairwise import human_pairwise
+    from judging.pairwise import COUNTINGS, battles_for_diagnostics, judge_rows, win_rates
+
     if table.empty:
         reason = stats.not_computable("no pairwise judgments in the selection")
-        return {"pairwise": reason, "win_rates": reason}
+        return {"pairwise": reason, "win_rates": reason, "human_pairwise": reason}
+    judges = judge_rows(table)
     return {
         "pairwise": {
             evaluator: stats.pairwise_diagnostics(battles_for_diagnostics(group))
-            for evaluator, group in table.groupby("evaluator")
-        },
-        "win_rates": {
-            counting: win_rates(table, counting) for counting in ("consistent", "per_order")
-        },
+            for evaluator, group in judges.groupby("evaluator")
+        }
+        if len(judges)
+        else stats.not_computable("no LLM pairwise judgments in the selection"),
+        "win_rates": {counting: win_rates(table, counting) for counting in COUNTINGS},
+        "human_pairwise": human_pairwise(table),
     }
 
 

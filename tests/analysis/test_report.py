@@ -182,6 +182,7 @@ def test_import_external_ratings(two_meetings, tmp_path):
             "did not come from a ratings file",
         ),
         ("response,evaluator,score\n1,gpt-4-eval,1\n", "did not come from a ratings file"),
+        ("response,evaluator,score\n1,filed-judge,6\n", "already holds score 5"),
         ("response,evaluator,rater,score\n1,x,a,3\n1,x,a,4\n", "line 3: the same evaluator"),
     ],
 )
@@ -195,6 +196,11 @@ def test_bad_rating_files_change_nothing(two_meetings, tmp_path, body, message):
         .order_by("pk")
         .first()
         .pk
+    )
+    # an evaluator that came from an earlier ratings file: its scores are never overwritten
+    call_command(
+        "import_ratings",
+        str(write(tmp_path / "ok.csv", f"response,evaluator,score\n{first},filed-judge,5\n")),
     )
     path = write(tmp_path / "bad.csv", body.replace("\n1,", f"\n{first},"))
     before = database_snapshot()
