@@ -78,7 +78,14 @@ def choose_gold(table: pd.DataFrame, requested: str | None) -> str | None:
     for name in sorted(names):
         if kinds.get(name) == "gold_human":
             return name
-    return next((n for n in sorted(names) if "gold" in n.lower()), None)
+    # The paper's gold is imported: known by its recorded original kind, never
+    # by a name that happens to contain "gold".
+    from judging.models import Evaluator
+
+    paper_gold = Evaluator.objects.filter(
+        name__in=names, origin=Evaluator.Origin.PAPER, config__original_kind="gold_human"
+    ).order_by("name")
+    return paper_gold.values_list("name", flat=True).first()
 
 
 def differing_question_pks(question_pks) -> set[int]:

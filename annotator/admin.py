@@ -101,6 +101,10 @@ class StudyAdmin(admin.ModelAdmin):
     """Studies: selection, texts, pay, codes, states, participants, quality control."""
 
     form = StudyForm
+
+    class Media:
+        js = ("annotator/admin_study.js",)
+
     list_display = (
         "name",
         "kind",
@@ -145,6 +149,8 @@ class StudyAdmin(admin.ModelAdmin):
         (
             "What is rated",
             {
+                "description": "Choose the dataset first: the meetings list then shows its "
+                "meetings only.",
                 "fields": (
                     "rating_type",
                     "dataset",

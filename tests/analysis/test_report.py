@@ -230,3 +230,21 @@ def test_jsonl_ratings(two_meetings, tmp_path):
     )
     call_command("import_ratings", str(path))
     assert Judgment.objects.filter(evaluator__name="another-judge").count() == 2
+
+
+def test_gold_is_chosen_explicitly_never_by_a_name_containing_gold(two_meetings):
+    import pandas as pd
+
+    from analysis.report import choose_gold
+    from judging.models import Evaluator
+
+    Evaluator.objects.create(name="golden-judge", kind="imported", origin="ratings_file")
+
+    def table(*names):
+        return pd.DataFrame(
+            {"evaluator": pd.Categorical(names), "evaluator_kind": ["imported"] * len(names)}
+        )
+
+    assert choose_gold(table("golden-judge", "gold-human-eval"), None) == "gold-human-eval"
+    assert choose_gold(table("golden-judge", "gpt-4-eval"), None) is None
+    assert choose_gold(table("golden-judge"), "golden-judge") == "golden-judge"  # explicit
