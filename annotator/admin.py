@@ -160,7 +160,7 @@ class StudyAdmin(admin.ModelAdmin):
                     "baseline_system",
                     "documents",
                     "attention_checks",
-                )
+                ),
             },
         ),
         ("Scale", {"fields": ("scale_max", "scale_labels")}),
