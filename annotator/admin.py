@@ -9,7 +9,12 @@ from django.utils.html import format_html, format_html_join
 
 from annotator import exports, services
 from annotator.models import Assignment, AuditEvent, Item, Participant, Rating, Study
-from annotator.prolific import REJECTION_CATEGORIES, ProlificClient, ProlificError
+from annotator.prolific import (
+    REJECTION_CATEGORIES,
+    ProlificClient,
+    ProlificError,
+    prolific_client_or_none,
+)
 from annotator.quality import participant_quality
 from corpus.models import Dataset
 
@@ -495,13 +500,6 @@ class StudyAdmin(admin.ModelAdmin):
 def public_base_url(request) -> str:
     """Where participants reach Concord: CONCORD_PUBLIC_URL, else this request's host."""
     return settings.CONCORD_PUBLIC_URL or (request.build_absolute_uri("/") if request else "/")
-
-
-def prolific_client_or_none() -> ProlificClient | None:
-    """A client when PROLIFIC_API_TOKEN is set, else None (Concord works without it)."""
-    if not settings.PROLIFIC_API_TOKEN:
-        return None
-    return ProlificClient(settings.PROLIFIC_API_TOKEN, settings.PROLIFIC_API_URL)
 
 
 def prolific_client(request) -> ProlificClient | None:

@@ -105,3 +105,12 @@ def check_rejection(message: str, category: str) -> None:
 
 def reward_in_pence(hourly_pay_gbp: Decimal, minutes: int) -> int:
     return int((Decimal(hourly_pay_gbp) * 100 * minutes / 60).quantize(Decimal(1), ROUND_HALF_UP))
+
+
+def prolific_client_or_none() -> ProlificClient | None:
+    """A client when PROLIFIC_API_TOKEN is set, else None (Concord works without it)."""
+    from django.conf import settings
+
+    if not settings.PROLIFIC_API_TOKEN:
+        return None
+    return ProlificClient(settings.PROLIFIC_API_TOKEN, settings.PROLIFIC_API_URL)

@@ -9,6 +9,7 @@ from rest_framework.response import Response
 from annotator import exports, services
 from annotator.api.serializers import ParticipantSerializer, ReasonSerializer, StudySerializer
 from annotator.models import Participant, Study
+from annotator.prolific import ProlificError, prolific_client_or_none
 from annotator.quality import participant_quality
 
 
@@ -20,11 +21,18 @@ class StudyActionError(APIException):
         super().__init__(str(error))
 
 
+class ProlificUnavailable(APIException):
+    status_code = 502
+    default_code = "prolific_error"
+
+
 def run_service(work):
     try:
         return work()
     except services.StudyError as error:
         raise StudyActionError(error) from None
+    except ProlificError as error:  # what Prolific answered, e.g. a refused change of places
+        raise ProlificUnavailable(str(error)) from None
 
 
 class StudyViewSet(viewsets.ModelViewSet):
@@ -117,8 +125,6 @@ class StudyViewSet(viewsets.ModelViewSet):
     @action(detail=True, methods=["post"])
     def refill(self, request, pk=None):
         """Release stale work and report the open places (Prolific: raise its places)."""
-        from annotator.admin import prolific_client_or_none
-
         study = self.get_object()
         client = prolific_client_or_none() if study.prolific_study_id else None
         return Response(
