@@ -2,10 +2,12 @@
 
 import csv
 import io
+from datetime import timedelta
 
 import pytest
 from django.test import Client
 from django.urls import reverse
+from django.utils import timezone
 
 from annotator import services
 from annotator.models import Assignment, Participant, Rating
@@ -98,10 +100,15 @@ def test_rate_resume_and_finish(client, crowd_study):
     # going back shows the saved score
     back = client.get(item_url(assignment, 1)).content.decode()
     assert 'value="7" checked' in back
+    client.get(item_url(assignment, 4))  # delivered now; the rating comes 90 s later
+    Assignment.objects.filter(pk=assignment.pk).update(
+        served_at=timezone.now() - timedelta(seconds=90)
+    )
     for position in range(3, 19):
-        client.post(item_url(assignment, position), {"score": "5", "shown_at": "0"})
-    early = Rating.objects.get(assignment=assignment, item_id=assignment.item_order[3])
-    assert early.seconds == 3600  # no JavaScript: time since the page, capped per visit
+        # a forged client figure (shown_at=-1e12 once stored 3600 s) is not the time
+        client.post(item_url(assignment, position), {"score": "5", "shown_at": "-1e12"})
+    timed = Rating.objects.get(assignment=assignment, item_id=assignment.item_order[3])
+    assert timed.seconds == pytest.approx(90, abs=2)  # measured on the server
     finish = client.get(reverse("annotator:finish", args=[assignment.token]))
     assert b"All 18 items rated" in finish.content
     done = client.post(reverse("annotator:finish", args=[assignment.token]), follow=True)
