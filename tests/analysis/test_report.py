@@ -181,7 +181,7 @@ def test_import_external_ratings(two_meetings, tmp_path):
             "response,evaluator,rater,score\n1,gold-human-eval,zed,3\n",
             "did not come from a ratings file",
         ),
-        ("response,evaluator,score\n1,gpt-4-eval,1\n", "already holds score"),
+        ("response,evaluator,score\n1,earlier-file,1\n", "already holds score 5"),
         ("response,evaluator,rater,score\n1,x,a,3\n1,x,a,4\n", "line 3: the same evaluator"),
     ],
 )
@@ -195,6 +195,15 @@ def test_bad_rating_files_change_nothing(two_meetings, tmp_path, body, message):
         .order_by("pk")
         .first()
         .pk
+    )
+    earlier = Evaluator.objects.create(name="earlier-file", kind="imported", origin="ratings_file")
+    Judgment.objects.create(
+        evaluator=earlier,
+        response_id=first,
+        score=5,
+        raw_score=5,
+        raw_scale_min=1,
+        raw_scale_max=10,
     )
     path = write(tmp_path / "bad.csv", body.replace("\n1,", f"\n{first},"))
     before = database_snapshot()
