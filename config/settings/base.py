@@ -157,9 +157,10 @@ REST_FRAMEWORK = {
 SPECTACULAR_SETTINGS = {
     "TITLE": "Concord API",
     "DESCRIPTION": (
-        "Read access to benchmarks (datasets, documents, questions), generated "
-        "responses and judgments. Researchers and admins only; authenticate with "
-        "a session or `Authorization: Token <key>`."
+        "Benchmarks (datasets, documents, questions), generated responses and "
+        "judgments, read only; evaluators, judging runs, generation runs and studies. "
+        "Researchers and admins only; authenticate with a session or "
+        "`Authorization: Token <key>`."
     ),
     "VERSION": "0.1.0",
     # The schema describes the API, it holds no data: anyone may read it.
