@@ -7,6 +7,9 @@ from collections.abc import Mapping
 
 from rest_framework import serializers
 
+# Sent by the browsable API's HTML forms along with the fields.
+IGNORED = {"csrfmiddlewaretoken"}
+
 
 class KnownFieldsMixin:
     """Refuse fields the serializer does not know instead of dropping them
@@ -15,7 +18,7 @@ class KnownFieldsMixin:
 
     def to_internal_value(self, data):
         if isinstance(data, Mapping):
-            unknown = sorted(str(key) for key in data if key not in self.fields)
+            unknown = sorted(str(k) for k in data if k not in self.fields and k not in IGNORED)
             if unknown:
                 raise serializers.ValidationError(
                     {key: "Unknown field." for key in unknown}

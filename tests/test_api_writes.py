@@ -322,3 +322,25 @@ def test_runs_cannot_be_deleted_through_the_api(data, api):
     run = GenerationRun.objects.first()
     assert api.delete(f"/api/runs/{run.pk}/").status_code == 405
     assert GenerationRun.objects.filter(pk=run.pk).exists()
+
+
+def test_html_form_bodies(data, api):
+    """The browsable API posts forms: its CSRF token is no unknown field, and a
+    configuration typed into the form is checked like a JSON one."""
+    before = database_snapshot()
+    deep = api.post(
+        "/api/evaluators/", {"name": "formed", "kind": "metric", "config": nested(100_000)}
+    )
+    assert deep.status_code == 400 and "config" in deep.json()
+    assert database_snapshot() == before
+    created = api.post(
+        "/api/evaluators/",
+        {
+            "name": "formed",
+            "kind": "metric",
+            "config": '{"metric": "f1"}',
+            "csrfmiddlewaretoken": "x",
+        },
+    )
+    assert created.status_code == 201, created.json()
+    assert Evaluator.objects.get(name="formed").config == {"metric": "f1"}
