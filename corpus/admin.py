@@ -1,12 +1,15 @@
+from django import forms
 from django.contrib import admin
-from django.db.models import Count
+from django.db.models import Count, Exists, OuterRef
 from django.utils.html import format_html, format_html_join
 
 from corpus.models import Benchmark, Dataset, Document, Question, QuestionText
+from corpus.protection import CORRECTION, ProtectJudgedAdmin, judged_responses, judged_summary
 
 
 @admin.register(Benchmark)
-class BenchmarkAdmin(admin.ModelAdmin):
+class BenchmarkAdmin(ProtectJudgedAdmin, admin.ModelAdmin):
+    judged_path = "run__dataset__benchmark"
     list_display = ("name", "slug", "dataset_count", "document_count")
     search_fields = ("name", "slug")
     prepopulated_fields = {"slug": ("name",)}
@@ -31,7 +34,8 @@ class BenchmarkAdmin(admin.ModelAdmin):
 
 
 @admin.register(Dataset)
-class DatasetAdmin(admin.ModelAdmin):
+class DatasetAdmin(ProtectJudgedAdmin, admin.ModelAdmin):
+    judged_path = "run__dataset"
     list_display = ("__str__", "benchmark", "version", "language", "split", "question_count")
     list_filter = ("benchmark", "version", "language", "split")
     list_select_related = ("benchmark",)
@@ -45,20 +49,58 @@ class DatasetAdmin(admin.ModelAdmin):
         return obj.questions_n
 
 
+def judged_texts(queryset):
+    """The question texts whose responses (same question, same dataset) are judged."""
+    responses = judged_responses().filter(
+        question=OuterRef("question"), run__dataset=OuterRef("dataset")
+    )
+    return queryset.filter(Exists(responses))
+
+
+class QuestionTextFormSet(forms.BaseInlineFormSet):
+    """A judged wording or reference answer is read-only, and stays: every field of
+    its row is disabled (Django then keeps the stored value whatever is posted)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.judged = set(judged_texts(self.get_queryset()).values_list("pk", flat=True))
+
+    def _construct_form(self, i, **kwargs):
+        form = super()._construct_form(i, **kwargs)
+        if form.instance.pk in self.judged:
+            for field in form.fields.values():
+                field.disabled = True
+        return form
+
+
 class QuestionTextInline(admin.TabularInline):
     model = QuestionText
+    formset = QuestionTextFormSet
     extra = 0
-    fields = ("dataset", "text", "reference_answer", "alternative_answers")
+    fields = ("dataset", "text", "reference_answer", "alternative_answers", "protection")
+    readonly_fields = ("protection",)
     autocomplete_fields = ("dataset",)
 
     def get_queryset(self, request):
         return super().get_queryset(request).select_related("dataset__benchmark")
 
+    @admin.display(description="read-only?")
+    def protection(self, obj):
+        if obj is None or obj.pk is None:
+            return ""
+        responses = judged_responses().filter(
+            question_id=obj.question_id, run__dataset_id=obj.dataset_id
+        )
+        summary = judged_summary(responses.values_list("pk", flat=True))
+        return f"Read-only: has {summary}: {CORRECTION}." if summary else ""
+
 
 @admin.register(Document)
-class DocumentAdmin(admin.ModelAdmin):
-    """The document page shows the transcript beside its questions (all versions)."""
+class DocumentAdmin(ProtectJudgedAdmin, admin.ModelAdmin):
+    """The document page shows the transcript beside its questions (all versions).
+    Once responses about it are judged, its transcript is read-only too."""
 
+    judged_path = "question__document"
     list_display = ("external_id", "benchmark", "split", "word_count", "question_count")
     list_filter = ("benchmark", "split", "language")
     search_fields = ("external_id", "questions__texts__text")
@@ -73,6 +115,20 @@ class DocumentAdmin(admin.ModelAdmin):
         ("Transcript", {"fields": ("transcript",)}),
         ("Edit the transcript text", {"classes": ("collapse",), "fields": ("text",)}),
     )
+
+    def get_fieldsets(self, request, obj=None):
+        fieldsets = super().get_fieldsets(request, obj)
+        if obj is None or not self.is_protected(obj):
+            return fieldsets
+        summary = judged_summary(
+            judged_responses().filter(question__document=obj).values_list("pk", flat=True)
+        )
+        note = f"Read-only transcript: its responses have {summary}: {CORRECTION}."
+        return tuple(
+            (name, {**options, "description": note} if name == "Transcript" else options)
+            for name, options in fieldsets
+            if name != "Edit the transcript text"
+        )
 
     def get_queryset(self, request):
         queryset = (
@@ -142,7 +198,8 @@ class QuestionVersionFilter(admin.SimpleListFilter):
 
 
 @admin.register(Question)
-class QuestionAdmin(admin.ModelAdmin):
+class QuestionAdmin(ProtectJudgedAdmin, admin.ModelAdmin):
+    judged_path = "question"
     list_display = (
         "document",
         "external_id",

@@ -4,6 +4,7 @@ from django.db import transaction
 from django.http import HttpResponseRedirect
 from django.urls import reverse
 
+from corpus.protection import ProtectJudgedAdmin
 from generation.config import GenerationConfig, GenerationConfigError
 from generation.models import GenerationRun, System
 from generation.runner import GenerationError, queue_for, start_generation
@@ -28,7 +29,8 @@ class SystemForm(forms.ModelForm):
 
 
 @admin.register(System)
-class SystemAdmin(admin.ModelAdmin):
+class SystemAdmin(ProtectJudgedAdmin, admin.ModelAdmin):
+    judged_path = "run__system"
     form = SystemForm
     list_display = ("name", "model_name", "backend")
     list_filter = ("backend",)
@@ -48,8 +50,11 @@ def enqueue(run: GenerationRun) -> None:
 
 
 @admin.register(GenerationRun)
-class GenerationRunAdmin(admin.ModelAdmin):
-    """Start a run (a worker of the gpu or llm queue makes it); see done/total."""
+class GenerationRunAdmin(ProtectJudgedAdmin, admin.ModelAdmin):
+    """Start a run (a worker of the gpu or llm queue makes it); see done/total.
+    A run whose responses are judged cannot be deleted."""
+
+    judged_path = "run"
 
     form = GenerationRunForm
     list_display = (

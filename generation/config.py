@@ -4,16 +4,81 @@ tokens, RoPE linear scaling to the target context)."""
 
 from __future__ import annotations
 
+import math
+import types
+import typing
 from dataclasses import asdict, dataclass
 
 from generation.backends.capabilities import CAPABILITIES
 from generation.prompts import TEMPLATES
 
 CHAT_TEMPLATES = ("tokenizer", *TEMPLATES)
+MAX_SEED = 2**31 - 1  # what the database stores
 
 
 class GenerationConfigError(ValueError):
     pass
+
+
+def _type_ok(value, expected) -> bool:
+    if typing.get_origin(expected) in (typing.Union, types.UnionType):
+        return any(_type_ok(value, option) for option in typing.get_args(expected))
+    if expected is type(None):
+        return value is None
+    if typing.get_origin(expected) is tuple:  # tuple[int, ...]
+        (item, *_) = typing.get_args(expected)
+        return isinstance(value, (list, tuple)) and all(_type_ok(v, item) for v in value)
+    if expected is bool:
+        return isinstance(value, bool)
+    if expected is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if expected is float:
+        return (
+            isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        )
+    return isinstance(value, typing.get_origin(expected) or expected)
+
+
+def check_types(cls, data, error: type[Exception]) -> None:
+    """A configuration is a JSON object whose settings have their field's type
+    (an int for a float is fine, a boolean for a number is not)."""
+    if not isinstance(data, dict):
+        raise error(f"A configuration is a JSON object, not {type(data).__name__}.")
+    unknown = sorted(str(key) for key in set(data) - set(cls.__dataclass_fields__))
+    if unknown:
+        return  # the caller names them
+    hints = typing.get_type_hints(cls)
+    wrong = [
+        f"{name} is {type_words(hints[name])}, not {json_type(value)}"
+        for name, value in data.items()
+        if not _type_ok(value, hints[name])
+    ]
+    if wrong:
+        raise error(f"Wrong type: {'; '.join(wrong)}.")
+
+
+def type_words(expected) -> str:
+    if typing.get_origin(expected) in (typing.Union, types.UnionType):
+        return " or ".join(type_words(option) for option in typing.get_args(expected))
+    if typing.get_origin(expected) is tuple:
+        return "a list of whole numbers"
+    words = {
+        type(None): "null",
+        str: "a string",
+        int: "a whole number",
+        float: "a number",
+        bool: "true or false",
+        dict: "an object",
+    }
+    return words.get(expected, str(expected))
+
+
+def json_type(value) -> str:
+    if value is None:
+        return "null"
+    return {bool: "a boolean", str: "a string", list: "a list", dict: "an object"}.get(
+        type(value), "a number" if isinstance(value, (int, float)) else type(value).__name__
+    )
 
 
 @dataclass(frozen=True)
@@ -47,6 +112,7 @@ class GenerationConfig:
 
     @classmethod
     def from_dict(cls, data: dict) -> GenerationConfig:
+        check_types(cls, data, GenerationConfigError)
         unknown = sorted(set(data) - set(cls.__dataclass_fields__))
         if unknown:
             raise GenerationConfigError(f"Unknown generation setting(s): {', '.join(unknown)}.")

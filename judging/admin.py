@@ -1,12 +1,23 @@
 from django import forms
 from django.contrib import admin, messages
 from django.db import transaction
+from django.db.models import Exists, OuterRef
 from django.utils.html import format_html, format_html_join
 
+from corpus.protection import CORRECTION, ProtectJudgedAdmin, judged_summary
 from generation.models import Response
+from judging.evaluators import frozen_changes, frozen_message
 from judging.human_review import ReviewError, resolve_item
 from judging.llm.config import ConfigError, JudgeConfig
-from judging.models import BenchmarkImport, Evaluator, JudgeItem, JudgingRun, Judgment, LLMCall
+from judging.models import (
+    BenchmarkImport,
+    Evaluator,
+    JudgeItem,
+    JudgingRun,
+    Judgment,
+    LLMCall,
+    PairwiseVerdict,
+)
 from judging.runs import JudgingError, cancel_run, ensure_metric_evaluators, resume_run, start_run
 from judging.tasks import enqueue_run, run_benchmark_import
 
@@ -14,7 +25,8 @@ from judging.tasks import enqueue_run, run_benchmark_import
 class EvaluatorForm(forms.ModelForm):
     """An LLM judge's configuration is checked when saved (unknown settings,
     parameters the server does not accept, unknown template placeholders), and
-    frozen once it has judged: a changed judge is a new evaluator."""
+    what it is (name, kind, raw scale, configuration) is frozen once it has
+    judged: a changed judge is a new evaluator."""
 
     class Meta:
         model = Evaluator
@@ -28,20 +40,39 @@ class EvaluatorForm(forms.ModelForm):
             except (ConfigError, TypeError, ValueError) as error:
                 raise forms.ValidationError(f"Configuration: {error}") from None
         instance = self.instance
-        if instance.pk and "config" in self.changed_data and instance.judgments.exists():
-            suggestion = f"{instance.name} v{instance.version + 1}"
-            raise forms.ValidationError(
-                "This evaluator has judgments: its configuration is frozen so that they stay "
-                f"explained. Create a new evaluator (e.g. '{suggestion}')."
-            )
+        if instance.pk:
+            changed = {f: cleaned[f] for f in self.changed_data if f in cleaned}
+            frozen = frozen_changes(instance, changed)
+            if frozen:
+                raise forms.ValidationError(frozen_message(instance, frozen))
         return cleaned
 
 
 @admin.register(Evaluator)
-class EvaluatorAdmin(admin.ModelAdmin):
+class EvaluatorAdmin(ProtectJudgedAdmin, admin.ModelAdmin):
+    """An evaluator that has judged cannot be deleted, and only its description changes."""
+
     form = EvaluatorForm
-    list_display = ("name", "kind", "version", "raw_scale_min", "raw_scale_max", "judgment_count")
-    list_filter = ("kind",)
+    list_display = (
+        "name",
+        "kind",
+        "origin",
+        "version",
+        "raw_scale_min",
+        "raw_scale_max",
+        "judgment_count",
+    )
+    list_filter = ("kind", "origin")
+    readonly_fields = ("origin",)
+    protected_reason = "judgments or pairwise verdicts"
+    correction = "a correction is a new evaluator"
+
+    def protected(self, queryset):
+        return queryset.filter(
+            Exists(Judgment.objects.filter(evaluator=OuterRef("pk")))
+            | Exists(PairwiseVerdict.objects.filter(evaluator=OuterRef("pk")))
+        )
+
     search_fields = ("name", "description")
     actions = ["add_metric_evaluators"]
 
@@ -73,9 +104,10 @@ class JudgmentInline(admin.TabularInline):
 
 
 @admin.register(Response)
-class ResponseAdmin(admin.ModelAdmin):
+class ResponseAdmin(ProtectJudgedAdmin, admin.ModelAdmin):
     """Responses with their scores. Registered here, not in generation, because
-    the scores come from this app."""
+    the scores come from this app. Read only: a response is what its system
+    answered; one that is judged cannot be deleted either."""
 
     list_display = (
         "id",
@@ -101,6 +133,25 @@ class ResponseAdmin(admin.ModelAdmin):
     readonly_fields = ("run", "question", "question_and_reference", "created_at")
     fields = ("run", "question", "question_and_reference", "text", "created_at")
     inlines = (JudgmentInline,)
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def get_fieldsets(self, request, obj=None):
+        fieldsets = super().get_fieldsets(request, obj)
+        if obj is None:
+            return fieldsets
+        summary = judged_summary([obj.pk])
+        note = (
+            f"Read-only: this response has {summary}: {CORRECTION}."
+            if summary
+            else "Read-only: a response is what its system answered; a correction is a new run."
+        )
+        name, options = fieldsets[0]
+        return ((name, {**options, "description": note}), *fieldsets[1:])
 
     def get_queryset(self, request):
         return (
@@ -153,6 +204,9 @@ class ResponseAdmin(admin.ModelAdmin):
 
 @admin.register(Judgment)
 class JudgmentAdmin(admin.ModelAdmin):
+    """Judgments, read only: they come from runs, imports and studies, and are
+    never edited or deleted by hand (a correction is a new run / a new study)."""
+
     list_display = ("id", "evaluator", "system", "response", "rater", "seed", "score", "raw_score")
     list_filter = (
         "evaluator",
@@ -163,6 +217,15 @@ class JudgmentAdmin(admin.ModelAdmin):
     search_fields = ("rater", "response__text")
     list_select_related = ("evaluator", "response__run__system")
     raw_id_fields = ("response",)
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
 
     @admin.display(description="system", ordering="response__run__system__name")
     def system(self, obj):

@@ -139,6 +139,12 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["users.permissions.IsResearcher"],
+    # A malformed JSON body (nested too deeply, numbers too large) is a 400.
+    "DEFAULT_PARSER_CLASSES": [
+        "config.parsers.SafeJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_FILTER_BACKENDS": [
         "django_filters.rest_framework.DjangoFilterBackend",
         "rest_framework.filters.SearchFilter",
@@ -151,9 +157,10 @@ REST_FRAMEWORK = {
 SPECTACULAR_SETTINGS = {
     "TITLE": "Concord API",
     "DESCRIPTION": (
-        "Read access to benchmarks (datasets, documents, questions), generated "
-        "responses and judgments. Researchers and admins only; authenticate with "
-        "a session or `Authorization: Token <key>`."
+        "Benchmarks (datasets, documents, questions), generated responses and "
+        "judgments, read only; evaluators, judging runs, generation runs and studies. "
+        "Researchers and admins only; authenticate with a session or "
+        "`Authorization: Token <key>`."
     ),
     "VERSION": "0.1.0",
     # The schema describes the API, it holds no data: anyone may read it.

@@ -1,6 +1,7 @@
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from config.serializers import KnownFieldsMixin, NameRelatedField
 from corpus.models import Dataset
 from generation.models import GenerationRun, Response, System
 
@@ -90,8 +91,10 @@ class ResponseSerializer(serializers.ModelSerializer):
         return ResponseJudgmentSerializer(judgments, many=True).data
 
 
-class GenerationStartSerializer(serializers.Serializer):
-    system = serializers.SlugRelatedField(slug_field="name", queryset=System.objects.all())
+class GenerationStartSerializer(KnownFieldsMixin, serializers.Serializer):
+    system = NameRelatedField(slug_field="name", queryset=System.objects.all())
     dataset = serializers.PrimaryKeyRelatedField(queryset=Dataset.objects.all())
     mode = serializers.ChoiceField(choices=[("st", "Single-turn"), ("mt", "Multi-turn")])
-    seed = serializers.IntegerField(required=False, allow_null=True, min_value=0)
+    seed = serializers.IntegerField(
+        required=False, allow_null=True, min_value=0, max_value=2**31 - 1
+    )

@@ -1,15 +1,70 @@
-from rest_framework import serializers
+from rest_framework import serializers, status
+from rest_framework.exceptions import APIException
 
+from config.parsers import MAX_DEPTH, json_depth
+from config.serializers import KnownFieldsMixin, NameRelatedField, StrictFloatField
 from corpus.models import Dataset
 from generation.models import System
+from judging.evaluators import frozen_changes, frozen_message
 from judging.llm.config import ConfigError, JudgeConfig
 from judging.models import Evaluator, JudgingRun, Judgment
 
 LLM_KINDS = (Evaluator.Kind.LLM_RUBRIC, Evaluator.Kind.LLM_PAIRWISE)
 
 
-class EvaluatorSerializer(serializers.ModelSerializer):
+class Conflict(APIException):
+    """The request is well formed but the stored state forbids it (409)."""
+
+    status_code = status.HTTP_409_CONFLICT
+    default_detail = "The request conflicts with the stored data."
+    default_code = "conflict"
+
+
+def has_nul(value) -> bool:
+    """Whether a NUL character hides in a JSON value (PostgreSQL's jsonb refuses it)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if "\x00" in item:
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
+
+
+class ConfigField(serializers.JSONField):
+    """A configuration: a JSON object that PostgreSQL stores and Concord reads
+    back (nested at most MAX_DEPTH levels, no NUL character)."""
+
+    def to_internal_value(self, data):
+        try:  # a form's text is parsed here, not by the JSON parser
+            value = super().to_internal_value(data)
+        except RecursionError:
+            raise serializers.ValidationError(
+                f"Nested too deeply (at most {MAX_DEPTH} levels)."
+            ) from None
+        if not isinstance(value, dict):
+            raise serializers.ValidationError("Expected a JSON object.")
+        if json_depth(value) > MAX_DEPTH:
+            raise serializers.ValidationError(f"Nested too deeply (at most {MAX_DEPTH} levels).")
+        if has_nul(value):
+            raise serializers.ValidationError("NUL characters (\\u0000) cannot be stored.")
+        return value
+
+
+class EvaluatorSerializer(KnownFieldsMixin, serializers.ModelSerializer):
+    """Once an evaluator has judgments or pairwise verdicts, changing its name,
+    kind, raw scale or configuration answers 409 Conflict (its description may
+    still change). Its origin is set by Concord and never by the API."""
+
     judgment_count = serializers.IntegerField(read_only=True, default=0)
+    config = ConfigField(required=False)
+    raw_scale_min = StrictFloatField(required=False)
+    raw_scale_max = StrictFloatField(required=False)
 
     class Meta:
         model = Evaluator
@@ -17,6 +72,7 @@ class EvaluatorSerializer(serializers.ModelSerializer):
             "id",
             "name",
             "kind",
+            "origin",
             "version",
             "description",
             "config",
@@ -24,9 +80,33 @@ class EvaluatorSerializer(serializers.ModelSerializer):
             "raw_scale_max",
             "judgment_count",
         ]
-        read_only_fields = ["version"]
+        read_only_fields = ["origin", "version"]
 
     def validate(self, attrs):
+        origin = self.initial_data.get("origin") if isinstance(self.initial_data, dict) else None
+        current_origin = getattr(self.instance, "origin", Evaluator.Origin.CONCORD)
+        if self.instance is not None:
+            changes = dict(attrs)
+            if origin is not None:
+                changes["origin"] = origin
+            frozen = frozen_changes(self.instance, changes)
+            if frozen:
+                raise Conflict(
+                    {
+                        "detail": frozen_message(self.instance, frozen),
+                        "frozen_fields": frozen,
+                    }
+                )
+        if origin is not None and origin != current_origin:
+            raise serializers.ValidationError(
+                {"origin": "Read-only: Concord sets where an evaluator's scores come from."}
+            )
+        low = attrs.get("raw_scale_min", getattr(self.instance, "raw_scale_min", 1))
+        high = attrs.get("raw_scale_max", getattr(self.instance, "raw_scale_max", 10))
+        if not low < high:
+            raise serializers.ValidationError(
+                {"raw_scale_max": f"Must be above raw_scale_min ({low:g})."}
+            )
         kind = attrs.get("kind", getattr(self.instance, "kind", None))
         config = attrs.get("config", getattr(self.instance, "config", {}))
         if kind in LLM_KINDS:
@@ -34,20 +114,6 @@ class EvaluatorSerializer(serializers.ModelSerializer):
                 JudgeConfig.from_dict(config or {})
             except (ConfigError, TypeError, ValueError) as error:
                 raise serializers.ValidationError({"config": str(error)}) from None
-        if (
-            self.instance is not None
-            and "config" in attrs
-            and attrs["config"] != self.instance.config
-            and self.instance.judgments.exists()
-        ):
-            raise serializers.ValidationError(
-                {
-                    "config": (
-                        "This evaluator has judgments: its configuration is frozen. Create a new "
-                        "evaluator instead."
-                    )
-                }
-            )
         return attrs
 
 
@@ -94,10 +160,10 @@ RUN_PROGRESS = [
 ]
 
 
-class JudgingRunSerializer(serializers.ModelSerializer):
-    evaluator = serializers.SlugRelatedField(slug_field="name", queryset=Evaluator.objects.all())
+class JudgingRunSerializer(KnownFieldsMixin, serializers.ModelSerializer):
+    evaluator = NameRelatedField(slug_field="name", queryset=Evaluator.objects.all())
     dataset = serializers.PrimaryKeyRelatedField(queryset=Dataset.objects.all())
-    systems = serializers.SlugRelatedField(
+    systems = NameRelatedField(
         slug_field="name", many=True, required=False, queryset=System.objects.all()
     )
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from generation.backends.capabilities import CAPABILITIES
+from generation.config import MAX_SEED, check_types
 
 PROTOCOLS = {
     "rubric": {"low": 1, "high": 10, "parser": "boxed"},
@@ -60,6 +61,7 @@ class JudgeConfig:
 
     @classmethod
     def from_dict(cls, data: dict) -> JudgeConfig:
+        check_types(cls, data, ConfigError)
         known = {f for f in cls.__dataclass_fields__}
         unknown = sorted(set(data) - known)
         if unknown:
@@ -85,6 +87,8 @@ class JudgeConfig:
             raise ConfigError("language: 'en' or 'cs'.")
         if not self.seeds:
             raise ConfigError("Give at least one seed.")
+        if not all(0 <= seed <= MAX_SEED for seed in self.seeds):
+            raise ConfigError(f"seeds: whole numbers from 0 to {MAX_SEED}.")
         if self.max_concurrency < 1 or self.max_tokens < 1 or self.max_retries < 0:
             raise ConfigError("max_concurrency and max_tokens must be positive, max_retries >= 0.")
         if self.server == "hf":

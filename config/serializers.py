@@ -1,0 +1,48 @@
+"""Strictness shared by the API's writable serializers: a body says exactly
+what it means, or it is a 400 naming what was wrong."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from rest_framework import serializers
+
+# Sent by the browsable API's HTML forms along with the fields.
+IGNORED = {"csrfmiddlewaretoken"}
+
+
+class KnownFieldsMixin:
+    """Refuse fields the serializer does not know instead of dropping them
+    silently (a misspelt "raw_scale_mn" would otherwise be a 200 that changed
+    nothing). Read-only fields may be sent back as they were read."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, Mapping):
+            unknown = sorted(str(k) for k in data if k not in self.fields and k not in IGNORED)
+            if unknown:
+                raise serializers.ValidationError(
+                    {key: "Unknown field." for key in unknown}
+                    | {"known fields": sorted(self.fields)}
+                )
+        return super().to_internal_value(data)
+
+
+class StrictFloatField(serializers.FloatField):
+    """A number, not a boolean (DRF's FloatField takes true for 1.0)."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class NameRelatedField(serializers.SlugRelatedField):
+    """A related object named by a text field; a name with a NUL character is
+    refused here (PostgreSQL cannot even be asked for it)."""
+
+    default_error_messages = {"nul": "A name cannot hold a NUL character (\\u0000)."}
+
+    def to_internal_value(self, data):
+        if isinstance(data, str) and "\x00" in data:
+            self.fail("nul")
+        return super().to_internal_value(data)
