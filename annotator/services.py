@@ -159,6 +159,9 @@ def check_practice_items(items, pass_count: int, scale_max: int = 10) -> None:
         ]
         if missing:
             raise StudyError(f"Practice item {number} lacks {', '.join(missing)}.")
+        for key in ("question", "correct_answer", "answer", "feedback", "other_answer"):
+            if key in item and (not isinstance(item[key], str) or "\x00" in item[key]):
+                raise StudyError(f"Practice item {number}: {key} must be text.")
         low, high = item["expected_min"], item["expected_max"]
         if not (isinstance(low, int) and isinstance(high, int) and 1 <= low <= high <= scale_max):
             raise StudyError(

@@ -3,6 +3,7 @@ from rest_framework.exceptions import APIException
 
 from annotator import services
 from annotator.models import Participant, Study
+from config.serializers import KnownFieldsMixin, NameRelatedField
 from corpus.models import Dataset, Document
 from generation.models import System
 from judging.models import Evaluator
@@ -26,22 +27,20 @@ class Conflict(APIException):
     default_detail = "This change conflicts with stored ratings."
 
 
-class StudySerializer(serializers.ModelSerializer):
+class StudySerializer(KnownFieldsMixin, serializers.ModelSerializer):
     """A study's settings; saving goes through annotator.services.save_study (the
     view calls it), which refuses invalid settings, empty selections and changes
     of what is rated once there are ratings."""
 
-    systems = serializers.SlugRelatedField(
-        slug_field="name", many=True, queryset=System.objects.all()
-    )
-    documents = serializers.SlugRelatedField(
+    systems = NameRelatedField(slug_field="name", many=True, queryset=System.objects.all())
+    documents = NameRelatedField(
         slug_field="external_id", many=True, required=False, queryset=Document.objects.all()
     )
-    baseline_system = serializers.SlugRelatedField(
+    baseline_system = NameRelatedField(
         slug_field="name", required=False, allow_null=True, queryset=System.objects.all()
     )
     dataset = serializers.PrimaryKeyRelatedField(queryset=Dataset.objects.all())
-    gold_evaluator = serializers.SlugRelatedField(
+    gold_evaluator = NameRelatedField(
         slug_field="name", required=False, allow_null=True, queryset=Evaluator.objects.all()
     )
     evaluator = serializers.CharField(source="evaluator.name", read_only=True, default=None)

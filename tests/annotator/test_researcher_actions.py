@@ -228,7 +228,22 @@ def test_api_rated_study_answers_409_for_rubric_changes(api, crowd_study):
         {"attention_checks": True, "failed_attention_code": ""},
         {"rating_type": "pairwise"},
         {"systems": ["No such system"]},
+        {"systems": ["Synthetic-Echo\u0000"]},
         {"dataset": 99999},
+        {"raters_per_tsak": 3},
+        {
+            "practice_items": [
+                {
+                    "question": "q\u0000",
+                    "correct_answer": "c",
+                    "answer": "a",
+                    "expected_min": 1,
+                    "expected_max": 2,
+                }
+            ],
+            "practice_pass": 1,
+        },
+        {"name": "nul\u0000name"},
     ],
 )
 def test_api_malformed_studies_answer_400(api, two_meetings, bad):
