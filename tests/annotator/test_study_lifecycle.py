@@ -363,3 +363,25 @@ def test_human_data_cannot_be_deleted(crowd_study):
         with pytest.raises(ProtectedError):
             delete()
     assert Rating.objects.count() == 1
+
+
+def test_a_rated_pairwise_study_reaches_the_agreement_report(two_meetings):
+    from analysis.report import build_report
+    from analysis.selection import Selection
+
+    study = pairwise_study(raters=1)
+    for pid in ("R1", "R2"):  # one rater per meeting; R1 always prefers A, R2 always B
+        assignment = services.start_assignment(study, pid=pid)
+        for position in range(1, len(assignment.item_order) + 1):
+            services.submit_rating(assignment, position, choice="A" if pid == "R1" else "B")
+        services.complete_assignment(assignment)
+    name = Study.objects.get(pk=study.pk).evaluator.name
+    report = build_report(Selection(dataset_version="qa", split="test2", mode="st"))
+    human = report["diagnostics"]["human_pairwise"][name]
+    assert (human["verdicts"], human["raters"]) == (24, 2)
+    # every verdict went to the answer shown first (R1) or second (R2): 12 and 12
+    assert human["position_effect"]["first_wins"] == 12
+    assert human["position_effect"]["first_position_win_rate"] == 0.5
+    rates = report["diagnostics"]["win_rates"]["per_verdict"][name]
+    assert set(rates) == {"Synthetic-Echo", "Synthetic-Hedge"}
+    assert all(r["against"] == "Synthetic-Terse" and r["n"] == 12 for r in rates.values())
