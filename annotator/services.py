@@ -888,7 +888,7 @@ def rate_item(
     if not 1 <= position <= len(assignment.item_order):
         raise StudyError(f"There is no item {position} in this task.")
     item = Item.objects.get(pk=assignment.item_order[position - 1])
-    comment_text = None if comment is None else str(comment).strip()[:MAX_COMMENT]
+    comment_text = None if comment is None else _clean_comment(comment)
     flag_value = None if flag is None else parse_flag(flag)
     pairwise = study.is_pairwise and not item.is_practice
     given = (choice not in (None, "")) if pairwise else (score not in (None, ""))
@@ -926,6 +926,8 @@ def rate_item(
         rating = Rating.objects.select_for_update().filter(assignment=assignment, item=item).first()
         if rating is None:
             raise StudyError("Choose A, B or tie first." if pairwise else "Choose a score first.")
+        if item.is_practice and values and values.get("score") != rating.score:
+            raise StudyError("A practice answer cannot change once its feedback was shown.")
         rating.seconds += seconds
         rating.client_seconds += hint
         for key, value in (values | extra).items():
@@ -941,6 +943,11 @@ def rate_item(
         result.practice_feedback = item.feedback
         result.qualification = _check_qualification(study, assignment)
     return result
+
+
+def _clean_comment(raw) -> str:
+    """Browsers send new lines as CRLF: stored as plain new lines, trimmed, capped."""
+    return str(raw).replace("\r\n", "\n").replace("\r", "\n").strip()[:MAX_COMMENT]
 
 
 def _check_qualification(study: Study, assignment: Assignment) -> str:

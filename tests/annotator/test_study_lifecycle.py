@@ -385,3 +385,14 @@ def test_a_rated_pairwise_study_reaches_the_agreement_report(two_meetings):
     rates = report["diagnostics"]["win_rates"]["per_verdict"][name]
     assert set(rates) == {"Synthetic-Echo", "Synthetic-Hedge"}
     assert all(r["against"] == "Synthetic-Terse" and r["n"] == 12 for r in rates.values())
+
+
+def test_practice_answers_are_final_and_comments_keep_plain_new_lines(two_meetings):
+    study = practice_study()
+    assignment = services.start_assignment(study, pid="P1")
+    services.rate_item(assignment, 1, score=7)
+    with pytest.raises(services.StudyError, match="cannot change once its feedback"):
+        services.rate_item(assignment, 1, score=1)
+    services.rate_item(assignment, 1, score=7, comment="line one\r\nline two\r\n")  # same score
+    rating = Rating.objects.get(assignment=assignment)
+    assert (rating.score, rating.comment) == (7, "line one\nline two")
