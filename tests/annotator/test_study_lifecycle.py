@@ -144,7 +144,8 @@ def test_qualification_round_comes_first_and_failing_it_releases_the_place(two_m
     for position, score in enumerate([7, 10, 2], 1):
         result = services.rate_item(passing, position, score=score)
     assert result.qualification == "passed"
-    rate_all(passing, 6)
+    for position in range(4, len(passing.item_order) + 1):
+        services.submit_rating(passing, position, 6)
     services.complete_assignment(passing)
     judged = Judgment.objects.filter(evaluator=Study.objects.get(pk=study.pk).evaluator)
     assert judged.count() == len(passing.item_order) - 3  # practice is not a judgment
