@@ -25,6 +25,7 @@ from annotator.services import (
     missing_positions,
     start_assignment,
 )
+from corpus.models import Document
 
 PROLIFIC_COMPLETE_URL = "https://app.prolific.com/submissions/complete"
 SPEAKER_TURN = re.compile(r"^\s*[\(\[]([A-Z]+[0-9]*)[\)\]]\s*(.*)$")
@@ -114,9 +115,8 @@ def study_entry(request: HttpRequest, public_id) -> HttpResponse:
 def load_assignment(request: HttpRequest, token: str) -> Assignment:
     """The assignment behind a token, or 404. Gold work also needs its owner's login."""
     assignment = (
-        Assignment.objects.select_related("task__study", "task__document", "participant")
-        .filter(token=token)
-        .first()
+        # Not the task's document: a transcript is tens of kilobytes, read only when shown.
+        Assignment.objects.select_related("task__study", "participant").filter(token=token).first()
     )
     if assignment is None:
         raise Http404("No such task.")
@@ -178,10 +178,10 @@ def transcript_turns(text: str) -> list[dict]:
     return turns
 
 
-def item_document(item: Item, assignment: Assignment):
+def item_document(item: Item, assignment: Assignment) -> Document | None:
     if item.response_id is not None:
-        return item.response.question.document
-    return assignment.task.document
+        return Document.objects.filter(questions__responses__pk=item.response_id).first()
+    return Document.objects.filter(pk=assignment.task.document_id).first()
 
 
 def answers_shown(item: Item, swapped: bool) -> list[dict]:
@@ -254,11 +254,12 @@ def item_page(request: HttpRequest, token: str, position: int) -> HttpResponse:
     if (page := closed_page(request, assignment)) is not None:
         return page
     study = assignment.task.study
-    item = Item.objects.select_related("response__question__document").get(
-        pk=assignment.item_order[position - 1]
-    )
+    item = Item.objects.get(pk=assignment.item_order[position - 1])
     services.note_item_served(assignment, position)
-    ratings = {r.item_id: r for r in assignment.ratings.all()}
+    ratings = {
+        r.item_id: r
+        for r in assignment.ratings.only("item_id", "score", "choice", "comment", "flag")
+    }
     current = ratings.get(item.pk)
     document = item_document(item, assignment) if may_see_transcript(assignment) else None
     pairwise = study.is_pairwise and not item.is_practice
