@@ -28,7 +28,7 @@ import secrets
 from dataclasses import dataclass
 from datetime import timedelta
 
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
@@ -869,8 +869,9 @@ def rate_item(
     """Save (or change) the rating of the item at `position`. Holds the
     assignment's row lock only (see the module docstring).
 
-    A double submit stores one rating: the database allows one per item, and
-    the second write becomes an update. Time on the item is the server's
+    A double submit stores one rating: the second write, waiting for the
+    assignment's lock, finds the first and becomes an update (and the database
+    allows one rating per item whatever happens). Time on the item is the server's
     (delivery of the item page to this call, summed over visits and capped per
     visit); the browser's figure is kept as a hint. `comment` and `flag`, when
     given, replace the stored ones (a comment alone, without a score, is saved
@@ -908,24 +909,21 @@ def rate_item(
         extra["comment"] = comment_text
     if flag_value is not None:
         extra["flag"] = flag_value
-    rating = None
-    if given:
-        try:  # the usual case, a first rating: one insert
-            with transaction.atomic():
-                rating = Rating.objects.create(
-                    assignment=assignment,
-                    item=item,
-                    seconds=seconds,
-                    client_seconds=hint,
-                    **values,
-                    **extra,
-                )
-        except IntegrityError:  # rated before (or by a second tab just now): an update
-            rating = None
+    # The assignment's row lock serialises every write of this assignment's
+    # ratings (a second tab waits here), so a plain read decides insert or update.
+    rating = Rating.objects.filter(assignment=assignment, item=item).first()
     if rating is None:
-        rating = Rating.objects.select_for_update().filter(assignment=assignment, item=item).first()
-        if rating is None:
+        if not given:
             raise StudyError("Choose A, B or tie first." if pairwise else "Choose a score first.")
+        rating = Rating.objects.create(
+            assignment=assignment,
+            item=item,
+            seconds=seconds,
+            client_seconds=hint,
+            **values,
+            **extra,
+        )
+    else:
         if item.is_practice and values and values.get("score") != rating.score:
             raise StudyError("A practice answer cannot change once its feedback was shown.")
         rating.seconds += seconds

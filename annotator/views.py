@@ -258,7 +258,9 @@ def item_page(request: HttpRequest, token: str, position: int) -> HttpResponse:
     services.note_item_served(assignment, position)
     ratings = {
         r.item_id: r
-        for r in assignment.ratings.only("item_id", "score", "choice", "comment", "flag")
+        for r in assignment.ratings.only(
+            "assignment_id", "item_id", "score", "choice", "comment", "flag"
+        )
     }
     current = ratings.get(item.pk)
     document = item_document(item, assignment) if may_see_transcript(assignment) else None

@@ -170,15 +170,15 @@ def test_query_count_is_constant_per_request(client, crowd_study, django_assert_
         with django_assert_num_queries(4):  # assignment, item, its ratings, delivery time
             client.get(item_url(assignment, position))
     for position in (1, 2, 17):
-        # assignment, its row lock, the item, insert, delivery/last seen, and two
-        # savepoint pairs (the outer one is BEGIN/COMMIT outside a test's transaction)
-        with django_assert_num_queries(9):
+        # assignment, its row lock, the item, its rating (none yet), insert, delivery /
+        # last seen, and a savepoint pair (BEGIN/COMMIT outside a test's transaction)
+        with django_assert_num_queries(8):
             client.post(
                 item_url(assignment, position),
                 {"score": "5", "seconds": "1"},
                 HTTP_ACCEPT="application/json",
             )
-    with django_assert_num_queries(12):  # a changed rating: the insert fails, lock, update
+    with django_assert_num_queries(8):  # a changed rating: the same, an update for the insert
         client.post(
             item_url(assignment, 2), {"score": "6", "seconds": "1"}, HTTP_ACCEPT="application/json"
         )
