@@ -72,30 +72,14 @@ class StudyForm(forms.ModelForm):
         cleaned = super().clean()
         if self.errors:
             return cleaned
-        candidate = Study(
-            **{f.attname: getattr(self.instance, f.attname) for f in Study._meta.concrete_fields}
-        )
-        for key, value in cleaned.items():
-            if key not in ("systems", "documents"):
-                setattr(candidate, key, value)
-        rated = self.instance.pk is not None and services.has_ratings(self.instance)
         try:
-            services.check_settings(candidate)
-            frozen = services.frozen_changes(candidate, self.changed_data)
-            if rated and frozen:
-                raise forms.ValidationError(
-                    f"This study already has ratings, so what it rates and how cannot change "
-                    f"({', '.join(frozen)}). Create a new study instead."
-                )
-            if not rated and (self.instance.pk is None or frozen):
-                services.selection(
-                    candidate, cleaned.get("systems") or [], cleaned.get("documents") or []
-                )
-            elif "gold_evaluator" in self.changed_data:
-                services.check_gold_covers(
-                    candidate,
-                    set(self.instance.items.values_list("response_id", flat=True)),
-                )
+            services.check_study_change(
+                self.instance,
+                cleaned,
+                cleaned.get("systems") or [],
+                cleaned.get("documents") or [],
+                list(self.changed_data),
+            )
         except services.StudyError as error:
             raise forms.ValidationError(str(error)) from None
         return cleaned

@@ -194,6 +194,36 @@ def frozen_changes(study: Study, changed: list[str]) -> list[str]:
     return [f for f in SELECTION_FIELDS if f in changed]
 
 
+def check_study_change(
+    stored: Study | None, values: dict, systems, documents, changed: list[str]
+) -> None:
+    """Everything save_study would refuse, checked before saving (forms and the
+    API call it): `values` are the new field values (many-to-many apart),
+    `systems` and `documents` the new selection, `changed` the changed fields."""
+    candidate = Study(
+        **{
+            f.attname: getattr(stored, f.attname)
+            for f in Study._meta.concrete_fields
+            if stored is not None
+        }
+    )
+    for key, value in values.items():
+        if key not in ("systems", "documents"):
+            setattr(candidate, key, value)
+    check_settings(candidate)
+    rated = stored is not None and stored.pk is not None and has_ratings(stored)
+    frozen = frozen_changes(candidate, changed)
+    if rated and frozen:
+        raise StudyConflict(
+            f"This study already has ratings, so what it rates and how cannot change "
+            f"({', '.join(frozen)}). Create a new study instead."
+        )
+    if not rated and (stored is None or stored.pk is None or frozen):
+        selection(candidate, systems, documents)
+    elif "gold_evaluator" in changed:
+        check_gold_covers(candidate, set(stored.items.values_list("response_id", flat=True)))
+
+
 @transaction.atomic
 def save_study(study: Study, changed: list[str], *, actor=None, after_save=None) -> Study:
     """Save a new or changed study and (re)build its items while nobody has rated.

@@ -140,32 +140,13 @@ class StudySerializer(KnownFieldsMixin, serializers.ModelSerializer):
 
     def validate(self, attrs):
         """Check the settings and the selection before anything is saved."""
-        candidate = Study(
-            **{
-                f.attname: getattr(self.instance, f.attname)
-                for f in Study._meta.concrete_fields
-                if self.instance is not None
-            }
-        )
-        for key, value in attrs.items():
-            if key not in MANY_TO_MANY:
-                setattr(candidate, key, value)
         systems = attrs.get("systems", list(self.instance.systems.all()) if self.instance else [])
         documents = attrs.get(
             "documents", list(self.instance.documents.all()) if self.instance else []
         )
         changed = changed_fields(self.instance, attrs)
-        rated = self.instance is not None and services.has_ratings(self.instance)
         try:
-            services.check_settings(candidate)
-            frozen = services.frozen_changes(candidate, changed)
-            if rated and frozen:
-                raise services.StudyConflict(
-                    f"This study already has ratings, so what it rates and how cannot change "
-                    f"({', '.join(frozen)}). Create a new study instead."
-                )
-            if not rated and (self.instance is None or frozen):
-                services.selection(candidate, systems, documents)
+            services.check_study_change(self.instance, attrs, systems, documents, changed)
         except services.StudyConflict as error:
             raise Conflict(str(error)) from None
         except services.StudyError as error:
