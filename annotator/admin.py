@@ -214,6 +214,15 @@ class StudyAdmin(admin.ModelAdmin):
         actions.pop("delete_selected", None)
         return actions
 
+    def delete_model(self, request, obj):
+        services.delete_study(obj, actor=request.user)
+
+    def get_deleted_objects(self, objs, request):
+        # Items and audit events are never deleted one by one (no permission for
+        # that), but they go with a study nobody took part in: delete_study decides.
+        deleted, counts, _, protected = super().get_deleted_objects(objs, request)
+        return deleted, counts, set(), protected
+
     def save_model(self, request, obj, form, change):
         services.save_study(
             obj, list(form.changed_data), actor=request.user, after_save=lambda _: form.save_m2m()

@@ -463,6 +463,23 @@ def build_items(study: Study, actor=None) -> dict[str, int]:
     return {"tasks": len(tasks), "items": len(items), "responses": len(responses)}
 
 
+@transaction.atomic
+def delete_study(study: Study, actor=None) -> None:
+    """Delete a study nobody has taken part in, with its items and its (empty)
+    evaluator. Takes the study lock. A study with participants is closed instead."""
+    study = lock_study(study)
+    if Participant.objects.filter(study=study).exists():
+        raise StudyConflict(
+            f"Study '{study.name}' has participants, so it cannot be deleted; close it instead."
+        )
+    evaluator_id = study.evaluator_id
+    study.delete()
+    if evaluator_id is not None:
+        evaluator = Evaluator.objects.get(pk=evaluator_id)
+        if not evaluator.judgments.exists() and not evaluator.verdicts.exists():
+            evaluator.delete()
+
+
 # --- Study states ------------------------------------------------------------------------------
 
 STATUS_ACTIONS = {

@@ -1,5 +1,4 @@
-from django.db import transaction
-from django.db.models import Count, ProtectedError
+from django.db.models import Count
 from django.http import HttpResponse
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
@@ -82,19 +81,8 @@ class StudyViewSet(viewsets.ModelViewSet):
 
     def destroy(self, request, *args, **kwargs):
         study = self.get_object()
-        if services.has_ratings(study) or study.participants.exists():
-            return Response(
-                {"detail": "A study with participants or ratings cannot be deleted; close it."},
-                status=status.HTTP_409_CONFLICT,
-            )
-        try:
-            with transaction.atomic():
-                return super().destroy(request, *args, **kwargs)
-        except ProtectedError:
-            return Response(
-                {"detail": "This study's data is referenced elsewhere; close it instead."},
-                status=status.HTTP_409_CONFLICT,
-            )
+        run_service(lambda: services.delete_study(study, request.user))
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
     def _status(self, request, new_status: str) -> Response:
         study = run_service(

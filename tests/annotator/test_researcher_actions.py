@@ -265,3 +265,14 @@ def test_api_study_with_participants_cannot_be_deleted(api, two_meetings):
     services.start_assignment(study, pid="P1")
     assert api.delete(f"/api/studies/{study.pk}/").status_code == 409
     assert Study.objects.filter(pk=study.pk).exists()
+
+
+def test_an_unrated_study_is_deleted_with_its_empty_evaluator(api, boss, two_meetings):
+    from judging.models import Evaluator
+
+    first, second = make_study(name="Draft one"), make_study(name="Draft two")
+    evaluators = [Study.objects.get(pk=s.pk).evaluator_id for s in (first, second)]
+    assert api.delete(f"/api/studies/{first.pk}/").status_code == 204
+    boss.post(reverse("admin:annotator_study_delete", args=[second.pk]), {"post": "yes"})
+    assert not Study.objects.exists()
+    assert not Evaluator.objects.filter(pk__in=evaluators).exists()
