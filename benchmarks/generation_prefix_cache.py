@@ -44,7 +44,7 @@ def main() -> None:
     import torch
 
     from corpus.importers.elitr_bench import parse_elitr_bench
-    from generation.backends.hf import HFModelSpec, load_model, shared_prefix_generate
+    from llm.hf import HFModelSpec, load_model, shared_prefix_generate
     from generation.prompts import inference_prompt
     from tests.fakes.tiny_model import build_tiny_llama
 

@@ -26,7 +26,7 @@ from generation.config import GenerationConfig, GenerationConfigError
 from generation.long_inputs import length_instruction, trim_transcript
 from generation.models import GenerationRun, Response, System
 from generation.prompts import hf_prompt, openai_messages
-from generation.text import storable
+from llm.text import storable
 
 
 class GenerationError(Exception):
@@ -174,7 +174,7 @@ def _save(run: GenerationRun, question: Question, text: str, **fields) -> None:
 
 
 def _hf_spec(config: GenerationConfig, original_context: int | None = None):
-    from generation.backends.hf import HFModelSpec
+    from llm.hf import HFModelSpec
 
     factor = None
     if config.rope_scaling and config.context_length and original_context:
@@ -190,7 +190,7 @@ def _hf_spec(config: GenerationConfig, original_context: int | None = None):
 
 
 def _load(config: GenerationConfig):
-    from generation.backends.hf import load_model
+    from llm.hf import load_model
 
     base = load_model(_hf_spec(config))
     if not config.rope_scaling:
@@ -233,7 +233,7 @@ def _render(
 
 
 def _hf_meeting(run: GenerationRun, config: GenerationConfig, meeting: MeetingWork) -> None:
-    from generation.backends.hf import shared_prefix_generate
+    from llm.hf import shared_prefix_generate
 
     loaded = _load(config)
     tokenizer = loaded.tokenizer
@@ -315,7 +315,7 @@ def _hf_meeting(run: GenerationRun, config: GenerationConfig, meeting: MeetingWo
             )
         return
     # multi-turn: in order, each answer appended; the KV cache is carried across turns
-    from generation.backends.hf import Conversation
+    from llm.hf import Conversation
 
     conversation = Conversation(loaded, carry=config.prefix_cache)
     previous_prompt = ""

@@ -15,7 +15,6 @@ from judging.models import (
     JudgeItem,
     JudgingRun,
     Judgment,
-    LLMCall,
     PairwiseVerdict,
 )
 from judging.runs import JudgingError, cancel_run, ensure_metric_evaluators, resume_run, start_run
@@ -461,33 +460,3 @@ class JudgeItemAdmin(admin.ModelAdmin):
         return super().change_view(request, object_id, form_url, extra_context)
 
     change_form_template = "admin/judging/judgeitem/change_form.html"
-
-
-@admin.register(LLMCall)
-class LLMCallAdmin(admin.ModelAdmin):
-    """The call ledger (read only)."""
-
-    list_display = (
-        "created_at",
-        "model",
-        "status",
-        "finish_reason",
-        "prompt_tokens",
-        "completion_tokens",
-        "cost",
-        "latency_ms",
-        "short_hash",
-        "attempt",
-    )
-    list_filter = ("status", "model", "finish_reason")
-    search_fields = ("request_hash", "raw_output")
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    @admin.display(description="request")
-    def short_hash(self, obj):
-        return obj.request_hash[:12]

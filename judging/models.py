@@ -216,47 +216,6 @@ class JudgingRun(models.Model):
         return f"{self.evaluator.name} on {self.dataset} ({self.mode})"
 
 
-class LLMCall(models.Model):
-    """The call ledger: every request to an LLM, with what came back.
-
-    An identical request (same hash of base URL, model, messages and sampling
-    parameters) is answered from here instead of calling again; raw outputs can
-    be re-parsed later without any call."""
-
-    class Status(models.TextChoices):
-        OK = "ok", "Answered"
-        API_ERROR = "api_error", "API error"
-
-    request_hash = models.CharField(max_length=64)
-    attempt = models.PositiveSmallIntegerField(default=0, help_text="Raised by a refresh.")
-    base_url = models.CharField(max_length=300)
-    model = models.CharField(max_length=200)
-    system_fingerprint = models.CharField(max_length=200, blank=True)
-    params = models.JSONField(default=dict)
-    messages = models.JSONField(default=list)
-    template_version = models.CharField(max_length=60, blank=True)
-    parser_version = models.CharField(max_length=20, blank=True)
-    status = models.CharField(max_length=10, choices=Status.choices)
-    raw_output = models.TextField(blank=True)
-    finish_reason = models.CharField(max_length=40, blank=True)
-    prompt_tokens = models.PositiveIntegerField(default=0)
-    completion_tokens = models.PositiveIntegerField(default=0)
-    cost = models.FloatField(default=0)
-    latency_ms = models.FloatField(default=0)
-    error = models.TextField(blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["-created_at"]
-        constraints = [
-            models.UniqueConstraint(fields=["request_hash", "attempt"], name="llmcall_unique")
-        ]
-        indexes = [models.Index(fields=["request_hash", "status"])]
-
-    def __str__(self) -> str:
-        return f"{self.model} {self.request_hash[:10]} ({self.status})"
-
-
 class JudgeItem(models.Model):
     """One unit of an LLM judging run: a response, a seed and an order."""
 
@@ -284,7 +243,7 @@ class JudgeItem(models.Model):
     )
     attempts = models.PositiveSmallIntegerField(default=0)
     call = models.ForeignKey(
-        LLMCall, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+        "llm.LLMCall", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     detail = models.TextField(blank=True)
 

@@ -50,6 +50,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     # Concord apps, in the order data flows through them.
     "users",
+    "llm",
     "corpus",
     "generation",
     "judging",

@@ -13,18 +13,12 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
-from django.db import transaction
-
 from corpus.models import QuestionText
 from judging.llm.config import JudgeConfig
-from judging.llm.executor import (
-    _store,
-    item_messages,
-    make_client,
-    request_hash,
-    run_llm_judging,
-)
-from judging.models import JudgeItem, JudgingRun, LLMCall
+from judging.llm.executor import item_messages, judge_caller, run_llm_judging
+from judging.models import JudgeItem, JudgingRun
+from llm.ledger import Ledger, request_hash
+from llm.models import LLMCall
 
 BATCH_PRICE_FACTOR = 0.5  # OpenAI bills batch requests at half the price
 WAITING = ("validating", "in_progress", "finalizing", "cancelling")
@@ -57,7 +51,8 @@ def run_llm_batch(run_id: int) -> JudgingRun:
     if run.status in (JudgingRun.Status.DONE, JudgingRun.Status.CANCELLED):
         return run
     config = JudgeConfig.from_dict(run.evaluator.config)
-    client = make_client(config)
+    caller = judge_caller(config)
+    client = caller.model.client  # the openai client: files and batches
     requests = pending_requests(run, config)
     if not run.batch_id:
         answered = (
@@ -111,13 +106,17 @@ def run_llm_batch(run_id: int) -> JudgingRun:
         )
         return JudgingRun.objects.get(pk=run.pk)
     since = datetime.fromtimestamp(batch.created_at, tz=UTC)
-    collect(client.files.content(batch.output_file_id).text, requests, config, since)
+    collect(client.files.content(batch.output_file_id).text, requests, config, since, caller.ledger)
     JudgingRun.objects.filter(pk=run.pk).update(batch_id="", refresh=False)
     return run_llm_judging(run.pk)
 
 
 def collect(
-    output: str, requests: dict[str, tuple[list, dict]], config: JudgeConfig, since: datetime
+    output: str,
+    requests: dict[str, tuple[list, dict]],
+    config: JudgeConfig,
+    since: datetime,
+    ledger: Ledger,
 ) -> int:
     """Put the batch's answers into the ledger (billed at the batch price), once:
     an answer stored since the batch was created is not stored again."""
@@ -136,8 +135,6 @@ def collect(
             continue  # collected before (a resumed step)
         response = record.get("response") or {}
         body = response.get("body") or {}
-        last = LLMCall.objects.filter(request_hash=digest).order_by("-attempt").first()
-        attempt = last.attempt + 1 if last else 0
         if response.get("status_code") != 200 or not body.get("choices"):
             error = record.get("error") or body.get("error") or response
             fields = {"status": LLMCall.Status.API_ERROR, "error": json.dumps(error)[:2000]}
@@ -158,7 +155,6 @@ def collect(
                 / 1e6,
                 "system_fingerprint": body.get("system_fingerprint") or "",
             }
-        with transaction.atomic():
-            _store(digest, attempt, config, messages, params, **fields)
+        ledger.store(digest, messages, params, **fields)
         stored += 1
     return stored

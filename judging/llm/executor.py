@@ -11,25 +11,17 @@ list. A failure is never stored as a score.
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
-import random
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from contextlib import contextmanager
 
-import openai
 from django.db import DEFAULT_DB_ALIAS, IntegrityError, connections, transaction
-from django.db.models import F, Max
+from django.db.models import F
 from django.utils import timezone
 
 from corpus.models import QuestionText
-from generation.text import storable
 from judging.llm.config import JudgeConfig
-from judging.llm.limits import gate_for
-from judging.models import JudgeItem, JudgingRun, Judgment, LLMCall, PairwiseVerdict
+from judging.models import JudgeItem, JudgingRun, Judgment, PairwiseVerdict
 from judging.parsers import PARSER_VERSION, parse_boxed, parse_prometheus, parse_verdict
 from judging.prompts import (
     pairwise_judge_messages,
@@ -38,64 +30,12 @@ from judging.prompts import (
     rubric_judge_messages,
 )
 from judging.prompts.templates import TEMPLATE_VERSION
+from llm.calls import ModelCaller, Stopped
+from llm.models import LLMCall
+from llm.policy import BreakerOpen
+from llm.providers import ProviderSetupError
 
 REASK_SEED_STEP = 1_000_003  # a re-ask's seed: far from any seed a researcher picks
-
-
-class RateLimiter:
-    """At most `per_minute` request starts and `tokens_per_minute` tokens (the
-    prompt, estimated at 4 characters a token, plus max_tokens) in any sliding
-    minute; None: no limit."""
-
-    def __init__(
-        self, per_minute: int | None, tokens_per_minute: int | None = None, gate=None
-    ) -> None:
-        self.per_minute = per_minute
-        self.tokens_per_minute = tokens_per_minute
-        self.gate = gate  # judging.llm.limits.EndpointGate: shared by runs and workers
-        self.starts: list[tuple[float, int]] = []
-        self.lock = threading.Lock()
-
-    def acquire(self, tokens: int = 0) -> None:
-        if not self.per_minute and not self.tokens_per_minute:
-            return
-        if self.tokens_per_minute:
-            tokens = min(tokens, self.tokens_per_minute)  # a huge request still goes, alone
-        while True:
-            with self.lock:
-                now = time.monotonic()
-                self.starts = [(t, n) for t, n in self.starts if now - t < 60]
-                requests_ok = not self.per_minute or len(self.starts) < self.per_minute
-                used = sum(n for _, n in self.starts)
-                tokens_ok = not self.tokens_per_minute or used + tokens <= self.tokens_per_minute
-                if requests_ok and tokens_ok:
-                    self.starts.append((now, tokens))
-                    return
-                wait = 60 - (now - self.starts[0][0])
-            time.sleep(max(wait, 0.01))
-
-    @contextmanager
-    def request(self, tokens: int = 0):
-        """Wait for this run's rate limits, then for a slot on the endpoint."""
-        self.acquire(tokens)
-        if self.gate is None:
-            yield
-            return
-        with self.gate.slot():
-            yield
-
-
-def estimated_tokens(messages: list[dict], params: dict) -> int:
-    return sum(len(m.get("content", "")) for m in messages) // 4 + int(params.get("max_tokens", 0))
-
-
-def request_hash(base_url: str, model: str, messages: list[dict], params: dict) -> str:
-    canonical = json.dumps(
-        {"base_url": base_url.rstrip("/"), "model": model, "messages": messages, "params": params},
-        sort_keys=True,
-        ensure_ascii=False,
-    )
-    return hashlib.sha256(canonical.encode()).hexdigest()
 
 
 def judge_messages(config: JudgeConfig, question: str, response: str, reference: str) -> list[dict]:
@@ -182,169 +122,27 @@ def record_result(
         pass
 
 
-def _retry_after(error: openai.APIStatusError) -> float | None:
-    try:
-        value = error.response.headers.get("retry-after")
-        return float(value) if value is not None else None
-    except (AttributeError, ValueError):
-        return None
-
-
-class RequestLocks:
-    """One lock per request hash, so that identical requests in one run (the
-    same prompt for two responses with the same text) make one call, not two."""
-
-    def __init__(self) -> None:
-        self.locks: dict[str, threading.Lock] = {}
-        self.guard = threading.Lock()
-
-    def __call__(self, digest: str) -> threading.Lock:
-        with self.guard:
-            return self.locks.setdefault(digest, threading.Lock())
-
-
-def call_llm(
-    client: openai.OpenAI,
-    config: JudgeConfig,
-    messages: list[dict],
-    params: dict,
-    *,
-    refresh: bool,
-    limiter: RateLimiter,
-    locks: RequestLocks | None = None,
-    refreshed: set[str] | None = None,
-) -> tuple[LLMCall, bool]:
-    """The ledger's answer to this request, calling the server only when needed.
-    Returns (call, answered_from_ledger). With `refresh`, each distinct request
-    is called once per run (`refreshed` remembers which)."""
-    digest = request_hash(config.endpoint, config.model, messages, params)
-    with (locks or RequestLocks())(digest):
-        if refresh and refreshed is not None and digest in refreshed:
-            refresh = False  # already called again in this run
-        call, cached = _call_llm(client, config, messages, params, digest, refresh, limiter)
-        if refresh and refreshed is not None:
-            refreshed.add(digest)
-        return call, cached
-
-
-def _call_llm(
-    client: openai.OpenAI,
-    config: JudgeConfig,
-    messages: list[dict],
-    params: dict,
-    digest: str,
-    refresh: bool,
-    limiter: RateLimiter,
-) -> tuple[LLMCall, bool]:
-    latest = list(LLMCall.objects.filter(request_hash=digest).order_by("-attempt")[:10])
-    if not refresh:
-        cached = next((c for c in latest if c.status == LLMCall.Status.OK), None)
-        if cached is not None:
-            return cached, True
-    next_attempt = latest[0].attempt + 1 if latest else 0
-    error_text = ""
-    started = time.perf_counter()
-    for attempt in range(config.max_retries + 1):
-        started = time.perf_counter()
-        try:
-            with limiter.request(estimated_tokens(messages, params)):
-                started = time.perf_counter()
-                answer = client.chat.completions.create(
-                    model=config.model, messages=messages, **params
-                )
-        except openai.RateLimitError as error:
-            error_text = f"429: {error}"
-            wait = _retry_after(error)
-            time.sleep(wait if wait is not None else _backoff(attempt))
-            continue
-        except (
-            openai.APITimeoutError,
-            openai.APIConnectionError,
-            openai.InternalServerError,
-        ) as error:
-            error_text = f"{type(error).__name__}: {error}"
-            time.sleep(_backoff(attempt))
-            continue
-        except openai.APIStatusError as error:  # 4xx other than 429: asking again will not help
-            error_text = f"{error.status_code}: {error}"
-            break
-        choice = answer.choices[0] if answer.choices else None
-        usage = answer.usage
-        prompt_tokens = usage.prompt_tokens if usage else 0
-        completion_tokens = usage.completion_tokens if usage else 0
-        return _store(
-            digest,
-            next_attempt,
-            config,
-            messages,
-            params,
-            status=LLMCall.Status.OK,
-            raw_output=(choice.message.content or "") if choice else "",
-            finish_reason=(choice.finish_reason or "") if choice else "",
-            prompt_tokens=prompt_tokens,
-            completion_tokens=completion_tokens,
-            cost=(
-                prompt_tokens * config.price_input_per_million
-                + completion_tokens * config.price_output_per_million
-            )
-            / 1e6,
-            latency_ms=(time.perf_counter() - started) * 1000,
-            system_fingerprint=getattr(answer, "system_fingerprint", None) or "",
-        ), False
-    return _store(
-        digest,
-        next_attempt,
+def judge_caller(config: JudgeConfig, *, refresh: bool = False, **options) -> ModelCaller:
+    """The judge's access to its model (raises ProviderSetupError)."""
+    return ModelCaller(
         config,
-        messages,
-        params,
-        status=LLMCall.Status.API_ERROR,
-        error=error_text,
-        latency_ms=(time.perf_counter() - started) * 1000,
-    ), False
-
-
-def _backoff(attempt: int) -> float:
-    return min(30.0, 0.25 * 2**attempt) + random.uniform(0, 0.25)
-
-
-def _store(
-    digest: str, attempt: int, config: JudgeConfig, messages: list[dict], params: dict, **fields
-) -> LLMCall:
-    """Write the call under the next attempt number (a refresh or a retry after an
-    API error keeps the earlier rows)."""
-    for _ in range(5):
-        try:
-            with transaction.atomic():
-                if "raw_output" in fields:
-                    fields["raw_output"] = storable(fields["raw_output"])
-                return LLMCall.objects.create(
-                    request_hash=digest,
-                    attempt=attempt,
-                    base_url=config.endpoint,
-                    model=config.model,
-                    params=params,
-                    messages=messages,
-                    template_version=TEMPLATE_VERSION,
-                    parser_version=PARSER_VERSION,
-                    **fields,
-                )
-        except IntegrityError:  # another process stored the same request at once
-            last = LLMCall.objects.filter(request_hash=digest).aggregate(m=Max("attempt"))["m"]
-            attempt = (last or 0) + 1
-    raise RuntimeError("Could not store an LLM call after 5 tries.")
+        LLMCall.Purpose.JUDGE,
+        refresh=refresh,
+        template_version=TEMPLATE_VERSION,
+        parser_version=PARSER_VERSION,
+        **options,
+    )
 
 
 def judge_item(
     item: JudgeItem,
     config: JudgeConfig,
-    client: openai.OpenAI,
+    caller: ModelCaller,
     run: JudgingRun,
-    limiter: RateLimiter,
     texts: dict[int, tuple[str, str]],
-    locks: RequestLocks | None = None,
-    refreshed: set[str] | None = None,
 ) -> dict:
-    """Judge one item; returns the counters to add to the run."""
+    """Judge one item; returns the counters to add to the run. A stopped run
+    (cancelled, budget spent, endpoint unreachable) leaves the item pending."""
     counters = {
         "done": 0,
         "failed": 0,
@@ -359,16 +157,11 @@ def judge_item(
     outcome, detail, call = "", "", None
     for attempt in range(config.reask + 1):
         params = config.sampling(item.seed + attempt * REASK_SEED_STEP)
-        call, cached = call_llm(
-            client,
-            config,
-            messages,
-            params,
-            refresh=run.refresh,
-            limiter=limiter,
-            locks=locks,
-            refreshed=refreshed,
-        )
+        try:
+            result = caller.complete(messages, params)
+        except (Stopped, BreakerOpen):
+            return counters
+        call, cached = result.call, result.cached
         counters["cache_hits" if cached else "requests"] += 1
         if not cached:
             counters["cost"] += call.cost
@@ -408,25 +201,6 @@ def judge_item(
     return counters
 
 
-def make_client(config: JudgeConfig) -> openai.OpenAI:
-    if config.server == "hf":
-        from generation.backends.hf import HFChatClient, HFModelSpec
-
-        return HFChatClient(
-            HFModelSpec(config.model_path, config.dtype, config.device, config.attn_implementation)
-        )
-    key = os.environ.get(config.api_key_env, "")
-    if not key and "api.openai.com" in config.base_url:
-        raise RuntimeError(f"Set {config.api_key_env} to call {config.base_url}.")
-    # Local servers (vLLM, Ollama, ...) accept any key; the openai client needs one.
-    return openai.OpenAI(
-        base_url=config.base_url,
-        api_key=key or "not-needed",
-        max_retries=0,
-        timeout=config.timeout_s,
-    )
-
-
 def run_llm_judging(run_id: int) -> JudgingRun:
     """Judge every pending item of the run; safe to run again (resume)."""
     run = JudgingRun.objects.select_related("evaluator").get(pk=run_id)
@@ -434,8 +208,8 @@ def run_llm_judging(run_id: int) -> JudgingRun:
         return run
     config = JudgeConfig.from_dict(run.evaluator.config)
     try:
-        client = make_client(config)
-    except RuntimeError as error:
+        caller = judge_caller(config, refresh=run.refresh)
+    except ProviderSetupError as error:
         JudgingRun.objects.filter(pk=run.pk).update(
             status=JudgingRun.Status.FAILED, message=str(error)
         )
@@ -454,13 +228,10 @@ def run_llm_judging(run_id: int) -> JudgingRun:
             dataset=run.dataset, question_id__in={i.response.question_id for i in items}
         ).values_list("question_id", "text", "reference_answer")
     }
-    limiter = RateLimiter(
-        config.requests_per_minute,
-        config.tokens_per_minute,
-        gate_for(f"{config.endpoint} {config.model}", config.endpoint_max_in_flight),
+    caller.prefetch(
+        (item_messages(config, item, *texts[item.response.question_id]), config.sampling(item.seed))
+        for item in items
     )
-    locks, refreshed = RequestLocks(), set()
-    stop = threading.Event()
     budget = float(run.budget) if run.budget is not None else None
 
     thread_connections: dict[int, object] = {}
@@ -472,9 +243,9 @@ def run_llm_judging(run_id: int) -> JudgingRun:
             wrapper = connections[DEFAULT_DB_ALIAS]
             wrapper.inc_thread_sharing()  # so that the main thread may close it
             thread_connections[threading.get_ident()] = wrapper
-        if stop.is_set():
+        if caller.halted.is_set():
             return {}
-        return judge_item(item, config, client, run, limiter, texts, locks, refreshed)
+        return judge_item(item, config, caller, run, texts)
 
     pending_counters: dict[str, float] = {}
     last_flush = time.monotonic()
@@ -490,9 +261,9 @@ def run_llm_judging(run_id: int) -> JudgingRun:
             pending_counters.clear()
         current = JudgingRun.objects.values("status", "cost").get(pk=run.pk)
         if current["status"] == JudgingRun.Status.CANCELLED:
-            stop.set()
-        elif budget is not None and current["cost"] >= budget and not stop.is_set():
-            stop.set()
+            caller.halt("cancelled")
+        elif budget is not None and current["cost"] >= budget and not caller.halted.is_set():
+            caller.halt("budget")
             JudgingRun.objects.filter(pk=run.pk).update(
                 status=JudgingRun.Status.CANCELLED,
                 message=f"Stopped: the budget of {budget:g} was reached.",
@@ -516,11 +287,16 @@ def run_llm_judging(run_id: int) -> JudgingRun:
         pending = JudgeItem.objects.filter(run=run, status=JudgeItem.Status.PENDING).count()
         human = JudgeItem.objects.filter(run=run, status=JudgeItem.Status.NEEDS_HUMAN).count()
         run.status = JudgingRun.Status.DONE if pending == 0 else JudgingRun.Status.FAILED
-        run.message = (
-            f"{pending} items failed with API errors: resume the run to ask again. "
-            if pending
-            else ""
-        ) + (f"{human} answers need a human." if human else "")
+        if caller.breaker.is_open:
+            problem = (
+                f"Stopped: {config.endpoint} could not be reached ({caller.breaker.cause}); "
+                f"{pending} items not judged: resume the run when it answers again. "
+            )
+        elif pending:
+            problem = f"{pending} items failed with API errors: resume the run to ask again. "
+        else:
+            problem = ""
+        run.message = problem + (f"{human} answers need a human." if human else "")
         run.finished_at = timezone.now()
         run.save(update_fields=["status", "message", "finished_at"])
     return run

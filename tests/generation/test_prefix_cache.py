@@ -5,14 +5,14 @@ import pytest
 
 @pytest.fixture(scope="module")
 def loaded(tiny_model):
-    from generation.backends.hf import HFModelSpec, load_model
+    from llm.hf import HFModelSpec, load_model
 
     return load_model(HFModelSpec(str(tiny_model), dtype="float32"))
 
 
 def test_cache_reuse_gives_identical_greedy_tokens(loaded):
     from corpus.importers.synthetic import synthetic_transcript
-    from generation.backends.hf import shared_prefix_generate
+    from llm.hf import shared_prefix_generate
     from generation.prompts import inference_prompt
 
     tokenizer = loaded.tokenizer
@@ -36,7 +36,7 @@ def test_cache_reuse_gives_identical_greedy_tokens(loaded):
 
 
 def test_multi_turn_cache_carry_gives_identical_greedy_tokens(loaded):
-    from generation.backends.hf import Conversation
+    from llm.hf import Conversation
 
     tokenizer = loaded.tokenizer
     turns = [

@@ -129,7 +129,7 @@ def test_generate_command(two_meetings, tiny_model, capsys):
 @pytest.mark.django_db(transaction=True)
 def test_nul_characters_are_stored_safely(two_meetings_committed, monkeypatch):
     from generation import runner
-    from generation.text import storable
+    from llm.text import storable
 
     assert storable("a\x00b") == "a\ufffdb" and storable("") == ""
     original = runner._save
@@ -249,7 +249,7 @@ def test_rope_scaling_reaches_the_target_context(tiny_model, rope_type):
 
 
 def test_out_of_memory_stops_the_run_cleanly(two_meetings, tiny_model, monkeypatch):
-    from generation.backends import hf
+    from llm import hf
 
     class OutOfMemoryError(RuntimeError):  # what torch.cuda raises
         pass
@@ -266,7 +266,7 @@ def test_out_of_memory_stops_the_run_cleanly(two_meetings, tiny_model, monkeypat
 
 def test_every_decoding_option_reaches_generate(two_meetings, tiny_model, monkeypatch):
     """No option is dropped on the way: repetition penalty and top-k included."""
-    from generation.backends import hf
+    from llm import hf
 
     seen = []
     real_generate_ids = hf.generate_ids

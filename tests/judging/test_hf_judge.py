@@ -6,7 +6,8 @@ import pytest
 from corpus.models import Dataset
 from judging.llm.config import ConfigError, JudgeConfig
 from judging.llm.executor import run_llm_judging
-from judging.models import Evaluator, JudgeItem, LLMCall
+from judging.models import Evaluator, JudgeItem
+from llm.models import LLMCall
 from judging.runs import start_run
 from judging.tasks import queue_for
 
@@ -47,7 +48,7 @@ def test_local_configuration_checks():
 
 
 def test_a_local_model_judges_through_the_ledger(two_meetings, tiny_model):
-    from generation.backends import hf
+    from llm import hf
 
     judge = local_judge(tiny_model)
     dataset = Dataset.objects.get(version="qa", language="en", split="test2")
@@ -72,7 +73,7 @@ def test_a_local_model_judges_through_the_ledger(two_meetings, tiny_model):
 
 
 def test_seeds_make_sampling_reproducible(tiny_model):
-    from generation.backends.hf import HFModelSpec, load_model
+    from llm.hf import HFModelSpec, load_model
 
     model = load_model(HFModelSpec(str(tiny_model), dtype="float32"))
     messages = [{"role": "user", "content": "Who opened the meeting?"}]

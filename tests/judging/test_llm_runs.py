@@ -6,7 +6,8 @@ from django.core.management import call_command
 from corpus.models import Dataset
 from judging.llm.config import ConfigError, JudgeConfig
 from judging.llm.executor import run_llm_judging
-from judging.models import Evaluator, JudgeItem, JudgingRun, Judgment, LLMCall
+from judging.models import Evaluator, JudgeItem, JudgingRun, Judgment
+from llm.models import LLMCall
 from judging.runs import JudgingError, cancel_run, resume_run, start_run
 from tests.fakes.openai_server import FakeOpenAI
 
@@ -223,28 +224,28 @@ def test_a_researcher_scores_what_no_parser_could(two_meetings, server, client, 
 
 
 def test_rate_limiter_counts_requests_and_tokens(monkeypatch):
-    from judging.llm import executor
+    from llm import gate, ledger
 
     clock = {"now": 1000.0}
     sleeps = []
-    monkeypatch.setattr(executor.time, "monotonic", lambda: clock["now"])
+    monkeypatch.setattr(gate.time, "monotonic", lambda: clock["now"])
 
     def fake_sleep(seconds):
         sleeps.append(seconds)
         clock["now"] += seconds
 
-    monkeypatch.setattr(executor.time, "sleep", fake_sleep)
-    limiter = executor.RateLimiter(per_minute=2, tokens_per_minute=1000)
+    monkeypatch.setattr(gate.time, "sleep", fake_sleep)
+    limiter = gate.RateLimiter(per_minute=2, tokens_per_minute=1000)
     limiter.acquire(100)
     limiter.acquire(100)
     limiter.acquire(100)  # third request in the minute: waits for the first to age out
     assert sleeps == [pytest.approx(60)]
-    limiter = executor.RateLimiter(per_minute=None, tokens_per_minute=1000)
+    limiter = gate.RateLimiter(per_minute=None, tokens_per_minute=1000)
     sleeps.clear()
     limiter.acquire(600)
     limiter.acquire(600)  # 1200 tokens > 1000: waits
     assert len(sleeps) == 1
-    assert executor.estimated_tokens([{"content": "x" * 400}], {"max_tokens": 50}) == 150
+    assert ledger.estimated_tokens([{"content": "x" * 400}], {"max_tokens": 50}) == 150
 
 
 @pytest.mark.parametrize("broker", ["redis", "local"])

@@ -9,7 +9,8 @@ import pytest
 
 from config.celery import app as celery_app
 from corpus.models import Dataset
-from judging.models import Evaluator, JudgingRun, Judgment, LLMCall
+from judging.models import Evaluator, JudgingRun, Judgment
+from llm.models import LLMCall
 from judging.runs import start_run
 from judging.tasks import run_judging
 from tests.conftest import port_open, require

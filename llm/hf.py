@@ -13,7 +13,7 @@ import threading
 from dataclasses import dataclass
 from types import SimpleNamespace
 
-from generation.text import storable
+from llm.text import storable
 
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 ATTENTION = ("sdpa", "eager", "flash_attention_2")

@@ -1,0 +1,75 @@
+"""One retry policy and one circuit breaker for every provider."""
+
+from __future__ import annotations
+
+import random
+import threading
+from dataclasses import dataclass
+
+from llm.providers import Failure, FailureKind
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Rate limits wait for Retry-After (or back off); 5xx, timeouts and
+    connection errors back off exponentially with jitter; other errors are
+    not asked again."""
+
+    max_retries: int = 5
+    base_seconds: float = 0.25
+    cap_seconds: float = 30.0
+    jitter_seconds: float = 0.25
+
+    def should_retry(self, failure: Failure, attempt: int) -> bool:
+        return failure.kind != FailureKind.FATAL and attempt < self.max_retries
+
+    def wait_seconds(self, failure: Failure, attempt: int) -> float:
+        if failure.kind == FailureKind.RATE_LIMITED and failure.retry_after is not None:
+            return failure.retry_after
+        return min(self.cap_seconds, self.base_seconds * 2**attempt) + random.uniform(
+            0, self.jitter_seconds
+        )
+
+
+class BreakerOpen(Exception):
+    """The endpoint failed the same way too many times in a row; the run stops."""
+
+
+class CircuitBreaker:
+    """Opens after `threshold` connection errors with the same message in a row
+    (any answer in between closes the count): an unreachable endpoint stops the
+    run with its cause after a few calls instead of every item retrying for
+    minutes. Shared by a run's threads."""
+
+    def __init__(self, threshold: int = 3) -> None:
+        self.threshold = threshold
+        self.lock = threading.Lock()
+        self.last_message = ""
+        self.count = 0
+        self.cause = ""  # set when open
+
+    @property
+    def is_open(self) -> bool:
+        return bool(self.cause)
+
+    def check(self) -> None:
+        if self.cause:
+            raise BreakerOpen(self.cause)
+
+    def record_success(self) -> None:
+        with self.lock:
+            self.count = 0
+            self.last_message = ""
+
+    def record_failure(self, failure: Failure) -> None:
+        if failure.kind != FailureKind.CONNECTION:
+            return
+        with self.lock:
+            if failure.message == self.last_message:
+                self.count += 1
+            else:
+                self.last_message, self.count = failure.message, 1
+            if self.count >= self.threshold and not self.cause:
+                self.cause = (
+                    f"{failure.message} ({self.count} identical connection errors in a row)"
+                )
