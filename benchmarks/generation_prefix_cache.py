@@ -44,8 +44,8 @@ def main() -> None:
     import torch
 
     from corpus.importers.elitr_bench import parse_elitr_bench
-    from llm.hf import HFModelSpec, load_model, shared_prefix_generate
     from generation.prompts import inference_prompt
+    from llm.hf import HFModelSpec, load_model, shared_prefix_generate
     from tests.fakes.tiny_model import build_tiny_llama
 
     bundle = parse_elitr_bench(args.data, versions=["qa"], languages=["en"])

@@ -138,6 +138,7 @@ class LocalHFModel(ChatModel):
             finish_reason=choice.finish_reason or "",
             prompt_tokens=answer.usage.prompt_tokens,
             completion_tokens=answer.usage.completion_tokens,
+            fingerprint=getattr(answer, "system_fingerprint", None) or "",
         )
 
 

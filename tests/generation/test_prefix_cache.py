@@ -12,8 +12,8 @@ def loaded(tiny_model):
 
 def test_cache_reuse_gives_identical_greedy_tokens(loaded):
     from corpus.importers.synthetic import synthetic_transcript
-    from llm.hf import shared_prefix_generate
     from generation.prompts import inference_prompt
+    from llm.hf import shared_prefix_generate
 
     tokenizer = loaded.tokenizer
     prefix = tokenizer(inference_prompt(synthetic_transcript(lines=200)) + "\n\n")["input_ids"]

@@ -5,8 +5,8 @@ import pytest
 from corpus.models import Dataset
 from judging.llm.batch import run_llm_batch
 from judging.models import Evaluator, JudgeItem, JudgingRun, Judgment
-from llm.models import LLMCall
 from judging.runs import JudgingError, start_run
+from llm.models import LLMCall
 from tests.fakes.openai_server import FakeOpenAI
 
 pytestmark = pytest.mark.django_db(transaction=True)

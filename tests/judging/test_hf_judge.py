@@ -7,9 +7,9 @@ from corpus.models import Dataset
 from judging.llm.config import ConfigError, JudgeConfig
 from judging.llm.executor import run_llm_judging
 from judging.models import Evaluator, JudgeItem
-from llm.models import LLMCall
 from judging.runs import start_run
 from judging.tasks import queue_for
+from llm.models import LLMCall
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

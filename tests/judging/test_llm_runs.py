@@ -7,8 +7,8 @@ from corpus.models import Dataset
 from judging.llm.config import ConfigError, JudgeConfig
 from judging.llm.executor import run_llm_judging
 from judging.models import Evaluator, JudgeItem, JudgingRun, Judgment
-from llm.models import LLMCall
 from judging.runs import JudgingError, cancel_run, resume_run, start_run
+from llm.models import LLMCall
 from tests.fakes.openai_server import FakeOpenAI
 
 # The executor's threads use their own database connections: the data must be

@@ -10,9 +10,9 @@ import pytest
 from config.celery import app as celery_app
 from corpus.models import Dataset
 from judging.models import Evaluator, JudgingRun, Judgment
-from llm.models import LLMCall
 from judging.runs import start_run
 from judging.tasks import run_judging
+from llm.models import LLMCall
 from tests.conftest import port_open, require
 from tests.fakes.openai_server import FakeOpenAI
 from tests.workers import redis_url, start_worker, stop, wait_for
