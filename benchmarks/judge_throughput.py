@@ -97,7 +97,7 @@ def main() -> None:
     from judging.llm.config import JudgeConfig
     from judging.llm.executor import judge_messages, run_llm_judging
     from judging.models import Evaluator
-    from judging.runs import start_run
+    from judging.runs import create_judging_run
 
     call_command("migrate", verbosity=0)
     import_elitr_bench(args.data, with_responses=True, languages=("en",))
@@ -157,7 +157,7 @@ def main() -> None:
             judge = Evaluator.objects.create(
                 name="bench judge", kind="llm_rubric", config=config.as_dict()
             )
-            run = start_run(judge, dataset, "st", systems)
+            run = create_judging_run(judge, dataset, "st", systems)
             started = time.perf_counter()
             run = run_llm_judging(run.pk)
             results["b_concord_s"] = time.perf_counter() - started
@@ -167,7 +167,7 @@ def main() -> None:
             # (c) again: the ledger answers
             before = server.count
             started = time.perf_counter()
-            again = run_llm_judging(start_run(judge, dataset, "st", systems).pk)
+            again = run_llm_judging(create_judging_run(judge, dataset, "st", systems).pk)
             results["c_again_s"] = time.perf_counter() - started
             results["c_requests"] = server.count - before
             results["c_cache_hits"] = again.cache_hits

@@ -9,6 +9,7 @@ or with `queue=` when sent.
 import os
 
 from celery import Celery
+from celery.signals import worker_ready
 from kombu import Queue
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.base")
@@ -27,3 +28,11 @@ def make_broker_folders(sender: Celery, **kwargs) -> None:
         for key in ("data_folder_in", "data_folder_out", "control_folder", "processed_folder"):
             if options.get(key):
                 os.makedirs(options[key], exist_ok=True)
+
+
+@worker_ready.connect
+def start_run_reaper(**kwargs) -> None:
+    """Every worker takes over runs whose worker died (runs.lifecycle)."""
+    from runs.lifecycle import Reaper
+
+    Reaper().start()

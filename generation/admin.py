@@ -1,14 +1,18 @@
 from django import forms
 from django.contrib import admin, messages
-from django.db import transaction
 from django.http import HttpResponseRedirect
 from django.urls import reverse
 
 from corpus.protection import ProtectJudgedAdmin
 from generation.config import GenerationConfig, GenerationConfigError
 from generation.models import GenerationRun, System
-from generation.runner import GenerationError, queue_for, start_generation
-from generation.tasks import run_generation_task
+from generation.runner import (
+    GenerationError,
+    cancel_generation_run,
+    resume_generation_run,
+    start_generation_run,
+)
+from runs.admin import report_outcomes
 
 
 class SystemForm(forms.ModelForm):
@@ -41,12 +45,6 @@ class GenerationRunForm(forms.ModelForm):
     class Meta:
         model = GenerationRun
         fields = ["system", "dataset", "mode", "seed"]
-
-
-def enqueue(run: GenerationRun) -> None:
-    transaction.on_commit(
-        lambda: run_generation_task.apply_async(args=[run.pk], queue=queue_for(run.system))
-    )
 
 
 @admin.register(GenerationRun)
@@ -126,23 +124,25 @@ class GenerationRunAdmin(ProtectJudgedAdmin, admin.ModelAdmin):
 
     def save_model(self, request, obj, form, change):
         try:
-            run = start_generation(obj.system, obj.dataset, obj.mode, obj.seed)
+            run = start_generation_run(obj.system, obj.dataset, obj.mode, obj.seed)
         except GenerationError as error:
             messages.error(request, f"Not started: {error}")
             return
         obj.pk = run.pk
-        enqueue(run)
-        messages.info(request, f"Run {run.pk} queued on '{queue_for(run.system)}'.")
+        if run.status == GenerationRun.Status.FAILED:
+            messages.error(request, f"Run {run.pk} not started: {run.message}")
+        else:
+            messages.info(request, f"Run {run.pk} queued on '{run.queue()}'.")
 
     def response_add(self, request, obj, post_url_continue=None):
         return HttpResponseRedirect(reverse("admin:generation_generationrun_changelist"))
 
     @admin.action(description="Cancel selected runs")
     def cancel_action(self, request, queryset):
-        queryset.filter(status__in=["pending", "running"]).update(status="cancelled")
+        report_outcomes(request, [cancel_generation_run(run) for run in queryset])
 
     @admin.action(description="Resume selected runs (what is not answered yet)")
     def resume_action(self, request, queryset):
-        for run in queryset.filter(origin="generated").exclude(status="done"):
-            GenerationRun.objects.filter(pk=run.pk).update(status="pending", message="")
-            enqueue(run)
+        report_outcomes(
+            request, [resume_generation_run(run) for run in queryset.select_related("system")]
+        )

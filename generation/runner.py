@@ -11,7 +11,6 @@ for every question.
 from __future__ import annotations
 
 import math
-import os
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -19,14 +18,19 @@ from os.path import commonprefix
 
 from django.db import IntegrityError, transaction
 from django.db.models import F
-from django.utils import timezone
 
 from corpus.models import Document, Question, QuestionText
 from generation.config import GenerationConfig, GenerationConfigError
 from generation.long_inputs import length_instruction, trim_transcript
 from generation.models import GenerationRun, Response, System
 from generation.prompts import hf_prompt, openai_messages
+from llm.calls import ModelCaller, Stopped
+from llm.models import LLMCall
+from llm.policy import BreakerOpen
+from llm.providers import ProviderSetupError
 from llm.text import storable
+from runs import lifecycle
+from runs.lifecycle import Lease, enqueue_on_commit, finish, holding_lease
 
 
 class GenerationError(Exception):
@@ -62,7 +66,9 @@ class MeetingWork:
 
 
 @transaction.atomic
-def start_generation(system: System, dataset, mode: str, seed: int | None = None) -> GenerationRun:
+def create_generation_run(
+    system: System, dataset, mode: str, seed: int | None = None
+) -> GenerationRun:
     try:
         GenerationConfig.from_dict(system.config or {})
     except (GenerationConfigError, TypeError) as error:
@@ -83,7 +89,38 @@ def start_generation(system: System, dataset, mode: str, seed: int | None = None
     )
     if not created and run.status == GenerationRun.Status.DONE:
         raise GenerationError(f"Run {run.pk} of this system, dataset, mode and seed is done.")
+    if run.status in (GenerationRun.Status.FAILED, GenerationRun.Status.CANCELLED):
+        # started again: it goes on with what is not answered yet
+        GenerationRun.objects.filter(pk=run.pk).update(
+            status=GenerationRun.Status.QUEUED, message="", finished_at=None
+        )
+        run.refresh_from_db()
     return run
+
+
+def start_generation_run(
+    system: System, dataset, mode: str, seed: int | None = None
+) -> GenerationRun:
+    """Create the run (or take the unfinished one of this system, dataset, mode
+    and seed) and queue it once the surrounding transaction commits. The one
+    way admin, API, commands and sweeps start generation; a broker that cannot
+    take the task leaves the run failed, saying why."""
+    with transaction.atomic():
+        run = create_generation_run(system, dataset, mode, seed)
+        if not run.lease_is_live:  # a live worker already runs it
+            enqueue_on_commit(run)
+    run.refresh_from_db()
+    return run
+
+
+def resume_generation_run(run: GenerationRun) -> lifecycle.Outcome:
+    if run.origin != GenerationRun.Origin.GENERATED:
+        return lifecycle.Outcome(False, f"Run {run.pk} was imported: nothing to generate.", "done")
+    return lifecycle.resume(run)
+
+
+def cancel_generation_run(run: GenerationRun) -> lifecycle.Outcome:
+    return lifecycle.cancel(run)
 
 
 def meetings(run: GenerationRun) -> list[MeetingWork]:
@@ -102,43 +139,48 @@ def meetings(run: GenerationRun) -> list[MeetingWork]:
     return list(work.values())
 
 
-def queue_for(system: System) -> str:
-    return "gpu" if (system.config or {}).get("backend", "hf") == "hf" else "llm"
-
-
 def run_generation(run_id: int) -> GenerationRun:
-    run = GenerationRun.objects.select_related("system", "dataset").get(pk=run_id)
-    if run.status in (GenerationRun.Status.DONE, GenerationRun.Status.CANCELLED):
-        return run
+    """Answer every question not answered yet, holding the run's lease; a run
+    another live worker holds, or a finished one, is left as it is."""
+    with holding_lease(GenerationRun, run_id) as lease:
+        if lease is not None:
+            _generate(
+                GenerationRun.objects.select_related("system", "dataset").get(pk=run_id), lease
+            )
+    return GenerationRun.objects.get(pk=run_id)
+
+
+def _stopping(run: GenerationRun, lease: Lease) -> bool:
+    return lease.lost.is_set() or lifecycle.is_cancelled(run)
+
+
+def _generate(run: GenerationRun, lease: Lease) -> None:
     config = GenerationConfig.from_dict(run.system.config)
-    GenerationRun.objects.filter(pk=run.pk).update(
-        status=GenerationRun.Status.RUNNING, started_at=run.started_at or timezone.now(), message=""
-    )
+    problem = ""
     try:
         if config.backend == "hf":
             for meeting in meetings(run):
-                if GenerationRun.objects.filter(pk=run.pk, status="cancelled").exists():
-                    return GenerationRun.objects.get(pk=run.pk)
+                if _stopping(run, lease):
+                    return
                 _hf_meeting(run, config, meeting)
         else:
-            _api_run(run, config)
-            if GenerationRun.objects.filter(pk=run.pk, status="cancelled").exists():
-                return GenerationRun.objects.get(pk=run.pk)
+            problem = _api_run(run, config, lease)
     except MemoryError as error:  # the host ran out
-        return _fail(run, f"Out of memory on the host: {error}")
-    except OutOfMemory as error:
-        return _fail(run, str(error))
-    GenerationRun.objects.filter(pk=run.pk).update(
-        status=GenerationRun.Status.DONE, finished_at=timezone.now()
-    )
-    return GenerationRun.objects.get(pk=run.pk)
-
-
-def _fail(run: GenerationRun, message: str) -> GenerationRun:
-    GenerationRun.objects.filter(pk=run.pk).update(
-        status=GenerationRun.Status.FAILED, message=message, finished_at=timezone.now()
-    )
-    return GenerationRun.objects.get(pk=run.pk)
+        finish(run, GenerationRun.Status.FAILED, f"Out of memory on the host: {error}")
+        return
+    except (OutOfMemory, GenerationError) as error:
+        finish(run, GenerationRun.Status.FAILED, str(error))
+        return
+    done = Response.objects.filter(run=run).count()
+    if problem or done < run.total:
+        finish(
+            run,
+            GenerationRun.Status.FAILED,
+            problem or f"{run.total - done} questions not answered: resume the run.",
+            done=done,
+        )
+    else:
+        finish(run, GenerationRun.Status.DONE, "", done=done, failed=0)
 
 
 def _stored(run: GenerationRun, meeting: MeetingWork) -> dict[int, str]:
@@ -158,13 +200,18 @@ def _questions_for_prompt(config: GenerationConfig, meeting: MeetingWork) -> lis
     ]
 
 
-def _save(run: GenerationRun, question: Question, text: str, **fields) -> None:
+def _save(
+    run: GenerationRun, question: Question, text: str, usage: dict | None = None, **fields
+) -> None:
+    """Store a response and count it (with the usage of the call that made it,
+    for API systems)."""
     try:
         with transaction.atomic():
             Response.objects.create(run=run, question=question, text=storable(text), **fields)
             GenerationRun.objects.filter(pk=run.pk).update(
                 done=F("done") + 1,
                 generated_tokens=F("generated_tokens") + (fields.get("output_tokens") or 0),
+                **{name: F(name) + value for name, value in (usage or {}).items()},
             )
     except IntegrityError:
         pass  # answered before (a redelivered task): one response per run and question
@@ -356,46 +403,62 @@ def _hf_meeting(run: GenerationRun, config: GenerationConfig, meeting: MeetingWo
 # --- OpenAI-compatible servers -----------------------------------------------------------------
 
 
-def _api_run(run: GenerationRun, config: GenerationConfig) -> None:
-    """Up to max_concurrency requests at once: single-turn questions are
-    independent; a multi-turn meeting is one conversation, so meetings go in
-    parallel and each one's turns in order."""
-    from concurrent.futures import ThreadPoolExecutor
+def _api_run(run: GenerationRun, config: GenerationConfig, lease: Lease) -> str:
+    """Up to max_concurrency requests at once, through the call ledger (a
+    resumed run pays nothing twice): single-turn questions are independent; a
+    multi-turn meeting is one conversation, so meetings go in parallel and each
+    one's turns in order. Returns what went wrong, or ""."""
+    from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
-    import openai
     from django.db import connection
 
-    key = os.environ.get(config.api_key_env, "")
-    if not key and "api.openai.com" in config.base_url:
-        raise GenerationError(f"Set {config.api_key_env} to call {config.base_url}.")
-    # the client retries 429 (after Retry-After), 5xx and timeouts with backoff
-    client = openai.OpenAI(
-        base_url=config.base_url,
-        api_key=key or "not-needed",
-        max_retries=5,
-        timeout=config.timeout_s,
-    )
+    try:
+        caller = ModelCaller(config, LLMCall.Purpose.GENERATE)
+    except ProviderSetupError as error:
+        raise GenerationError(str(error)) from None
     jobs = []
     for meeting in meetings(run):
-        if run.mode == "st":
+        if run.mode == GenerationRun.Mode.SINGLE_TURN:
             jobs += [(meeting, [i]) for i in range(len(meeting.questions))]
         else:
             jobs.append((meeting, list(range(len(meeting.questions)))))
+    failures: list[str] = []
 
     def work(job) -> None:
         try:
-            if not GenerationRun.objects.filter(pk=run.pk, status="cancelled").exists():
-                _api_turns(run, config, client, *job)
+            _api_turns(run, config, caller, *job, failures)
         finally:
             connection.close()  # each thread's own connection
 
     with ThreadPoolExecutor(max_workers=config.max_concurrency) as pool:
-        for future in [pool.submit(work, job) for job in jobs]:
-            future.result()  # an error stops the run and reaches the task
+        pending = {pool.submit(work, job) for job in jobs}
+        while pending:
+            finished, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
+            for future in finished:
+                future.result()  # a bug reaches the task
+            if not caller.halted.is_set() and _stopping(run, lease):
+                caller.halt("cancelled")
+    GenerationRun.objects.filter(pk=run.pk).update(failed=len(failures))
+    if caller.breaker.is_open:
+        return (
+            f"Stopped: {config.endpoint} could not be reached ({caller.breaker.cause}): "
+            "resume the run when it answers again."
+        )
+    if failures:
+        return (
+            f"{len(failures)} questions failed with API errors (first: {failures[0]}): "
+            "resume the run to ask again."
+        )
+    return ""
 
 
 def _api_turns(
-    run: GenerationRun, config: GenerationConfig, client, meeting: MeetingWork, indexes: list[int]
+    run: GenerationRun,
+    config: GenerationConfig,
+    caller: ModelCaller,
+    meeting: MeetingWork,
+    indexes: list[int],
+    failures: list[str],
 ) -> None:
     questions = [
         f"QUESTION: {q} ANSWER:" if config.qa_markers else q
@@ -410,21 +473,33 @@ def _api_turns(
         messages = openai_messages(
             meeting.document.text, questions, answers, i, run.mode, config.language
         )
-        started = time.perf_counter()
-        answer = client.chat.completions.create(
-            model=config.model, messages=messages, **config.api_params(run.seed)
-        )
-        text = (answer.choices[0].message.content or "").strip()
+        try:
+            result = caller.complete(messages, config.api_params(run.seed))
+        except (Stopped, BreakerOpen):
+            return
+        call = result.call
+        if call.status == LLMCall.Status.API_ERROR:
+            failures.append(f"{question}: {call.error[:300]}")
+            return  # a conversation's later turns need this answer
+        text = call.raw_output.strip()
         answers[i] = text
-        usage = answer.usage
         _save(
             run,
             question,
             text,
-            input_tokens=usage.prompt_tokens if usage else None,
-            output_tokens=usage.completion_tokens if usage else None,
-            finish_reason=answer.choices[0].finish_reason or "",
-            seconds=time.perf_counter() - started,
+            usage={"cache_hits": 1}
+            if result.cached
+            else {
+                "requests": 1,
+                "cost": call.cost,
+                "prompt_tokens": call.prompt_tokens,
+                "completion_tokens": call.completion_tokens,
+            },
+            input_tokens=call.prompt_tokens,
+            output_tokens=call.completion_tokens,
+            finish_reason=call.finish_reason,
+            seconds=call.latency_ms / 1000,
+            call=call,
             length_instruction=length_instruction(meeting.references[i])
             if config.length_instruction
             else "",

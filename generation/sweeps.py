@@ -9,7 +9,8 @@ from django.db import transaction
 
 from generation.config import GenerationConfig, GenerationConfigError
 from generation.models import Sweep, System
-from generation.runner import GenerationError, queue_for, start_generation
+from generation.runner import GenerationError, create_generation_run
+from runs.lifecycle import enqueue_on_commit
 
 # The paper's search (Appendix A.2): decoding x chat template x QA markers, then
 # the repetition penalty for the best of those.
@@ -73,16 +74,11 @@ def launch_sweep(
                 f"A system named {system.name!r} exists with another configuration."
             )
         for seed in seeds:
-            sweep.runs.add(start_generation(system, dataset, mode, seed))
+            sweep.runs.add(create_generation_run(system, dataset, mode, seed))
     return sweep
 
 
 def enqueue_sweep(sweep: Sweep) -> None:
-    from generation.tasks import run_generation_task
-
+    """Queue every run of the sweep once the transaction commits."""
     for run in sweep.runs.select_related("system"):
-        transaction.on_commit(
-            lambda run=run: run_generation_task.apply_async(
-                args=[run.pk], queue=queue_for(run.system)
-            )
-        )
+        enqueue_on_commit(run)

@@ -1,6 +1,5 @@
 from django import forms
 from django.contrib import admin, messages
-from django.db import transaction
 from django.db.models import Exists, OuterRef
 from django.utils.html import format_html, format_html_join
 
@@ -8,6 +7,7 @@ from corpus.protection import CORRECTION, ProtectJudgedAdmin, judged_summary
 from generation.models import Response
 from judging.evaluators import frozen_changes, frozen_message
 from judging.human_review import ReviewError, resolve_item
+from judging.importing import start_benchmark_import
 from judging.llm.config import ConfigError, JudgeConfig
 from judging.models import (
     BenchmarkImport,
@@ -17,8 +17,15 @@ from judging.models import (
     Judgment,
     PairwiseVerdict,
 )
-from judging.runs import JudgingError, cancel_run, ensure_metric_evaluators, resume_run, start_run
-from judging.tasks import enqueue_run, run_benchmark_import
+from judging.runs import (
+    JudgingError,
+    cancel_run,
+    ensure_metric_evaluators,
+    resume_run,
+    retry_failed,
+    start_judging_run,
+)
+from runs.admin import report_outcomes
 
 
 class EvaluatorForm(forms.ModelForm):
@@ -276,22 +283,26 @@ class BenchmarkImportAdmin(admin.ModelAdmin):
 
     @admin.display(description="progress")
     def progress(self, obj):
-        if not obj.steps_total:
+        if not obj.total:
             return "-"
-        return f"{obj.steps_done}/{obj.steps_total}"
+        return f"{obj.done}/{obj.total}"
 
     @admin.display(description="summary or error")
     def summary(self, obj):
         return format_html("<pre style='white-space: pre-wrap'>{}</pre>", obj.message)
 
     def save_model(self, request, obj, form, change):
-        obj.created_by = request.user
-        super().save_model(request, obj, form, change)
-        # Only once the row is committed can the worker find it.
-        transaction.on_commit(lambda: run_benchmark_import.delay(obj.pk))
-        messages.info(
-            request, f"Import #{obj.pk} queued: a Celery worker will run it; reload for progress."
+        job = start_benchmark_import(
+            obj.source, obj.versions, obj.languages, obj.with_responses, request.user
         )
+        obj.pk = job.pk
+        if job.status == BenchmarkImport.Status.FAILED:
+            messages.error(request, f"Import #{job.pk} not started: {job.message}")
+        else:
+            messages.info(
+                request,
+                f"Import #{job.pk} queued: a Celery worker will run it; reload for progress.",
+            )
 
 
 class JudgingRunForm(forms.ModelForm):
@@ -320,7 +331,7 @@ class JudgingRunAdmin(admin.ModelAdmin):
     list_filter = ("status", "evaluator")
     list_select_related = ("evaluator", "dataset__benchmark")
     filter_horizontal = ("systems",)
-    actions = ["cancel_action", "resume_action"]
+    actions = ["cancel_action", "resume_action", "retry_failed_action"]
 
     def get_readonly_fields(self, request, obj=None):
         if obj is None:
@@ -368,7 +379,7 @@ class JudgingRunAdmin(admin.ModelAdmin):
 
     def save_model(self, request, obj, form, change):
         try:
-            run = start_run(
+            run = start_judging_run(
                 obj.evaluator,
                 obj.dataset,
                 obj.mode,
@@ -382,11 +393,13 @@ class JudgingRunAdmin(admin.ModelAdmin):
             messages.error(request, f"Not started: {error}")
             return
         obj.pk = run.pk
-        transaction.on_commit(lambda: enqueue_run(run))
-        messages.info(request, f"Run {run.pk} queued: {run.total} responses.")
+        if run.status == JudgingRun.Status.FAILED:
+            messages.error(request, f"Run {run.pk} not started: {run.message}")
+        else:
+            messages.info(request, f"Run {run.pk} queued: {run.total} responses.")
 
     def save_related(self, request, form, formsets, change):
-        return None  # start_run saved the systems
+        return None  # create_judging_run saved the systems
 
     def response_add(self, request, obj, post_url_continue=None):
         from django.http import HttpResponseRedirect
@@ -396,14 +409,17 @@ class JudgingRunAdmin(admin.ModelAdmin):
 
     @admin.action(description="Cancel selected runs")
     def cancel_action(self, request, queryset):
-        for run in queryset:
-            cancel_run(run)
+        report_outcomes(request, [cancel_run(run) for run in queryset])
 
     @admin.action(description="Resume selected runs (pending items only)")
     def resume_action(self, request, queryset):
-        for run in queryset.select_related("evaluator"):
-            resume_run(run)
-            transaction.on_commit(lambda run=run: enqueue_run(run))
+        report_outcomes(request, [resume_run(run) for run in queryset.select_related("evaluator")])
+
+    @admin.action(description="Retry failed items of selected runs (ask again, then resume)")
+    def retry_failed_action(self, request, queryset):
+        report_outcomes(
+            request, [retry_failed(run) for run in queryset.select_related("evaluator")]
+        )
 
 
 class ResolveForm(forms.Form):

@@ -15,7 +15,6 @@ from pathlib import Path
 
 from django.conf import settings
 from django.db import transaction
-from django.utils import timezone
 
 from corpus.bulk import SyncCount
 from corpus.importers import ImportFailure
@@ -32,6 +31,7 @@ from corpus.services import ELITR_BENCH, import_elitr_corpus
 from generation.services import import_paper_responses
 from judging.models import BenchmarkImport
 from judging.services import import_paper_scores
+from runs.lifecycle import enqueue_on_commit, finish, holding_lease
 
 
 @dataclass
@@ -161,21 +161,37 @@ def resolve_elitr_source(
     )
 
 
-def run_import_job(job_id: int) -> BenchmarkImport:
-    """Run a queued BenchmarkImport, recording stage, progress and the outcome.
-
-    Safe to run twice (a redelivered task): a finished job is left as it is,
-    and the import itself is idempotent."""
-    job = BenchmarkImport.objects.get(pk=job_id)
-    if job.status in (BenchmarkImport.Status.SUCCEEDED, BenchmarkImport.Status.FAILED):
-        return job
-    job.status, job.started_at = BenchmarkImport.Status.RUNNING, timezone.now()
-    job.save(update_fields=["status", "started_at"])
-
-    def progress(stage: str, done: int, total: int) -> None:
-        BenchmarkImport.objects.filter(pk=job.pk).update(
-            stage=stage, steps_done=done, steps_total=total
+def start_benchmark_import(
+    source: str, versions: str, languages: str, with_responses: bool, user=None
+) -> BenchmarkImport:
+    """Create the import job and queue it once the transaction commits (the
+    admin's one way in); a broker that cannot take it leaves it failed, saying why."""
+    with transaction.atomic():
+        job = BenchmarkImport.objects.create(
+            source=source,
+            versions=versions,
+            languages=languages,
+            with_responses=with_responses,
+            created_by=user,
         )
+        enqueue_on_commit(job)
+    job.refresh_from_db()
+    return job
+
+
+def run_import_job(job_id: int) -> BenchmarkImport:
+    """Run a queued BenchmarkImport holding its lease, recording stage, progress
+    and the outcome. Safe to run twice (a redelivered task): a finished job is
+    left as it is, and the import itself is idempotent."""
+    with holding_lease(BenchmarkImport, job_id) as lease:
+        if lease is not None:
+            _import(BenchmarkImport.objects.get(pk=job_id))
+    return BenchmarkImport.objects.get(pk=job_id)
+
+
+def _import(job: BenchmarkImport) -> None:
+    def progress(stage: str, done: int, total: int) -> None:
+        BenchmarkImport.objects.filter(pk=job.pk).update(stage=stage, done=done, total=total)
 
     try:
         summary = import_elitr_bench(
@@ -186,11 +202,8 @@ def run_import_job(job_id: int) -> BenchmarkImport:
             progress=progress,
         )
     except ImportFailure as failure:
-        job.status, job.message = BenchmarkImport.Status.FAILED, f"{failure}\nNothing was imported."
+        status, message = BenchmarkImport.Status.FAILED, f"{failure}\nNothing was imported."
     else:
-        job.status, job.message = BenchmarkImport.Status.SUCCEEDED, summary.as_text()
-    job.refresh_from_db(fields=["stage", "steps_done", "steps_total"])
-    job.stage = "finished"
-    job.finished_at = timezone.now()
-    job.save()
-    return job
+        status, message = BenchmarkImport.Status.DONE, summary.as_text()
+    BenchmarkImport.objects.filter(pk=job.pk).update(stage="finished")
+    finish(job, status, message)

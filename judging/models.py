@@ -11,6 +11,7 @@ from django.db import models
 from django.db.models import Count, F, Q
 
 from generation.models import Response
+from runs.models import ModelUsage, Run
 
 EVALUATOR_KINDS = ["llm_rubric", "llm_pairwise", "metric", "gold_human", "crowd_human", "imported"]
 
@@ -119,14 +120,11 @@ class Judgment(models.Model):
         return f"{self.evaluator.name}: {self.score:g}"
 
 
-class BenchmarkImport(models.Model):
-    """An ELITR-Bench import started from the admin and run by a Celery worker."""
+class BenchmarkImport(Run):
+    """An ELITR-Bench import started from the admin and run by a Celery worker
+    (done / total count its stages)."""
 
-    class Status(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Running"
-        SUCCEEDED = "succeeded", "Succeeded"
-        FAILED = "failed", "Failed"
+    task_name = "judging.run_benchmark_import"
 
     source = models.CharField(
         max_length=500,
@@ -137,34 +135,23 @@ class BenchmarkImport(models.Model):
     versions = models.CharField(max_length=50, default="qa,conv")
     languages = models.CharField(max_length=50, default="en,cs")
     with_responses = models.BooleanField(default=True)
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
     stage = models.CharField(max_length=200, blank=True)
-    steps_done = models.PositiveIntegerField(default=0)
-    steps_total = models.PositiveIntegerField(default=0)
-    message = models.TextField(blank=True, help_text="The summary, or what went wrong.")
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
+        verbose_name = "benchmark import"
 
     def __str__(self) -> str:
         return f"Import #{self.pk} ({self.status})"
 
 
-class JudgingRun(models.Model):
+class JudgingRun(Run, ModelUsage):
     """One evaluator over a selection of responses, run by Celery workers."""
 
-    class Status(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
-        FAILED = "failed", "Failed"
-        CANCELLED = "cancelled", "Cancelled"
+    task_name = "judging.run_judging"
 
     evaluator = models.ForeignKey(Evaluator, on_delete=models.PROTECT, related_name="runs")
     dataset = models.ForeignKey("corpus.Dataset", on_delete=models.PROTECT, related_name="+")
@@ -172,11 +159,6 @@ class JudgingRun(models.Model):
     systems = models.ManyToManyField(
         "generation.System", blank=True, related_name="+", help_text="None selected: every system."
     )
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
-    total = models.PositiveIntegerField(default=0)
-    done = models.PositiveIntegerField(default=0)
-    failed = models.PositiveIntegerField(default=0)
-    message = models.TextField(blank=True)
     # LLM judges
     refresh = models.BooleanField(
         default=False,
@@ -190,11 +172,6 @@ class JudgingRun(models.Model):
         help_text="Stop when the run has cost this much (USD).",
     )
     projected_cost = models.FloatField(default=0)
-    cost = models.FloatField(default=0)
-    prompt_tokens = models.PositiveBigIntegerField(default=0)
-    completion_tokens = models.PositiveBigIntegerField(default=0)
-    requests = models.PositiveIntegerField(default=0, help_text="Calls actually sent.")
-    cache_hits = models.PositiveIntegerField(default=0, help_text="Answered from the ledger.")
     use_batch = models.BooleanField(
         default=False,
         help_text="Send the calls through the OpenAI Batch API (half the price, "
@@ -205,15 +182,20 @@ class JudgingRun(models.Model):
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
+        verbose_name = "judging run"
 
     def __str__(self) -> str:
         return f"{self.evaluator.name} on {self.dataset} ({self.mode})"
+
+    def queue(self) -> str:
+        """Metrics: default; local models: gpu (a `-Q gpu -c 1` worker keeps the
+        model loaded); API judges: llm."""
+        if self.evaluator.kind == Evaluator.Kind.METRIC:
+            return "default"
+        return "gpu" if self.evaluator.config.get("server") == "hf" else "llm"
 
 
 class JudgeItem(models.Model):

@@ -9,7 +9,6 @@ through.
 from __future__ import annotations
 
 from django.db import transaction
-from django.utils import timezone
 
 from corpus.bulk import sync_rows
 from corpus.models import QuestionText
@@ -17,6 +16,8 @@ from generation.models import Response
 from judging.llm.config import ConfigError, JudgeConfig
 from judging.metrics import METRICS
 from judging.models import Evaluator, JudgeItem, JudgingRun, Judgment
+from runs import lifecycle
+from runs.lifecycle import Outcome, enqueue_on_commit, finish, holding_lease
 
 BATCH_SIZE = 500
 METRIC_EVALUATORS = {
@@ -60,7 +61,7 @@ def run_responses(run: JudgingRun):
 
 
 @transaction.atomic
-def start_run(
+def create_judging_run(
     evaluator: Evaluator,
     dataset,
     mode: str,
@@ -181,34 +182,58 @@ def projected_cost(run: JudgingRun, config: JudgeConfig) -> float:
     ) / 1e6
 
 
-def resume_run(run: JudgingRun) -> None:
-    """A cancelled, failed or interrupted run goes on with its pending items."""
-    JudgingRun.objects.filter(pk=run.pk).exclude(status=JudgingRun.Status.DONE).update(
-        status=JudgingRun.Status.QUEUED, message="", finished_at=None
-    )
+def start_judging_run(evaluator: Evaluator, dataset, mode: str, systems=(), user=None, **options):
+    """Create the run and queue it (after the surrounding transaction commits).
+    The one way admin, API and commands start a judging run; a broker that
+    cannot take the task leaves the run failed, saying why."""
+    with transaction.atomic():
+        run = create_judging_run(evaluator, dataset, mode, systems, user, **options)
+        enqueue_on_commit(run)
+    run.refresh_from_db()
+    return run
 
 
-def cancel_run(run: JudgingRun) -> None:
-    JudgingRun.objects.filter(pk=run.pk, status__in=["queued", "running"]).update(
-        status=JudgingRun.Status.CANCELLED, finished_at=timezone.now()
-    )
+def resume_run(run: JudgingRun, *, send: bool = True) -> Outcome:
+    """A cancelled, failed or interrupted run goes on with its pending items; a
+    running one is left alone (the answer says so)."""
+    return lifecycle.resume(run, send=send)
+
+
+def retry_failed(run: JudgingRun) -> Outcome:
+    """Ask again the items that need a human (their answers did not parse),
+    then go on with every pending item."""
+
+    def reopen(locked: JudgingRun) -> bool:
+        reopened = JudgeItem.objects.filter(run=locked, status=JudgeItem.Status.NEEDS_HUMAN).update(
+            status=JudgeItem.Status.PENDING, outcome="", detail=""
+        )
+        pending = JudgeItem.objects.filter(run=locked, status=JudgeItem.Status.PENDING).exists()
+        return bool(reopened or pending)
+
+    return lifecycle.resume(run, before_queue=reopen)
+
+
+def cancel_run(run: JudgingRun) -> Outcome:
+    return lifecycle.cancel(run)
 
 
 def run_metric_judging(run_id: int) -> JudgingRun:
-    """Score every response of the run, batch by batch; safe to run again."""
-    run = JudgingRun.objects.select_related("evaluator").get(pk=run_id)
-    if run.status in (JudgingRun.Status.DONE, JudgingRun.Status.CANCELLED):
-        return run
-    JudgingRun.objects.filter(pk=run.pk).update(
-        status=JudgingRun.Status.RUNNING, started_at=timezone.now()
-    )
+    """Score every response of the run, batch by batch, holding the run's
+    lease; safe to run again."""
+    with holding_lease(JudgingRun, run_id) as lease:
+        if lease is not None:
+            _score_with_metric(JudgingRun.objects.select_related("evaluator").get(pk=run_id))
+    return JudgingRun.objects.get(pk=run_id)
+
+
+def _score_with_metric(run: JudgingRun) -> None:
     metric = METRICS[run.evaluator.config["metric"]]
     ids = list(run_responses(run).values_list("pk", flat=True))
     done = failed = 0
     problems: list[str] = []
     for start in range(0, len(ids), BATCH_SIZE):
-        if JudgingRun.objects.filter(pk=run.pk, status=JudgingRun.Status.CANCELLED).exists():
-            return JudgingRun.objects.get(pk=run.pk)
+        if lifecycle.is_cancelled(run):
+            return
         batch = list(
             Response.objects.filter(pk__in=ids[start : start + BATCH_SIZE]).values_list(
                 "pk", "question_id", "text"
@@ -254,9 +279,4 @@ def run_metric_judging(run_id: int) -> JudgingRun:
             )
             done += len(rows)
             JudgingRun.objects.filter(pk=run.pk).update(done=done, failed=failed)
-    JudgingRun.objects.filter(pk=run.pk).update(
-        status=JudgingRun.Status.DONE,
-        finished_at=timezone.now(),
-        message="\n".join(problems[:50]),
-    )
-    return JudgingRun.objects.get(pk=run.pk)
+    finish(run, JudgingRun.Status.DONE, "\n".join(problems[:50]))

@@ -12,7 +12,7 @@ def run_benchmark_import(job_id: int) -> str:
 @shared_task(name="judging.run_judging", acks_late=True)
 def run_judging(run_id: int) -> str:
     """Run a JudgingRun: metrics here; an LLM judge's calls go out from a thread
-    pool (send it to the `llm` queue with `queue_for`)."""
+    pool (on the run's queue: `JudgingRun.queue`)."""
     from judging.llm.executor import run_llm_judging
     from judging.models import JudgingRun
     from judging.runs import run_metric_judging
@@ -33,15 +33,3 @@ def run_judging(run_id: int) -> str:
             )
         return run.status
     return run_llm_judging(run_id).status
-
-
-def queue_for(run) -> str:
-    """Metrics: default; local models: gpu (a `-Q gpu -c 1` worker keeps the model
-    loaded); API judges: llm."""
-    if run.evaluator.kind == "metric":
-        return "default"
-    return "gpu" if run.evaluator.config.get("server") == "hf" else "llm"
-
-
-def enqueue_run(run) -> None:
-    run_judging.apply_async(args=[run.pk], queue=queue_for(run))

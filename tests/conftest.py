@@ -108,3 +108,15 @@ def gold_annotator(django_user_model):
     return django_user_model.objects.create_user(
         "gina", password="pw-gina-123", role="gold_annotator"
     )
+
+
+@pytest.fixture
+def eager_celery():
+    """Tasks run in the test's process when sent (no message is left on the
+    shared broker for a later worker to find)."""
+    from config.celery import app as celery_app
+
+    previous = celery_app.conf.task_always_eager
+    celery_app.conf.task_always_eager = True
+    yield
+    celery_app.conf.task_always_eager = previous

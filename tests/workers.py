@@ -38,6 +38,9 @@ def start_worker(queue: str, url: str, tmp_path, name: str, **env) -> subprocess
         "DATABASE_URL": database_url_for_worker(),
         "CELERY_BROKER_URL": url,
         "CELERY_VISIBILITY_TIMEOUT": "3",
+        # a killed worker's run is taken over within seconds, not 45 s
+        "CONCORD_RUN_LEASE_SECONDS": "3",
+        "CONCORD_RUN_REAP_SECONDS": "1",
         "CONCORD_VAR_DIR": str(tmp_path / name),
         **env,
     }
@@ -85,3 +88,13 @@ def wait_for(condition, seconds: float) -> bool:
             return True
         time.sleep(0.2)
     return False
+
+
+def send_run(task, run, queue: str, url: str) -> None:
+    """Send a run's task to a test's own queue on the Redis at `url`; the run
+    remembers the queue, so a worker that takes it over sends it there too."""
+    from config.celery import app as celery_app
+
+    type(run).objects.filter(pk=run.pk).update(queue_name=queue)
+    with celery_app.connection_for_write(url) as broker:
+        task.apply_async(args=[run.pk], queue=queue, connection=broker)

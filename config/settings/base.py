@@ -50,6 +50,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     # Concord apps, in the order data flows through them.
     "users",
+    "runs",
     "llm",
     "corpus",
     "generation",
@@ -220,6 +221,12 @@ CONCORD_DOWNLOAD_DIR = VAR_DIR / "downloads"
 
 # How often a judging run on the OpenAI Batch API asks whether its batch is done.
 CONCORD_BATCH_POLL_SECONDS = int(os.environ.get("CONCORD_BATCH_POLL_SECONDS", "60"))
+
+# A run's worker renews its lease every third of this; a run whose lease has
+# expired (its worker died) is taken over by another worker, which looks every
+# CONCORD_RUN_REAP_SECONDS.
+CONCORD_RUN_LEASE_SECONDS = float(os.environ.get("CONCORD_RUN_LEASE_SECONDS", "45"))
+CONCORD_RUN_REAP_SECONDS = float(os.environ.get("CONCORD_RUN_REAP_SECONDS", "15"))
 
 # Prolific's API, optional: without a token studies are set up on Prolific by hand.
 PROLIFIC_API_TOKEN = os.environ.get("PROLIFIC_API_TOKEN", "")

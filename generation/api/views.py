@@ -1,5 +1,5 @@
-from django.db import transaction
 from rest_framework import mixins, status, viewsets
+from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
@@ -12,8 +12,13 @@ from generation.api.serializers import (
 )
 from generation.models import GenerationRun, System
 from generation.models import Response as ResponseModel
-from generation.runner import GenerationError, queue_for, start_generation
-from generation.tasks import run_generation_task
+from generation.runner import (
+    GenerationError,
+    cancel_generation_run,
+    resume_generation_run,
+    start_generation_run,
+)
+from runs.api import outcome_response
 
 
 class SystemViewSet(viewsets.ReadOnlyModelViewSet):
@@ -40,19 +45,23 @@ class GenerationRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSe
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         try:
-            with transaction.atomic():
-                run = start_generation(
-                    data["system"], data["dataset"], data["mode"], data.get("seed")
-                )
-                transaction.on_commit(
-                    lambda: run_generation_task.apply_async(
-                        args=[run.pk], queue=queue_for(run.system)
-                    )
-                )
+            run = start_generation_run(
+                data["system"], data["dataset"], data["mode"], data.get("seed")
+            )
         except GenerationError as error:
             raise ValidationError({"detail": str(error)}) from None
         run = self.get_queryset().get(pk=run.pk)
         return Response(GenerationRunSerializer(run).data, status=status.HTTP_201_CREATED)
+
+    @action(detail=True, methods=["post"])
+    def cancel(self, request, pk=None):
+        return outcome_response(cancel_generation_run(self.get_object()))
+
+    @action(detail=True, methods=["post"])
+    def resume(self, request, pk=None):
+        """Answer what is not answered yet; a running or queued run is left alone
+        (`changed` false, and `detail` says why)."""
+        return outcome_response(resume_generation_run(self.get_object()))
 
 
 class ResponseViewSet(viewsets.ReadOnlyModelViewSet):

@@ -1,14 +1,12 @@
 import django_filters
-from django.db import transaction
-from rest_framework import mixins, status, viewsets
+from rest_framework import mixins, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
-from rest_framework.response import Response
 
 from judging.api.serializers import EvaluatorSerializer, JudgingRunSerializer, JudgmentSerializer
 from judging.models import Evaluator, JudgingRun, Judgment
-from judging.runs import JudgingError, cancel_run, resume_run, start_run
-from judging.tasks import enqueue_run
+from judging.runs import JudgingError, cancel_run, resume_run, retry_failed, start_judging_run
+from runs.api import outcome_response
 
 
 class JudgmentFilter(django_filters.FilterSet):
@@ -68,32 +66,31 @@ class JudgingRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     def perform_create(self, serializer):
         data = serializer.validated_data
         try:
-            with transaction.atomic():
-                run = start_run(
-                    data["evaluator"],
-                    data["dataset"],
-                    data["mode"],
-                    data.get("systems", []),
-                    self.request.user,
-                    budget=data.get("budget"),
-                    refresh=data.get("refresh", False),
-                    use_batch=data.get("use_batch", False),
-                )
-                transaction.on_commit(lambda: enqueue_run(run))
+            run = start_judging_run(
+                data["evaluator"],
+                data["dataset"],
+                data["mode"],
+                data.get("systems", []),
+                self.request.user,
+                budget=data.get("budget"),
+                refresh=data.get("refresh", False),
+                use_batch=data.get("use_batch", False),
+            )
         except JudgingError as error:
             raise ValidationError({"detail": str(error)}) from None
         serializer.instance = run
 
     @action(detail=True, methods=["post"])
     def cancel(self, request, pk=None):
-        cancel_run(self.get_object())
-        return Response({"detail": "cancelled"})
+        return outcome_response(cancel_run(self.get_object()))
 
     @action(detail=True, methods=["post"])
     def resume(self, request, pk=None):
-        run = self.get_object()
-        if run.status == JudgingRun.Status.DONE:
-            return Response({"detail": "The run is done."}, status=status.HTTP_409_CONFLICT)
-        resume_run(run)
-        transaction.on_commit(lambda: enqueue_run(run))
-        return Response({"detail": "queued"})
+        """Go on with the pending items; a running or queued run is left alone
+        (`changed` false, and `detail` says why)."""
+        return outcome_response(resume_run(self.get_object()))
+
+    @action(detail=True, methods=["post"], url_path="retry-failed")
+    def retry_failed(self, request, pk=None):
+        """Ask again the items that need a human, then go on with every pending one."""
+        return outcome_response(retry_failed(self.get_object()))

@@ -15,10 +15,11 @@ from datetime import UTC, datetime
 
 from corpus.models import QuestionText
 from judging.llm.config import JudgeConfig
-from judging.llm.executor import item_messages, judge_caller, run_llm_judging
+from judging.llm.executor import _judge_pending, item_messages, judge_caller
 from judging.models import JudgeItem, JudgingRun
 from llm.ledger import Ledger, request_hash
 from llm.models import LLMCall
+from runs.lifecycle import finish, holding_lease
 
 BATCH_PRICE_FACTOR = 0.5  # OpenAI bills batch requests at half the price
 WAITING = ("validating", "in_progress", "finalizing", "cancelling")
@@ -45,11 +46,16 @@ def pending_requests(run: JudgingRun, config: JudgeConfig) -> dict[str, tuple[li
 
 
 def run_llm_batch(run_id: int) -> JudgingRun:
-    """One step of a batch run: submit, or poll, or collect and judge. The caller
-    queues the next step while the run's batch_status is a waiting one."""
-    run = JudgingRun.objects.select_related("evaluator").get(pk=run_id)
-    if run.status in (JudgingRun.Status.DONE, JudgingRun.Status.CANCELLED):
-        return run
+    """One step of a batch run, holding the run's lease: submit, or poll, or
+    collect and judge. The caller queues the next step while the run's
+    batch_status is a waiting one (between steps nobody holds the lease)."""
+    with holding_lease(JudgingRun, run_id) as lease:
+        if lease is not None:
+            _batch_step(JudgingRun.objects.select_related("evaluator").get(pk=run_id), lease)
+    return JudgingRun.objects.get(pk=run_id)
+
+
+def _batch_step(run: JudgingRun, lease) -> None:
     config = JudgeConfig.from_dict(run.evaluator.config)
     caller = judge_caller(config)
     client = caller.model.client  # the openai client: files and batches
@@ -66,7 +72,8 @@ def run_llm_batch(run_id: int) -> JudgingRun:
         )
         to_send = {h: r for h, r in requests.items() if h not in answered}
         if not to_send:
-            return run_llm_judging(run.pk)  # the ledger answers everything
+            _judge_pending(run, lease)  # the ledger answers everything
+            return
         lines = "\n".join(
             json.dumps(
                 {
@@ -90,25 +97,26 @@ def run_llm_batch(run_id: int) -> JudgingRun:
         JudgingRun.objects.filter(pk=run.pk).update(
             batch_id=batch.id,
             batch_status=batch.status,
-            status=JudgingRun.Status.RUNNING,
             requests=len(to_send),
         )
-        return JudgingRun.objects.get(pk=run.pk)
+        return
     batch = client.batches.retrieve(run.batch_id)
     JudgingRun.objects.filter(pk=run.pk).update(batch_status=batch.status)
     if batch.status in WAITING:
-        return JudgingRun.objects.get(pk=run.pk)
+        return
     if batch.status != "completed" or not batch.output_file_id:
-        JudgingRun.objects.filter(pk=run.pk).update(
-            status=JudgingRun.Status.FAILED,
+        finish(
+            run,
+            JudgingRun.Status.FAILED,
+            f"Batch {run.batch_id} ended {batch.status}: resume the run to send again.",
             batch_id="",
-            message=f"Batch {run.batch_id} ended {batch.status}: resume the run to send again.",
         )
-        return JudgingRun.objects.get(pk=run.pk)
+        return
     since = datetime.fromtimestamp(batch.created_at, tz=UTC)
     collect(client.files.content(batch.output_file_id).text, requests, config, since, caller.ledger)
     JudgingRun.objects.filter(pk=run.pk).update(batch_id="", refresh=False)
-    return run_llm_judging(run.pk)
+    run.refresh = False
+    _judge_pending(run, lease)
 
 
 def collect(

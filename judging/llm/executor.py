@@ -16,8 +16,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
 from django.db import DEFAULT_DB_ALIAS, IntegrityError, connections, transaction
-from django.db.models import F
-from django.utils import timezone
+from django.db.models import Count, F
 
 from corpus.models import QuestionText
 from judging.llm.config import JudgeConfig
@@ -34,6 +33,7 @@ from llm.calls import ModelCaller, Stopped
 from llm.models import LLMCall
 from llm.policy import BreakerOpen
 from llm.providers import ProviderSetupError
+from runs.lifecycle import Lease, finish, holding_lease
 
 REASK_SEED_STEP = 1_000_003  # a re-ask's seed: far from any seed a researcher picks
 
@@ -144,8 +144,6 @@ def judge_item(
     """Judge one item; returns the counters to add to the run. A stopped run
     (cancelled, budget spent, endpoint unreachable) leaves the item pending."""
     counters = {
-        "done": 0,
-        "failed": 0,
         "requests": 0,
         "cache_hits": 0,
         "cost": 0.0,
@@ -171,7 +169,6 @@ def judge_item(
             JudgeItem.objects.filter(pk=item.pk).update(
                 outcome="api_error", call=call, attempts=F("attempts") + 1, detail=call.error[:2000]
             )
-            counters["failed"] += 1
             return counters  # stays pending: a resumed run asks again
         if call.finish_reason == "length":
             outcome, detail = "truncated", "the answer hit max_tokens before a score"
@@ -187,7 +184,6 @@ def judge_item(
                     detail="",
                     attempts=F("attempts") + attempt + 1,
                 )
-            counters["done"] += 1
             return counters
         outcome, detail = parsed.outcome, parsed.detail
     JudgeItem.objects.filter(pk=item.pk).update(
@@ -197,26 +193,42 @@ def judge_item(
         detail=detail,
         attempts=F("attempts") + config.reask + 1,
     )
-    counters["failed"] += 1
     return counters
 
 
+def item_counts(run: JudgingRun) -> dict[str, int]:
+    """done and failed as stored: judged or resolved items; items that need a
+    human or whose last call failed (a later success moves them out of both)."""
+    counts = dict.fromkeys(("done", "failed"), 0)
+    for status, outcome, n in (
+        JudgeItem.objects.filter(run=run)
+        .values_list("status", "outcome")
+        .annotate(n=Count("id"))
+        .order_by()
+    ):
+        if status in (JudgeItem.Status.DONE, JudgeItem.Status.RESOLVED):
+            counts["done"] += n
+        elif status == JudgeItem.Status.NEEDS_HUMAN or outcome == "api_error":
+            counts["failed"] += n
+    return counts
+
+
 def run_llm_judging(run_id: int) -> JudgingRun:
-    """Judge every pending item of the run; safe to run again (resume)."""
-    run = JudgingRun.objects.select_related("evaluator").get(pk=run_id)
-    if run.status in (JudgingRun.Status.DONE, JudgingRun.Status.CANCELLED):
-        return run
+    """Judge every pending item of the run, holding the run's lease; a run
+    another live worker holds, or a finished one, is left as it is."""
+    with holding_lease(JudgingRun, run_id) as lease:
+        if lease is not None:
+            _judge_pending(JudgingRun.objects.select_related("evaluator").get(pk=run_id), lease)
+    return JudgingRun.objects.get(pk=run_id)
+
+
+def _judge_pending(run: JudgingRun, lease: Lease) -> None:
     config = JudgeConfig.from_dict(run.evaluator.config)
     try:
         caller = judge_caller(config, refresh=run.refresh)
     except ProviderSetupError as error:
-        JudgingRun.objects.filter(pk=run.pk).update(
-            status=JudgingRun.Status.FAILED, message=str(error)
-        )
-        return JudgingRun.objects.get(pk=run.pk)
-    JudgingRun.objects.filter(pk=run.pk).update(
-        status=JudgingRun.Status.RUNNING, started_at=run.started_at or timezone.now()
-    )
+        finish(run, JudgingRun.Status.FAILED, str(error))
+        return
     items = list(
         JudgeItem.objects.filter(run=run, status=JudgeItem.Status.PENDING).select_related(
             "response", "opponent"
@@ -254,13 +266,15 @@ def run_llm_judging(run_id: int) -> JudgingRun:
         """Add the counters to the run, then look at cancellation and the budget."""
         nonlocal last_flush
         last_flush = time.monotonic()
-        if pending_counters:
-            JudgingRun.objects.filter(pk=run.pk).update(
-                **{name: F(name) + value for name, value in pending_counters.items()}
-            )
-            pending_counters.clear()
+        JudgingRun.objects.filter(pk=run.pk).update(
+            **{name: F(name) + value for name, value in pending_counters.items()},
+            **item_counts(run),
+        )
+        pending_counters.clear()
         current = JudgingRun.objects.values("status", "cost").get(pk=run.pk)
-        if current["status"] == JudgingRun.Status.CANCELLED:
+        if lease.lost.is_set():
+            caller.halt("another worker took the run over")
+        elif current["status"] == JudgingRun.Status.CANCELLED:
             caller.halt("cancelled")
         elif budget is not None and current["cost"] >= budget and not caller.halted.is_set():
             caller.halt("budget")
@@ -282,21 +296,19 @@ def run_llm_judging(run_id: int) -> JudgingRun:
     for wrapper in thread_connections.values():
         wrapper.close()
         wrapper.dec_thread_sharing()
-    run = JudgingRun.objects.get(pk=run.pk)
-    if run.status == JudgingRun.Status.RUNNING:
-        pending = JudgeItem.objects.filter(run=run, status=JudgeItem.Status.PENDING).count()
-        human = JudgeItem.objects.filter(run=run, status=JudgeItem.Status.NEEDS_HUMAN).count()
-        run.status = JudgingRun.Status.DONE if pending == 0 else JudgingRun.Status.FAILED
-        if caller.breaker.is_open:
-            problem = (
-                f"Stopped: {config.endpoint} could not be reached ({caller.breaker.cause}); "
-                f"{pending} items not judged: resume the run when it answers again. "
-            )
-        elif pending:
-            problem = f"{pending} items failed with API errors: resume the run to ask again. "
-        else:
-            problem = ""
-        run.message = problem + (f"{human} answers need a human." if human else "")
-        run.finished_at = timezone.now()
-        run.save(update_fields=["status", "message", "finished_at"])
-    return run
+    pending = JudgeItem.objects.filter(run=run, status=JudgeItem.Status.PENDING).count()
+    human = JudgeItem.objects.filter(run=run, status=JudgeItem.Status.NEEDS_HUMAN).count()
+    if caller.breaker.is_open:
+        problem = (
+            f"Stopped: {config.endpoint} could not be reached ({caller.breaker.cause}); "
+            f"{pending} items not judged: resume the run when it answers again. "
+        )
+    elif pending:
+        problem = f"{pending} items failed with API errors: resume the run to ask again. "
+    else:
+        problem = ""
+    finish(
+        run,
+        JudgingRun.Status.DONE if pending == 0 else JudgingRun.Status.FAILED,
+        problem + (f"{human} answers need a human." if human else ""),
+    )

@@ -7,7 +7,7 @@ from django.core.management import CommandError, call_command
 from corpus.models import Dataset
 from generation.config import GenerationConfig, GenerationConfigError
 from generation.models import GenerationRun, Response, System
-from generation.runner import GenerationError, run_generation, start_generation
+from generation.runner import GenerationError, create_generation_run, run_generation
 from tests.fakes.openai_server import FakeOpenAI
 
 pytestmark = pytest.mark.django_db
@@ -42,7 +42,7 @@ def test_configuration_checks():
 
 def test_single_turn_local_run_with_prefix_cache(two_meetings, tiny_model):
     system = local_system(tiny_model)
-    run = start_generation(system, dataset(), "st", seed=2023)
+    run = create_generation_run(system, dataset(), "st", seed=2023)
     assert run.total == 12
     run = run_generation(run.pk)
     assert (run.status, run.done) == ("done", 12)
@@ -52,13 +52,13 @@ def test_single_turn_local_run_with_prefix_cache(two_meetings, tiny_model):
     # the cached prefix gives what a plain greedy generation of the full prompt gives
     cached = dict(Response.objects.filter(run=run).values_list("question_id", "text"))
     plain_system = local_system(tiny_model, name="tiny-no-cache", prefix_cache=False)
-    plain = run_generation(start_generation(plain_system, dataset(), "st", seed=2023).pk)
+    plain = run_generation(create_generation_run(plain_system, dataset(), "st", seed=2023).pk)
     assert dict(Response.objects.filter(run=plain).values_list("question_id", "text")) == cached
 
 
 def test_multi_turn_resumes_from_stored_turns(two_meetings, tiny_model):
     system = local_system(tiny_model, name="tiny-mt", chat_template="raw")
-    run = start_generation(system, dataset("conv"), "mt")
+    run = create_generation_run(system, dataset("conv"), "mt")
     run_generation(run.pk)
     first = {r.question_id: r.text for r in Response.objects.filter(run=run)}
     # a crash after the third answer of the first meeting: the rest is asked again,
@@ -76,15 +76,15 @@ def test_multi_turn_resumes_from_stored_turns(two_meetings, tiny_model):
 def test_conv_needs_multi_turn_and_done_runs_are_not_redone(two_meetings, tiny_model):
     system = local_system(tiny_model, name="tiny-2")
     with pytest.raises(GenerationError, match="use multi-turn mode"):
-        start_generation(system, dataset("conv"), "st")
-    run_generation(start_generation(system, dataset(), "st").pk)
+        create_generation_run(system, dataset("conv"), "st")
+    run_generation(create_generation_run(system, dataset(), "st").pk)
     with pytest.raises(GenerationError, match="is done"):
-        start_generation(system, dataset(), "st")
+        create_generation_run(system, dataset(), "st")
 
 
 def test_trimming_when_the_context_is_short(two_meetings, tiny_model):
     system = local_system(tiny_model, name="tiny-short", context_length=400)
-    run = run_generation(start_generation(system, dataset(), "st").pk)
+    run = run_generation(create_generation_run(system, dataset(), "st").pk)
     response = Response.objects.filter(run=run).first()
     assert response.removed_tokens > 0 and "omitted" in response.trim_notice
     assert response.input_tokens <= 400 - 6
@@ -106,7 +106,7 @@ def test_api_system_single_and_multi_turn(two_meetings_committed):
                 "length_instruction": True,
             },
         )
-        run = run_generation(start_generation(system, dataset("conv"), "mt", seed=2024).pk)
+        run = run_generation(create_generation_run(system, dataset("conv"), "mt", seed=2024).pk)
         assert (run.status, run.done) == ("done", 12)
         assert server.count == 12
         # the two meetings run in parallel; a 6th question sees the five earlier turns
@@ -145,7 +145,7 @@ def test_nul_characters_are_stored_safely(two_meetings_committed, monkeypatch):
             backend="openai",
             config={"backend": "openai", "base_url": server.url, "model": "m", "server": "vllm"},
         )
-        run = run_generation(start_generation(system, dataset(), "st").pk)
+        run = run_generation(create_generation_run(system, dataset(), "st").pk)
     assert run.status == "done"
     assert Response.objects.filter(run=run, text__contains="\ufffd").count() == 12
 
@@ -209,7 +209,7 @@ def test_runs_start_from_the_api_and_the_admin(
                 "/admin/generation/generationrun/add/",
                 {"system": system.pk, "dataset": dataset().pk, "mode": "st", "seed": "2024"},
             )
-        assert GenerationRun.objects.filter(system=system, seed=2024, status="pending").exists()
+        assert GenerationRun.objects.filter(system=system, seed=2024, status="queued").exists()
 
 
 def test_multi_turn_cache_carry_matches_full_encoding(two_meetings, tiny_model):
@@ -219,7 +219,7 @@ def test_multi_turn_cache_carry_matches_full_encoding(two_meetings, tiny_model):
     )
     texts = []
     for system in (carried, full):
-        run = run_generation(start_generation(system, dataset("conv"), "mt").pk)
+        run = run_generation(create_generation_run(system, dataset("conv"), "mt").pk)
         assert run.status == "done"
         texts.append(dict(Response.objects.filter(run=run).values_list("question_id", "text")))
     assert texts[0] == texts[1]
@@ -259,7 +259,7 @@ def test_out_of_memory_stops_the_run_cleanly(two_meetings, tiny_model, monkeypat
 
     monkeypatch.setattr(hf, "shared_prefix_generate", explode)
     system = local_system(tiny_model, name="tiny-oom")
-    run = run_generation(start_generation(system, dataset(), "st").pk)
+    run = run_generation(create_generation_run(system, dataset(), "st").pk)
     assert run.status == "failed" and "Out of memory on the GPU" in run.message
     assert "for a prompt of" in run.message and "then resume" in run.message
 
@@ -284,7 +284,7 @@ def test_every_decoding_option_reaches_generate(two_meetings, tiny_model, monkey
         top_k=40,
         repetition_penalty=1.1,
     )
-    run_generation(start_generation(system, dataset(), "st", seed=2025).pk)
+    run_generation(create_generation_run(system, dataset(), "st", seed=2025).pk)
     assert seen and all(
         k["repetition_penalty"] == 1.1
         and k["top_k"] == 40

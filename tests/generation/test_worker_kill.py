@@ -7,14 +7,13 @@ import uuid
 
 import pytest
 
-from config.celery import app as celery_app
 from corpus.models import Dataset
 from generation.models import GenerationRun, Response, System
-from generation.runner import start_generation
+from generation.runner import create_generation_run
 from generation.tasks import run_generation_task
 from tests.conftest import port_open, require
 from tests.fakes.openai_server import FakeOpenAI
-from tests.workers import redis_url, start_worker, stop, wait_for
+from tests.workers import redis_url, send_run, start_worker, stop, wait_for
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
@@ -37,12 +36,11 @@ def test_killed_generation_worker(two_meetings_committed, tmp_path):
             },
         )
         dataset = Dataset.objects.get(version="conv", language="en", split="test2")
-        run = start_generation(system, dataset, "mt", seed=2023)
+        run = create_generation_run(system, dataset, "mt", seed=2023)
         first = start_worker(queue, url, tmp_path, "gen-first")
         second = None
         try:
-            with celery_app.connection_for_write(url) as broker:
-                run_generation_task.apply_async(args=[run.pk], queue=queue, connection=broker)
+            send_run(run_generation_task, run, queue, url)
             assert wait_for(lambda: Response.objects.filter(run=run).count() >= 3, 60)
             os.kill(first.pid, signal.SIGKILL)
             first.wait(timeout=10)

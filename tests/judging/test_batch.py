@@ -5,11 +5,11 @@ import pytest
 from corpus.models import Dataset
 from judging.llm.batch import run_llm_batch
 from judging.models import Evaluator, JudgeItem, JudgingRun, Judgment
-from judging.runs import JudgingError, start_run
+from judging.runs import JudgingError, create_judging_run
 from llm.models import LLMCall
 from tests.fakes.openai_server import FakeOpenAI
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("eager_celery")]
 
 
 @pytest.fixture
@@ -40,7 +40,7 @@ def test_batch_run_submits_once_polls_and_judges(two_meetings):
                 "price_output_per_million": 30,
             },
         )
-        run = start_run(
+        run = create_judging_run(
             judge,
             Dataset.objects.get(version="qa", language="en", split="test2"),
             "st",
@@ -72,7 +72,7 @@ def test_metrics_do_not_take_the_batch_api(two_meetings):
     from judging.runs import ensure_metric_evaluators
 
     with pytest.raises(JudgingError, match="Batch API is for LLM judges"):
-        start_run(
+        create_judging_run(
             ensure_metric_evaluators()[0],
             Dataset.objects.get(version="qa", language="en", split="test2"),
             "st",

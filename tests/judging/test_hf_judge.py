@@ -7,11 +7,10 @@ from corpus.models import Dataset
 from judging.llm.config import ConfigError, JudgeConfig
 from judging.llm.executor import run_llm_judging
 from judging.models import Evaluator, JudgeItem
-from judging.runs import start_run
-from judging.tasks import queue_for
+from judging.runs import create_judging_run
 from llm.models import LLMCall
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("eager_celery")]
 
 
 @pytest.fixture
@@ -52,8 +51,8 @@ def test_a_local_model_judges_through_the_ledger(two_meetings, tiny_model):
 
     judge = local_judge(tiny_model)
     dataset = Dataset.objects.get(version="qa", language="en", split="test2")
-    run = start_run(judge, dataset, "st")
-    assert queue_for(run) == "gpu"
+    run = create_judging_run(judge, dataset, "st")
+    assert run.queue() == "gpu"
     run = run_llm_judging(run.pk)
     spec = hf.HFModelSpec(str(tiny_model), "float32")
     assert spec in hf.loaded_specs()
@@ -67,7 +66,7 @@ def test_a_local_model_judges_through_the_ledger(two_meetings, tiny_model):
     assert call.finish_reason in ("stop", "length")
     assert run.requests == 18 and run.cache_hits == 18  # identical prompts asked once
     # the model stays loaded: a second run loads nothing more
-    again = run_llm_judging(start_run(judge, dataset, "st", refresh=True).pk)
+    again = run_llm_judging(create_judging_run(judge, dataset, "st", refresh=True).pk)
     assert again.requests == 18
     assert hf.loaded_specs() == loaded_after_first_run
 

@@ -7,13 +7,13 @@ from corpus.models import Dataset
 from judging.llm.config import ConfigError, JudgeConfig
 from judging.llm.executor import run_llm_judging
 from judging.models import Evaluator, JudgeItem, JudgingRun, Judgment
-from judging.runs import JudgingError, cancel_run, resume_run, start_run
+from judging.runs import JudgingError, cancel_run, create_judging_run, resume_run
 from llm.models import LLMCall
 from tests.fakes.openai_server import FakeOpenAI
 
 # The executor's threads use their own database connections: the data must be
 # committed for them to see it.
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("eager_celery")]
 
 # The two synthetic meetings ask the same questions and get the same answers:
 # 36 responses make 18 distinct prompts, and the ledger calls each once.
@@ -74,7 +74,7 @@ def test_config_refuses_what_a_server_does_not_accept():
 
 def test_run_judges_everything_and_a_second_run_calls_nothing(two_meetings, server):
     judge = make_judge(server)
-    run = start_run(judge, dataset(), "st")
+    run = create_judging_run(judge, dataset(), "st")
     assert run.total == 36
     run = run_llm_judging(run.pk)
     assert (run.status, run.done, run.failed) == ("done", 36, 0)
@@ -92,11 +92,11 @@ def test_run_judges_everything_and_a_second_run_calls_nothing(two_meetings, serv
     assert call.system_fingerprint == "fp_fake_1" and call.prompt_tokens > 0
     assert call.messages[0] == {"role": "system", "content": "You are a helpful assistant."}
     # the same requests again: answered from the ledger, no call, nothing duplicated
-    again = run_llm_judging(start_run(judge, dataset(), "st").pk)
+    again = run_llm_judging(create_judging_run(judge, dataset(), "st").pk)
     assert (again.requests, again.cache_hits, server.count) == (0, 36, DISTINCT)
     assert judged(judge).count() == 36 and LLMCall.objects.count() == DISTINCT
     # unless asked to refresh: each distinct request once more
-    fresh = run_llm_judging(start_run(judge, dataset(), "st", refresh=True).pk)
+    fresh = run_llm_judging(create_judging_run(judge, dataset(), "st", refresh=True).pk)
     assert (fresh.requests, server.count) == (DISTINCT, 2 * DISTINCT)
     assert LLMCall.objects.count() == 2 * DISTINCT and judged(judge).count() == 36
 
@@ -104,7 +104,7 @@ def test_run_judges_everything_and_a_second_run_calls_nothing(two_meetings, serv
 def test_faults_are_retried_and_nothing_is_lost_or_doubled(two_meetings):
     with FakeOpenAI(plan=["429", "500", "timeout", "429", "500"], hang=3) as server:
         judge = make_judge(server, max_concurrency=2)
-        run = run_llm_judging(start_run(judge, dataset(), "st").pk)
+        run = run_llm_judging(create_judging_run(judge, dataset(), "st").pk)
     assert (run.status, run.done, run.failed) == ("done", 36, 0)
     assert judged(judge).count() == 36
     assert LLMCall.objects.filter(status="ok").count() == DISTINCT
@@ -119,7 +119,7 @@ def test_unparseable_answers_go_to_a_human_never_to_a_score(two_meetings, server
         text="TRUNCATE"
     )
     judge = make_judge(server, reask=2)
-    run = run_llm_judging(start_run(judge, dataset(), "st").pk)
+    run = run_llm_judging(create_judging_run(judge, dataset(), "st").pk)
     assert run.status == "done" and run.done == 24 - 2 and run.failed == 12 + 2
     assert "14 answers need a human" in run.message
     human = JudgeItem.objects.filter(run=run, status="needs_human")
@@ -135,7 +135,7 @@ def test_budget_stops_the_run(two_meetings, server):
     judge = make_judge(
         server, max_concurrency=1, price_input_per_million=1000, price_output_per_million=1000
     )
-    run = start_run(judge, dataset(), "st", budget=0.5)
+    run = create_judging_run(judge, dataset(), "st", budget=0.5)
     assert run.projected_cost > 0.5
     run = run_llm_judging(run.pk)
     assert run.status == "cancelled" and "budget" in run.message
@@ -145,18 +145,18 @@ def test_budget_stops_the_run(two_meetings, server):
 
 def test_cancel_and_resume(two_meetings, server):
     judge = make_judge(server)
-    run = start_run(judge, dataset(), "st")
+    run = create_judging_run(judge, dataset(), "st")
     cancel_run(run)
     assert run_llm_judging(run.pk).status == "cancelled" and server.count == 0
     resume_run(run)
     run = run_llm_judging(run.pk)
-    assert (run.status, run.done, server.count) == ("done", 36, DISTINCT)
+    assert (run.status, run.done, server.count) == ("done", 36, DISTINCT), run.message
 
 
 def test_client_errors_stay_pending_until_resumed(two_meetings):
     with FakeOpenAI(plan=["400"] * 3) as server:
         judge = make_judge(server, max_concurrency=1)
-        run = run_llm_judging(start_run(judge, dataset(), "st").pk)
+        run = run_llm_judging(create_judging_run(judge, dataset(), "st").pk)
         assert run.status == "failed" and run.failed == 3 and "resume the run" in run.message
         assert JudgeItem.objects.filter(run=run, status="pending", outcome="api_error").count() == 3
         resume_run(run)
@@ -166,7 +166,7 @@ def test_client_errors_stay_pending_until_resumed(two_meetings):
 
 def test_prometheus_protocol_maps_to_ten_points(two_meetings, server):
     judge = make_judge(server, name="prometheus local", protocol="prometheus", top_p=None)
-    run_llm_judging(start_run(judge, dataset(), "st").pk)
+    run_llm_judging(create_judging_run(judge, dataset(), "st").pk)
     echo = judged(judge).filter(response__run__system__name="Synthetic-Echo").first()
     assert (echo.raw_score, echo.score, echo.raw_scale_max) == (5, 10, 5)
     assert "[RESULT]" in LLMCall.objects.first().messages[0]["content"]
@@ -184,7 +184,7 @@ def test_bad_configuration_is_refused_at_start(two_meetings):
         name="broken", kind="llm_rubric", config={"server": "ollama", "top_k": 40}
     )
     with pytest.raises(JudgingError, match="does not accept top_k"):
-        start_run(judge, dataset(), "st")
+        create_judging_run(judge, dataset(), "st")
     assert not JudgingRun.objects.exists()
 
 
@@ -194,7 +194,7 @@ def test_a_researcher_scores_what_no_parser_could(two_meetings, server, client, 
 
     Response.objects.filter(run__system__name="Synthetic-Terse").update(text="GARBLE")
     judge = make_judge(server, reask=0)
-    run = run_llm_judging(start_run(judge, dataset(), "st").pk)
+    run = run_llm_judging(create_judging_run(judge, dataset(), "st").pk)
     item = JudgeItem.objects.filter(run=run, status="needs_human").first()
     admin = django_user_model.objects.create_superuser("boss", "b@example.org", "pw-boss-123")
     client.force_login(admin)
@@ -276,7 +276,7 @@ def test_endpoint_limit_is_shared_by_simultaneous_runs(two_meetings, settings, b
             )
             for n in (1, 2)
         ]
-        runs = [start_run(judge, dataset(), "st") for judge in judges]
+        runs = [create_judging_run(judge, dataset(), "st") for judge in judges]
 
         def work(run_id):
             try:

@@ -10,10 +10,10 @@ from judging.llm.config import ConfigError, JudgeConfig
 from judging.llm.executor import run_llm_judging
 from judging.models import Evaluator, JudgeItem, PairwiseVerdict
 from judging.pairwise import verdict_table, win_rates
-from judging.runs import JudgingError, start_run
+from judging.runs import JudgingError, create_judging_run
 from tests.fakes.openai_server import FakeOpenAI
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("eager_celery")]
 
 
 @pytest.fixture
@@ -52,7 +52,7 @@ def test_config_needs_a_baseline():
 def test_a_fair_judge(two_meetings):
     with FakeOpenAI() as server:
         judge = pairwise_judge(server)
-        run = start_run(judge, dataset(), "st")
+        run = create_judging_run(judge, dataset(), "st")
         # 2 systems x 12 questions x 2 orders against the baseline's answers
         assert run.total == 48
         run = run_llm_judging(run.pk)
@@ -82,7 +82,7 @@ def test_a_fair_judge(two_meetings):
 def test_a_judge_that_always_prefers_the_first_answer(two_meetings):
     with FakeOpenAI(first_wins=True) as server:
         judge = pairwise_judge(server, name="biased judge")
-        run_llm_judging(start_run(judge, dataset(), "st").pk)
+        run_llm_judging(create_judging_run(judge, dataset(), "st").pk)
     table = verdict_table()
     per_order = win_rates(table, "per_order")["biased judge"]["Synthetic-Echo"]
     assert (per_order["wins"], per_order["losses"], per_order["win_rate"]) == (12, 12, 0.5)
@@ -97,7 +97,7 @@ def test_baseline_without_responses_is_refused(two_meetings):
     with FakeOpenAI() as server:
         judge = pairwise_judge(server, baseline="Nobody")
         with pytest.raises(JudgingError, match="The baseline 'Nobody' has no st responses"):
-            start_run(judge, dataset(), "st")
+            create_judging_run(judge, dataset(), "st")
 
 
 def test_human_review_of_a_pairwise_judge_gives_verdicts(two_meetings, django_user_model):
@@ -106,7 +106,7 @@ def test_human_review_of_a_pairwise_judge_gives_verdicts(two_meetings, django_us
 
     with FakeOpenAI() as server:
         judge = pairwise_judge(server, name="reviewed judge")
-        run = run_llm_judging(start_run(judge, dataset(), "st").pk)
+        run = run_llm_judging(create_judging_run(judge, dataset(), "st").pk)
     first, second = JudgeItem.objects.filter(run=run).order_by("pk")[:2]
     for item in (first, second):  # as if their answers had not parsed
         PairwiseVerdict.objects.filter(

@@ -6,7 +6,7 @@ from django.urls import reverse
 
 from config.celery import app as celery_app
 from judging.models import Evaluator, JudgingRun, Judgment
-from judging.runs import ensure_metric_evaluators, run_metric_judging, start_run
+from judging.runs import create_judging_run, ensure_metric_evaluators, run_metric_judging
 
 pytestmark = pytest.mark.django_db
 
@@ -86,7 +86,7 @@ def test_cancelled_run_stops(two_meetings):
     evaluator = ensure_metric_evaluators()[0]
     from corpus.models import Dataset
 
-    run = start_run(
+    run = create_judging_run(
         evaluator, Dataset.objects.get(version="qa", language="en", split="test2"), "st"
     )
     cancel_run(run)

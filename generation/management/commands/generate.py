@@ -2,12 +2,15 @@
 [--seed 2023] [--language en] [--now]"""
 
 from django.core.management.base import BaseCommand, CommandError
-from django.db import transaction
 
 from corpus.services import add_dataset_arguments, dataset_from_options
 from generation.models import System
-from generation.runner import GenerationError, queue_for, run_generation, start_generation
-from generation.tasks import run_generation_task
+from generation.runner import (
+    GenerationError,
+    create_generation_run,
+    run_generation,
+    start_generation_run,
+)
 
 
 class Command(BaseCommand):
@@ -30,8 +33,9 @@ class Command(BaseCommand):
         dataset = dataset_from_options(options)
         if dataset is None:
             raise CommandError("No such dataset (benchmark, version, language, split).")
+        start = create_generation_run if options["now"] else start_generation_run
         try:
-            run = start_generation(system, dataset, options["mode"], options["seed"])
+            run = start(system, dataset, options["mode"], options["seed"])
         except GenerationError as error:
             raise CommandError(str(error)) from None
         if options["now"]:
@@ -43,6 +47,6 @@ class Command(BaseCommand):
             if run.message:
                 self.stdout.write(run.message)
             return
-        queue = queue_for(system)
-        transaction.on_commit(lambda: run_generation_task.apply_async(args=[run.pk], queue=queue))
-        self.stdout.write(f"Run {run.pk} queued on '{queue}': {run.total} questions.")
+        if run.status == run.Status.FAILED:
+            raise CommandError(f"Run {run.pk}: {run.message}")
+        self.stdout.write(f"Run {run.pk} queued on '{run.queue()}': {run.total} questions.")

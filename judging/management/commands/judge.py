@@ -3,7 +3,6 @@
 python manage.py judge --resume RUN_ID [--now]"""
 
 from django.core.management.base import BaseCommand, CommandError
-from django.db import transaction
 
 from corpus.services import add_dataset_arguments, dataset_from_options
 from generation.models import System
@@ -11,12 +10,12 @@ from judging.llm.executor import run_llm_judging
 from judging.models import Evaluator, JudgingRun
 from judging.runs import (
     JudgingError,
+    create_judging_run,
     ensure_metric_evaluators,
     resume_run,
     run_metric_judging,
-    start_run,
+    start_judging_run,
 )
-from judging.tasks import enqueue_run
 
 
 class Command(BaseCommand):
@@ -56,7 +55,12 @@ class Command(BaseCommand):
             run = JudgingRun.objects.filter(pk=options["resume"]).first()
             if run is None:
                 raise CommandError(f"No run {options['resume']}.")
-            resume_run(run)
+            outcome = resume_run(run, send=not (options["now"] and not run.use_batch))
+            if not outcome.changed:
+                raise CommandError(outcome.detail)
+            if not options["now"] or run.use_batch:
+                self.stdout.write(outcome.detail)
+                return None
             return self.finish(run, options)
         if not options["evaluator"] or not options["split"]:
             raise CommandError("Give --evaluator and --split (or --resume RUN_ID).")
@@ -72,8 +76,9 @@ class Command(BaseCommand):
         missing = sorted(set(names) - {s.name for s in systems})
         if missing:
             raise CommandError(f"Unknown system(s): {', '.join(missing)}.")
+        start = create_judging_run if options["now"] and not options["batch"] else start_judging_run
         try:
-            run = start_run(
+            run = start(
                 evaluator,
                 dataset,
                 options["mode"],
@@ -102,7 +107,8 @@ class Command(BaseCommand):
             if run.message:
                 self.stdout.write(run.message)
             return
-        transaction.on_commit(lambda: enqueue_run(run))
+        if run.status == JudgingRun.Status.FAILED:
+            raise CommandError(f"Run {run.pk} not started: {run.message}")
         self.stdout.write(
             f"Run {run.pk} queued: {run.total} items. A Celery worker runs it; "
             "progress in the admin (Judging > Judging runs)."

@@ -1,0 +1,308 @@
+"""State changes every kind of run shares.
+
+Locks: a run's lease is taken and renewed by conditional UPDATEs on the run's
+row (`WHERE lease_owner = '' OR lease_expires_at < now`), so two workers can
+never both hold it; resume and cancel take the run's row lock
+(`SELECT ... FOR UPDATE`) to decide. Only the lease holder calls models and
+writes results, so a second task for the same run (a double resume, a
+redelivered message) finds the lease held and does nothing: no request is
+paid twice.
+
+A worker renews its leases every third of CONCORD_RUN_LEASE_SECONDS. Every
+worker also looks, every CONCORD_RUN_REAP_SECONDS, for running runs whose
+lease has expired (their worker died) and queues them again, so a killed
+worker's run goes on within a minute instead of after the broker's
+visibility timeout.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import uuid
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.apps import apps
+from django.conf import settings
+from django.db import connection, transaction
+from django.db.models import Q
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from runs.models import Run, RunStatus
+
+logger = logging.getLogger(__name__)
+
+
+def lease_seconds() -> float:
+    return float(getattr(settings, "CONCORD_RUN_LEASE_SECONDS", 45))
+
+
+def worker_identity() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+class Lease:
+    """Held by one worker while it runs the run; `lost` is set when another
+    worker took the run over (this one was too slow to renew), and the holder
+    must then stop."""
+
+    def __init__(self, model: type[Run], pk: int, owner: str) -> None:
+        self.model = model
+        self.pk = pk
+        self.owner = owner
+        self.lost = threading.Event()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(
+            target=self._beat, name=f"lease-{model.__name__}-{pk}", daemon=True
+        )
+
+    def _beat(self) -> None:
+        interval = lease_seconds() / 3
+        try:
+            while not self._stop.wait(interval):
+                now = timezone.now()
+                renewed = self.model.objects.filter(pk=self.pk, lease_owner=self.owner).update(
+                    lease_expires_at=now + timedelta(seconds=lease_seconds()), heartbeat_at=now
+                )
+                if not renewed:
+                    self.lost.set()
+                    return
+        except Exception:  # the database went away: the lease will expire, someone takes over
+            logger.exception("Could not renew the lease of %s %s", self.model.__name__, self.pk)
+        finally:
+            connection.close()  # this thread's own connection
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=10)
+
+
+@contextmanager
+def holding_lease(model: type[Run], pk: int):
+    """Claim the run for this worker, renew the claim while the block runs,
+    give it back after. Yields None (and runs nothing) when the run is
+    finished or another live worker holds it. An error in the block marks the
+    run failed with its cause (the task's message is acknowledged, nobody
+    would run it again)."""
+    owner = f"{worker_identity()}:{uuid.uuid4().hex[:8]}"
+    now = timezone.now()
+    claimed = (
+        model.objects.filter(pk=pk, status__in=[RunStatus.QUEUED, RunStatus.RUNNING])
+        .filter(Q(lease_owner="") | Q(lease_expires_at__lt=now) | Q(lease_expires_at__isnull=True))
+        .update(
+            status=RunStatus.RUNNING,
+            lease_owner=owner,
+            lease_expires_at=now + timedelta(seconds=lease_seconds()),
+            heartbeat_at=now,
+            started_at=Coalesce("started_at", now),
+            finished_at=None,
+        )
+    )
+    if not claimed:
+        yield None
+        return
+    lease = Lease(model, pk, owner)
+    lease.start()
+    try:
+        yield lease
+    except Exception as error:
+        model.objects.filter(pk=pk, lease_owner=owner, status=RunStatus.RUNNING).update(
+            status=RunStatus.FAILED,
+            finished_at=timezone.now(),
+            message=f"Stopped by an error: {type(error).__name__}: {error}"[:2000],
+        )
+        raise
+    finally:
+        lease.stop()
+        model.objects.filter(pk=pk, lease_owner=owner).update(lease_owner="", lease_expires_at=None)
+
+
+def finish(run: Run, status: str, message: str, **fields) -> None:
+    """The run's last state, if it is still running (a cancel stays a cancel)."""
+    type(run).objects.filter(pk=run.pk, status=RunStatus.RUNNING).update(
+        status=status, message=message, finished_at=timezone.now(), **fields
+    )
+
+
+# --- queueing ---------------------------------------------------------------------------------
+
+
+def enqueue(run: Run) -> bool:
+    """Send the run's task to its queue (the one it was sent to before, if
+    any). When the broker cannot take it, the run is marked failed with a
+    one-line reason (and nothing waits for a message that was never sent);
+    False then."""
+    from config.celery import app
+
+    if run.task_name not in app.tasks:  # a web process has not imported the tasks modules
+        app.loader.import_default_modules()
+    task = app.tasks[run.task_name]
+    queue = run.queue_name or run.queue()
+    type(run).objects.filter(pk=run.pk).update(queue_name=queue)
+    try:
+        task.apply_async(args=[run.pk], queue=queue, retry=False)
+    except broker_errors() as error:
+        reason = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        type(run).objects.filter(pk=run.pk, status=RunStatus.QUEUED).update(
+            status=RunStatus.FAILED,
+            finished_at=timezone.now(),
+            message=(
+                f"Could not queue the run: the task broker did not take it "
+                f"({type(error).__name__}: {reason}). Start the broker, then resume the run."
+            ),
+        )
+        return False
+    return True
+
+
+def broker_errors() -> tuple[type[Exception], ...]:
+    """What a broker that cannot take a message raises (kombu wraps most;
+    redis-py's own errors can come through unwrapped)."""
+    from kombu.exceptions import KombuError
+
+    errors: tuple[type[Exception], ...] = (KombuError, OSError)
+    try:
+        from redis.exceptions import RedisError
+    except ImportError:  # no Redis client: the broker is not Redis
+        return errors
+    return (*errors, RedisError)
+
+
+def enqueue_on_commit(run: Run) -> None:
+    """Queue the run once the transaction that made it commits (at once outside one)."""
+    transaction.on_commit(lambda: enqueue(run))
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a resume or cancel did. `changed` False: nothing was done, `detail`
+    says why and `code` names the case (already_running, already_queued, done,
+    nothing_to_retry, finished, broker_down)."""
+
+    changed: bool
+    detail: str
+    code: str = "ok"
+
+    @property
+    def http_status(self) -> int:
+        return {"done": 409, "finished": 409, "broker_down": 503}.get(self.code, 200)
+
+
+def resume(run: Run, before_queue=None, *, send: bool = True) -> Outcome:
+    """Go on with what is not done yet. A running run (its worker alive) or a
+    queued one is left alone, and the answer says so; a done run has nothing
+    to resume. `before_queue(locked_run)` runs under the row lock first (e.g.
+    to put failed items back). `send` False: queued but not sent (the caller
+    runs it in its own process)."""
+    model = type(run)
+    with transaction.atomic():
+        locked = model.objects.select_for_update().get(pk=run.pk)
+        label = locked.kind_label
+        if locked.status == RunStatus.DONE and before_queue is None:
+            return Outcome(False, f"{label} is done: nothing to resume.", "done")
+        if locked.status == RunStatus.RUNNING and locked.lease_is_live:
+            seconds = (timezone.now() - locked.heartbeat_at).total_seconds()
+            return Outcome(
+                False,
+                f"{label} is already running on {locked.lease_owner.rsplit(':', 1)[0]} "
+                f"(last heartbeat {seconds:.0f} s ago): nothing to do.",
+                "already_running",
+            )
+        if locked.status == RunStatus.QUEUED:
+            return Outcome(
+                False, f"{label} is already queued: a worker will start it.", "already_queued"
+            )
+        if before_queue is not None and not before_queue(locked):
+            return Outcome(False, f"{label} has nothing to retry.", "nothing_to_retry")
+        locked.status = RunStatus.QUEUED
+        locked.message = ""
+        locked.finished_at = None
+        locked.lease_owner = ""
+        locked.lease_expires_at = None
+        locked.save(
+            update_fields=["status", "message", "finished_at", "lease_owner", "lease_expires_at"]
+        )
+    if send and not enqueue(locked):
+        locked.refresh_from_db(fields=["message"])
+        return Outcome(False, locked.message, "broker_down")
+    return Outcome(True, f"{label} queued on '{locked.queue()}'.")
+
+
+def cancel(run: Run) -> Outcome:
+    """Stop a queued or running run; its worker stops within a second or so,
+    keeping what is done."""
+    model = type(run)
+    with transaction.atomic():
+        locked = model.objects.select_for_update().get(pk=run.pk)
+        if locked.status not in (RunStatus.QUEUED, RunStatus.RUNNING):
+            return Outcome(
+                False, f"{locked.kind_label} is {locked.status}: nothing to cancel.", "finished"
+            )
+        locked.status = RunStatus.CANCELLED
+        locked.finished_at = timezone.now()
+        locked.save(update_fields=["status", "finished_at"])
+    return Outcome(True, f"{locked.kind_label} cancelled.")
+
+
+def is_cancelled(run: Run) -> bool:
+    return type(run).objects.filter(pk=run.pk, status=RunStatus.CANCELLED).exists()
+
+
+# --- taking over from dead workers ------------------------------------------------------------
+
+
+def run_models() -> list[type[Run]]:
+    return [m for m in apps.get_models() if issubclass(m, Run)]
+
+
+def reclaim_stale_runs() -> list[str]:
+    """Queue again every running run whose lease expired; returns what it did."""
+    now = timezone.now()
+    taken = []
+    for model in run_models():
+        for run in model.objects.filter(status=RunStatus.RUNNING, lease_expires_at__lt=now):
+            heartbeat = run.heartbeat_at.isoformat(timespec="seconds") if run.heartbeat_at else "?"
+            dead = run.lease_owner.rsplit(":", 1)[0] or "its worker"
+            moved = model.objects.filter(
+                pk=run.pk,
+                status=RunStatus.RUNNING,
+                lease_owner=run.lease_owner,
+                lease_expires_at__lt=now,
+            ).update(
+                status=RunStatus.QUEUED,
+                lease_owner="",
+                lease_expires_at=None,
+                message=f"Taken over: {dead} stopped renewing its lease at {heartbeat}.",
+            )
+            if moved:
+                run.refresh_from_db()
+                enqueue(run)
+                taken.append(f"{run.kind_label} (was on {dead})")
+    return taken
+
+
+class Reaper(threading.Thread):
+    """Runs in every worker: reclaims stale runs every CONCORD_RUN_REAP_SECONDS."""
+
+    def __init__(self) -> None:
+        super().__init__(name="concord-run-reaper", daemon=True)
+        self.stopped = threading.Event()
+
+    def run(self) -> None:
+        interval = float(getattr(settings, "CONCORD_RUN_REAP_SECONDS", 15))
+        while not self.stopped.wait(interval):
+            try:
+                for line in reclaim_stale_runs():
+                    logger.warning("Took over %s", line)
+            except Exception:
+                logger.exception("Could not look for stale runs")
+            finally:
+                connection.close()
