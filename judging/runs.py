@@ -15,6 +15,7 @@ from corpus.models import QuestionText
 from generation.models import Response
 from judging.llm.config import ConfigError, JudgeConfig
 from judging.metrics import METRICS
+from judging.llm.executor import RETRY
 from judging.models import Evaluator, JudgeItem, JudgingRun, Judgment
 from runs import lifecycle
 from runs.lifecycle import Outcome, enqueue_on_commit, finish, holding_lease
@@ -205,7 +206,7 @@ def retry_failed(run: JudgingRun) -> Outcome:
 
     def reopen(locked: JudgingRun) -> bool:
         reopened = JudgeItem.objects.filter(run=locked, status=JudgeItem.Status.NEEDS_HUMAN).update(
-            status=JudgeItem.Status.PENDING, outcome="", detail=""
+            status=JudgeItem.Status.PENDING, outcome=RETRY, detail=""
         )
         pending = JudgeItem.objects.filter(run=locked, status=JudgeItem.Status.PENDING).exists()
         return bool(reopened or pending)

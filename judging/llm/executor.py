@@ -36,6 +36,7 @@ from llm.providers import ProviderSetupError
 from runs.lifecycle import Lease, finish, holding_lease
 
 REASK_SEED_STEP = 1_000_003  # a re-ask's seed: far from any seed a researcher picks
+RETRY = "retry"  # the outcome of an item sent back to be asked again
 
 
 def judge_messages(config: JudgeConfig, question: str, response: str, reference: str) -> list[dict]:
@@ -153,8 +154,11 @@ def judge_item(
     question, reference = texts[item.response.question_id]
     messages = item_messages(config, item, question, reference)
     outcome, detail, call = "", "", None
+    # An item a researcher sent back ("retry failed") is asked with seeds it has
+    # not used: the ledger would give the same unusable answers again.
+    first = item.attempts if item.outcome == RETRY else 0
     for attempt in range(config.reask + 1):
-        params = config.sampling(item.seed + attempt * REASK_SEED_STEP)
+        params = config.sampling(item.seed + (first + attempt) * REASK_SEED_STEP)
         try:
             result = caller.complete(messages, params)
         except (Stopped, BreakerOpen):
