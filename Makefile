@@ -29,9 +29,13 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
+# The core packages that mypy (with django-stubs) checks.
+MYPY_PACKAGES ?= runs llm
+
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy $(MYPY_PACKAGES)
 
 benchmark: $(STAMP)
 	$(BIN)/python benchmarks/import_speed.py

@@ -14,8 +14,8 @@ from corpus.bulk import sync_rows
 from corpus.models import QuestionText
 from generation.models import Response
 from judging.llm.config import ConfigError, JudgeConfig
-from judging.metrics import METRICS
 from judging.llm.executor import RETRY
+from judging.metrics import METRICS
 from judging.models import Evaluator, JudgeItem, JudgingRun, Judgment
 from runs import lifecycle
 from runs.lifecycle import Outcome, enqueue_on_commit, finish, holding_lease

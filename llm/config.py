@@ -178,7 +178,7 @@ class ModelConfig:
             params["top_p"] = self.top_p
         if seed is not None and CAPABILITIES[self.server]["seed"]:
             params["seed"] = seed
-        extra_body = {}
+        extra_body: dict[str, float] = {}
         if self.top_k is not None:
             extra_body["top_k"] = self.top_k
         if self.repetition_penalty is not None:

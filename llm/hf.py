@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 from types import SimpleNamespace
+from typing import Any
 
 from llm.text import storable
 
@@ -309,7 +310,7 @@ class Conversation:
     loaded: LoadedModel
     carry: bool = True
     ids: list[int] | None = None
-    cache: object = None
+    cache: Any = None  # a transformers Cache (DynamicCache)
     prefill_tokens: int = 0
 
     def turn(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import enum
 import os
 from dataclasses import dataclass
+from typing import Any, cast
 
 from llm.config import ModelConfig
 
@@ -83,7 +84,11 @@ class OpenAICompatibleModel(ChatModel):
         )
 
     def generate(self, messages: list[dict], params: dict) -> ModelOutput:
-        answer = self.client.chat.completions.create(model=self.model, messages=messages, **params)
+        answer = self.client.chat.completions.create(
+            model=self.model,
+            messages=cast(Any, messages),  # plain dicts, as the ledger stores them
+            **params,
+        )
         choice = answer.choices[0] if answer.choices else None
         usage = answer.usage
         return ModelOutput(

@@ -66,7 +66,9 @@ class Lease:
         try:
             while not self._stop.wait(interval):
                 now = timezone.now()
-                renewed = self.model.objects.filter(pk=self.pk, lease_owner=self.owner).update(
+                renewed = self.model._default_manager.filter(
+                    pk=self.pk, lease_owner=self.owner
+                ).update(
                     lease_expires_at=now + timedelta(seconds=lease_seconds()), heartbeat_at=now
                 )
                 if not renewed:
@@ -95,7 +97,7 @@ def holding_lease(model: type[Run], pk: int):
     owner = f"{worker_identity()}:{uuid.uuid4().hex[:8]}"
     now = timezone.now()
     claimed = (
-        model.objects.filter(pk=pk, status__in=[RunStatus.QUEUED, RunStatus.RUNNING])
+        model._default_manager.filter(pk=pk, status__in=[RunStatus.QUEUED, RunStatus.RUNNING])
         .filter(Q(lease_owner="") | Q(lease_expires_at__lt=now) | Q(lease_expires_at__isnull=True))
         .update(
             status=RunStatus.RUNNING,
@@ -114,7 +116,7 @@ def holding_lease(model: type[Run], pk: int):
     try:
         yield lease
     except Exception as error:
-        model.objects.filter(pk=pk, lease_owner=owner, status=RunStatus.RUNNING).update(
+        model._default_manager.filter(pk=pk, lease_owner=owner, status=RunStatus.RUNNING).update(
             status=RunStatus.FAILED,
             finished_at=timezone.now(),
             message=f"Stopped by an error: {type(error).__name__}: {error}"[:2000],
@@ -122,12 +124,14 @@ def holding_lease(model: type[Run], pk: int):
         raise
     finally:
         lease.stop()
-        model.objects.filter(pk=pk, lease_owner=owner).update(lease_owner="", lease_expires_at=None)
+        model._default_manager.filter(pk=pk, lease_owner=owner).update(
+            lease_owner="", lease_expires_at=None
+        )
 
 
 def finish(run: Run, status: str, message: str, **fields) -> None:
     """The run's last state, if it is still running (a cancel stays a cancel)."""
-    type(run).objects.filter(pk=run.pk, status=RunStatus.RUNNING).update(
+    type(run)._default_manager.filter(pk=run.pk, status=RunStatus.RUNNING).update(
         status=status, message=message, finished_at=timezone.now(), **fields
     )
 
@@ -146,12 +150,12 @@ def enqueue(run: Run) -> bool:
         app.loader.import_default_modules()
     task = app.tasks[run.task_name]
     queue = run.queue_name or run.queue()
-    type(run).objects.filter(pk=run.pk).update(queue_name=queue)
+    type(run)._default_manager.filter(pk=run.pk).update(queue_name=queue)
     try:
         task.apply_async(args=[run.pk], queue=queue, retry=False)
     except broker_errors() as error:
         reason = str(error).strip().splitlines()[0] if str(error).strip() else ""
-        type(run).objects.filter(pk=run.pk, status=RunStatus.QUEUED).update(
+        type(run)._default_manager.filter(pk=run.pk, status=RunStatus.QUEUED).update(
             status=RunStatus.FAILED,
             finished_at=timezone.now(),
             message=(
@@ -204,12 +208,13 @@ def resume(run: Run, before_queue=None, *, send: bool = True) -> Outcome:
     runs it in its own process)."""
     model = type(run)
     with transaction.atomic():
-        locked = model.objects.select_for_update().get(pk=run.pk)
+        locked = model._default_manager.select_for_update().get(pk=run.pk)
         label = locked.kind_label
         if locked.status == RunStatus.DONE and before_queue is None:
             return Outcome(False, f"{label} is done: nothing to resume.", "done")
         if locked.status == RunStatus.RUNNING and locked.lease_is_live:
-            seconds = (timezone.now() - locked.heartbeat_at).total_seconds()
+            heartbeat = locked.heartbeat_at or timezone.now()
+            seconds = (timezone.now() - heartbeat).total_seconds()
             return Outcome(
                 False,
                 f"{label} is already running on {locked.lease_owner.rsplit(':', 1)[0]} "
@@ -241,7 +246,7 @@ def cancel(run: Run) -> Outcome:
     keeping what is done."""
     model = type(run)
     with transaction.atomic():
-        locked = model.objects.select_for_update().get(pk=run.pk)
+        locked = model._default_manager.select_for_update().get(pk=run.pk)
         if locked.status not in (RunStatus.QUEUED, RunStatus.RUNNING):
             return Outcome(
                 False, f"{locked.kind_label} is {locked.status}: nothing to cancel.", "finished"
@@ -253,7 +258,7 @@ def cancel(run: Run) -> Outcome:
 
 
 def is_cancelled(run: Run) -> bool:
-    return type(run).objects.filter(pk=run.pk, status=RunStatus.CANCELLED).exists()
+    return type(run)._default_manager.filter(pk=run.pk, status=RunStatus.CANCELLED).exists()
 
 
 # --- taking over from dead workers ------------------------------------------------------------
@@ -268,10 +273,12 @@ def reclaim_stale_runs() -> list[str]:
     now = timezone.now()
     taken = []
     for model in run_models():
-        for run in model.objects.filter(status=RunStatus.RUNNING, lease_expires_at__lt=now):
+        for run in model._default_manager.filter(
+            status=RunStatus.RUNNING, lease_expires_at__lt=now
+        ):
             heartbeat = run.heartbeat_at.isoformat(timespec="seconds") if run.heartbeat_at else "?"
             dead = run.lease_owner.rsplit(":", 1)[0] or "its worker"
-            moved = model.objects.filter(
+            moved = model._default_manager.filter(
                 pk=run.pk,
                 status=RunStatus.RUNNING,
                 lease_owner=run.lease_owner,
