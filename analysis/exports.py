@@ -26,7 +26,7 @@ def export(selection: Selection, fmt: str, *, bootstrap: int = 0) -> str:
         return render.wide_csv(table)
     report = build_report(selection, bootstrap=bootstrap, table=table)
     if fmt == "json":
-        return render.to_json(report)
+        return report.to_json()
     if fmt == "latex":
         return render.to_latex(report)
     return render.to_html(report)

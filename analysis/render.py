@@ -1,5 +1,6 @@
 """A report in each export format: JSON, CSV (tidy or wide), LaTeX, and a
-self-contained HTML page with its plots embedded."""
+self-contained HTML page with its plots embedded. The report formats read an
+AgreementReport's attributes; the CSVs read the score table."""
 
 from __future__ import annotations
 
@@ -10,11 +11,9 @@ import json
 import pandas as pd
 from django.template.loader import render_to_string
 
+from analysis.report_types import AgreementReport, is_computed
+
 FORMATS = ("json", "csv", "csv-wide", "latex", "html")
-
-
-def to_json(report: dict) -> str:
-    return json.dumps(report, indent=2, allow_nan=False, sort_keys=False)
 
 
 def tidy_csv(table: pd.DataFrame) -> str:
@@ -82,17 +81,17 @@ def _latex_escape(text: str) -> str:
     return text
 
 
-def to_latex(report: dict) -> str:
+def to_latex(report: AgreementReport) -> str:
     """booktabs tables: mean scores (systems x evaluators) and Pearson correlations."""
-    stamp = report["stamp"]
+    stamp = report.stamp
     lines = [
-        f"% Concord agreement report, data sha256 {stamp['data_sha256']}",
-        f"% selection {json.dumps(stamp['selection'])}, created {stamp['created_at']}",
+        f"% Concord agreement report, data sha256 {stamp.data_sha256}",
+        f"% selection {json.dumps(stamp.selection.model_dump())}, created {stamp.created_at}",
     ]
-    evaluators = report.get("evaluators") or []
+    evaluators = report.evaluators
     if not evaluators:
         return "\n".join([*lines, "% empty selection: no table"]) + "\n"
-    means = report["mean_scores"]
+    means = report.mean_scores
     lines += [
         r"\begin{table}[t]",
         r"\centering",
@@ -101,7 +100,7 @@ def to_latex(report: dict) -> str:
         "Model & " + " & ".join(_latex_escape(e) for e in evaluators) + r" \\",
         r"\midrule",
     ]
-    for system in report["systems"]:
+    for system in report.systems:
         row = [_fmt(means.get(system, {}).get(e)) for e in evaluators]
         lines.append(_latex_escape(system) + " & " + " & ".join(row) + r" \\")
     lines += [
@@ -111,7 +110,7 @@ def to_latex(report: dict) -> str:
         r"\end{table}",
         "",
     ]
-    pearson = report["correlations"]["pearson"]
+    pearson = report.correlations.pearson
     lines += [
         r"\begin{table}[t]",
         r"\centering",
@@ -148,7 +147,7 @@ def _png(figure) -> str:
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode()
 
 
-def plots(report: dict) -> dict[str, str]:
+def plots(report: AgreementReport) -> dict[str, str]:
     """The report's figures as data URIs (so the HTML file stands alone)."""
     import matplotlib
 
@@ -157,10 +156,10 @@ def plots(report: dict) -> dict[str, str]:
     import numpy as np
 
     out: dict[str, str] = {}
-    evaluators, systems = report.get("evaluators") or [], report.get("systems") or []
+    evaluators, systems = report.evaluators, report.systems
     if not evaluators:
         return out
-    means = report["mean_scores"]
+    means = report.mean_scores
     figure, axis = plt.subplots(figsize=(max(5, 1.3 * len(systems)), 3.2))
     width = 0.8 / len(evaluators)
     for i, evaluator in enumerate(evaluators):
@@ -177,7 +176,7 @@ def plots(report: dict) -> dict[str, str]:
     axis.legend(fontsize=7, ncol=2)
     out["means"] = _png(figure)
 
-    pearson = report["correlations"]["pearson"]
+    pearson = report.correlations.pearson
     matrix = np.array(
         [
             [pearson[a].get(b) if pearson[a].get(b) is not None else np.nan for b in evaluators]
@@ -196,42 +195,42 @@ def plots(report: dict) -> dict[str, str]:
     figure.colorbar(image, ax=axis, shrink=0.8)
     out["correlations"] = _png(figure)
 
-    bins = report.get("gold_bins") or {}
-    if bins.get("bins"):
+    bins = report.gold_bins
+    if is_computed(bins) and bins.bins:
         figure, axis = plt.subplots(figsize=(6, 3.2))
         levels = list(range(1, 11))
         for evaluator in evaluators:
-            if evaluator == bins["gold"]:
+            if evaluator == bins.gold:
                 continue
             xs, ys, errs = [], [], []
             for level in levels:
-                entry = bins["bins"][str(level)]["evaluators"].get(evaluator, {})
-                if entry.get("mean") is not None:
-                    ci = entry.get("ci95") or [entry["mean"], entry["mean"]]
+                entry = bins.bins[str(level)].evaluators.get(evaluator)
+                if entry is not None and is_computed(entry):
+                    ci = entry.ci95 or [entry.mean, entry.mean]
                     xs.append(level)
-                    ys.append(entry["mean"])
-                    errs.append([[entry["mean"] - ci[0]], [ci[1] - entry["mean"]]])
+                    ys.append(entry.mean)
+                    errs.append([[entry.mean - ci[0]], [ci[1] - entry.mean]])
             if xs:
                 axis.errorbar(xs, ys, yerr=np.hstack(errs), capsize=3, marker="o", label=evaluator)
         axis.plot([1, 10], [1, 10], color="grey", linewidth=0.5)
-        axis.set_xlabel(f"{bins['gold']} score bin (N below each bin in the table)")
+        axis.set_xlabel(f"{bins.gold} score bin (N below each bin in the table)")
         axis.set_ylabel("mean score, 95% CI")
         axis.set_xticks(levels)
         axis.legend(fontsize=7)
         out["gold_bins"] = _png(figure)
 
-    breakdown = report.get("breakdown") or {}
-    if breakdown.get("question_type"):
+    breakdown = report.breakdown
+    if is_computed(breakdown) and breakdown.question_type:
         figure, axes = plt.subplots(1, 2, figsize=(9, 3), sharey=True)
-        for axis, column in zip(axes, ("question_type", "answer_position"), strict=True):
+        for axis, (column, by_evaluator) in zip(axes, breakdown.columns(), strict=True):
             first = evaluators[0]
-            table = breakdown[column].get(first, {})
+            table = by_evaluator.get(first, {})
             categories = sorted({c for s in table.values() for c in s})
             width = 0.8 / max(1, len(table))
             for i, (system, values) in enumerate(sorted(table.items())):
                 axis.bar(
                     np.arange(len(categories)) + i * width,
-                    [values.get(c, {}).get("mean", 0) for c in categories],
+                    [values[c].mean if c in values else 0 for c in categories],
                     width,
                     label=system,
                 )
@@ -243,8 +242,8 @@ def plots(report: dict) -> dict[str, str]:
     return out
 
 
-def to_html(report: dict) -> str:
+def to_html(report: AgreementReport) -> str:
     return render_to_string(
         "analysis/report.html",
-        {"report": report, "plots": plots(report), "report_json": to_json(report)},
+        {"report": report, "plots": plots(report), "report_json": report.to_json()},
     )

@@ -1,7 +1,8 @@
 """An agreement report: every statistic of analysis.stats on one selection,
 stamped so that it can be reproduced.
 
-The JSON layout is documented in docs/analysis.md.
+The report is an analysis.report_types.AgreementReport (typed models); its
+JSON layout is documented in docs/analysis.md.
 """
 
 from __future__ import annotations
@@ -15,11 +16,18 @@ import numpy as np
 import pandas as pd
 
 from analysis import stats
+from analysis.report_types import (
+    SCHEMA_VERSION,
+    AgreementReport,
+    Counts,
+    Diagnostics,
+    NotComputable,
+    Stamp,
+)
 from analysis.scores import response_scores, score_table
 from analysis.selection import Selection
 from corpus.models import QuestionText
 
-SCHEMA_VERSION = 1
 PACKAGES = (
     "concord",
     "django",
@@ -101,45 +109,35 @@ def differing_question_pks(question_pks) -> set[int]:
 
 def build_report(
     selection: Selection, *, bootstrap: int = 0, table: pd.DataFrame | None = None
-) -> dict:
-    """The report as a JSON-ready dict. `table` skips the database (benchmarks)."""
-    table = score_table(selection) if table is None else table
-    report: dict = {
-        "schema_version": SCHEMA_VERSION,
-        "stamp": {
-            "data_sha256": data_hash(table),
-            "verdicts_sha256": verdicts_hash(pd.DataFrame()),
-            "selection": selection.as_dict(),
-            "packages": package_versions(),
-            "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
-            "bootstrap_resamples": bootstrap,
-        },
-        "counts": {"judgments": int(len(table))},
-    }
-    if table.empty:
-        reason = "empty selection: no judgment matches it"
-        report.update(
-            {
-                key: stats.not_computable(reason)
-                for key in (
-                    "mean_scores",
-                    "settings",
-                    "seeds",
-                    "correlations",
-                    "system_correlations",
-                    "rater_agreement",
-                    "gold_bins",
-                    "breakdown",
-                    "middle_position_welch",
-                    "qa_conv_differentiating",
-                    "diagnostics",
-                )
-            }
-        )
-        report["correlation_details"] = stats.not_computable(reason)
-        report["evaluators"], report["systems"] = [], []
-        return report
+) -> AgreementReport:
+    """The report on a selection. `table` skips the database (benchmarks).
 
+    The statistics come as plain values (numpy scalars, NaN): each is made
+    JSON-ready, then checked against the report's types as it is built."""
+    table = score_table(selection) if table is None else table
+    if table.empty:
+        reason = NotComputable.because("empty selection: no judgment matches it")
+        return AgreementReport(
+            schema_version=SCHEMA_VERSION,
+            stamp=stamp(selection, table, pd.DataFrame(), bootstrap),
+            counts=Counts(judgments=0),
+            evaluators=[],
+            systems=[],
+            mean_scores=reason,
+            settings=reason,
+            seeds=reason,
+            correlations=reason,
+            correlation_details=reason,
+            system_correlations=reason,
+            rater_agreement=reason,
+            gold_bins=reason,
+            breakdown=reason,
+            middle_position_welch=reason,
+            qa_conv_differentiating=reason,
+            diagnostics=reason,
+        )
+
+    ready = to_json_ready
     rs = response_scores(table)
     wide = rs.pivot(index="response_id", columns="evaluator", values="score")
     wide.columns = [str(c) for c in wide.columns]
@@ -149,48 +147,61 @@ def build_report(
     means, mean_n = stats.mean_scores(rs)
     detailed = stats.correlations(wide, bootstrap=bootstrap)
     system_detailed = stats.correlations(system_wide, bootstrap=0)
-
-    report["counts"].update(
-        {
-            "responses": int(rs["response_id"].nunique()),
-            "evaluators": int(len(wide.columns)),
-            "systems": int(rs["system"].nunique()),
-            "raters": {
+    verdicts = pairwise_verdicts(selection, set(rs["response_id"].unique()))
+    return AgreementReport(
+        schema_version=SCHEMA_VERSION,
+        stamp=stamp(selection, table, verdicts, bootstrap),
+        counts=Counts(
+            judgments=int(len(table)),
+            responses=int(rs["response_id"].nunique()),
+            evaluators=int(len(wide.columns)),
+            systems=int(rs["system"].nunique()),
+            raters={
                 str(k): int(v)
                 for k, v in table[table["rater"] != ""]
                 .groupby("evaluator", observed=True)["rater"]
                 .nunique()
                 .items()
             },
-        }
-    )
-    report["evaluators"] = sorted(wide.columns)
-    report["systems"] = sorted(str(s) for s in rs["system"].unique())
-    report["mean_scores"] = means
-    report["mean_scores_n"] = mean_n
-    report["settings"] = stats.setting_means(rs)
-    report["seeds"] = stats.seed_summary(rs)
-    report["correlations"] = stats.correlation_values(detailed)
-    report["correlation_details"] = detailed
-    report["system_correlations"] = stats.correlation_values(system_detailed)
-    report["rater_agreement"] = stats.rater_agreement(table)
-    report["gold_bins"] = (
-        stats.gold_bins(wide, gold)
+        ),
+        evaluators=sorted(wide.columns),
+        systems=sorted(str(s) for s in rs["system"].unique()),
+        mean_scores=ready(means),
+        mean_scores_n=ready(mean_n),
+        settings=ready(stats.setting_means(rs)),
+        seeds=ready(stats.seed_summary(rs)),
+        correlations=ready(stats.correlation_values(detailed)),
+        correlation_details=ready(detailed),
+        system_correlations=ready(stats.correlation_values(system_detailed)),
+        rater_agreement=ready(stats.rater_agreement(table)),
+        gold_bins=ready(stats.gold_bins(wide, gold))
         if gold
-        else stats.not_computable("no gold evaluator in the selection")
+        else NotComputable.because("no gold evaluator in the selection"),
+        breakdown=ready(stats.breakdown(rs)),
+        middle_position_welch=ready(stats.middle_position_welch(rs)),
+        qa_conv_differentiating=ready(
+            stats.differentiating_questions(
+                rs, differing_question_pks(rs["question_pk"].unique()) if len(rs) else set()
+            )
+        ),
+        diagnostics=Diagnostics(
+            length_correlation=ready(stats.length_correlation(rs)),
+            **ready(pairwise_parts(verdicts)),
+        ),
     )
-    report["breakdown"] = stats.breakdown(rs)
-    report["middle_position_welch"] = stats.middle_position_welch(rs)
-    report["qa_conv_differentiating"] = stats.differentiating_questions(
-        rs, differing_question_pks(rs["question_pk"].unique()) if len(rs) else set()
+
+
+def stamp(
+    selection: Selection, table: pd.DataFrame, verdicts: pd.DataFrame, bootstrap: int
+) -> Stamp:
+    return Stamp(
+        data_sha256=data_hash(table),
+        verdicts_sha256=verdicts_hash(verdicts),
+        selection=selection.as_dict(),
+        packages=package_versions(),
+        created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        bootstrap_resamples=bootstrap,
     )
-    verdicts = pairwise_verdicts(selection, set(rs["response_id"].unique()))
-    report["stamp"]["verdicts_sha256"] = verdicts_hash(verdicts)
-    report["diagnostics"] = {
-        "length_correlation": stats.length_correlation(rs),
-        **pairwise_parts(verdicts),
-    }
-    return to_json_ready(report)
 
 
 def pairwise_verdicts(selection: Selection, response_ids: set) -> pd.DataFrame:

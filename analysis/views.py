@@ -56,6 +56,6 @@ def report_api(request: Request) -> Response:
     dataset_version, split, mode, language, benchmark, systems, evaluators, study,
     gold_evaluator."""
     try:
-        return Response(build_report(selection_from(request.query_params)))
+        return Response(build_report(selection_from(request.query_params)).to_dict())
     except SelectionError as error:
         return Response({"detail": str(error)}, status=400)

@@ -167,7 +167,7 @@ def main() -> None:
         started = time.perf_counter()
         report = build_report(Selection(), table=table)
         report_s = time.perf_counter() - started
-        assert report["counts"]["judgments"] == len(table)
+        assert report.counts.judgments == len(table)
         matrix = np.clip(
             np.round(
                 np.random.default_rng(1).normal(6, 2, (size // RATERS, 1))

@@ -1,14 +1,29 @@
 from django import template
 
+from analysis.report_types import NotComputable
+
 register = template.Library()
 
 
 @register.filter
 def get(mapping, key):
-    """mapping[key] in templates (None when absent)."""
+    """mapping[key] in templates (None when absent): for the report's
+    dictionaries keyed by names from the data (systems, evaluators)."""
     if isinstance(mapping, dict):
         return mapping.get(key)
     return None
+
+
+@register.filter
+def not_computable(value) -> bool:
+    """A statistic of the report that could not be computed (it has a reason)."""
+    return isinstance(value, NotComputable)
+
+
+@register.filter
+def computed(value) -> bool:
+    """A statistic of the report that is there and was computed."""
+    return value is not None and not isinstance(value, NotComputable)
 
 
 @register.filter

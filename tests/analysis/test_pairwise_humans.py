@@ -20,6 +20,7 @@ from sklearn.metrics import cohen_kappa_score
 from analysis.human_pairwise import cohen_kappa, position_effect
 from analysis.render import to_html
 from analysis.report import build_report
+from analysis.report_types import NotComputable
 from analysis.selection import Selection
 from generation.models import Response
 from judging.models import Evaluator, PairwiseVerdict
@@ -213,37 +214,42 @@ def test_majority_rule():
 
 def test_the_report_holds_the_study_beside_the_judges(battles):
     report = build_report(SELECTION)
-    diagnostics = report["diagnostics"]
-    assert set(diagnostics["win_rates"]) == {"consistent", "per_order", "per_verdict", "majority"}
-    assert diagnostics["win_rates"]["majority"][CROWD]["Synthetic-Echo"] == rate(
+    diagnostics = report.diagnostics
+    assert set(report.to_dict()["diagnostics"]["win_rates"]) == {
+        "consistent",
+        "per_order",
+        "per_verdict",
+        "majority",
+    }
+    assert diagnostics.win_rates.majority[CROWD]["Synthetic-Echo"].model_dump() == rate(
         2, 1, 1, "majority"
     )
-    assert diagnostics["win_rates"]["per_verdict"][CROWD]["Synthetic-Terse"] == rate(
+    assert diagnostics.win_rates.per_verdict[CROWD]["Synthetic-Terse"].model_dump() == rate(
         0, 2, 4, "per_verdict"
     )
-    assert diagnostics["win_rates"]["consistent"][JUDGE]["Synthetic-Echo"]["win_rate"] == 0.625
+    assert diagnostics.win_rates.consistent[JUDGE]["Synthetic-Echo"].win_rate == 0.625
 
     # The judge's own diagnostics: 6 pairs, one flip (E2); 10 decided verdicts,
     # 6 of them for the answer shown first. The study has none of these: its
     # two orders come from different raters.
-    assert diagnostics["pairwise"][JUDGE] == {
+    assert diagnostics.pairwise[JUDGE].model_dump() == {
         "pairs": 6,
         "flip_rate": pytest.approx(1 / 6),
         "first_position_win_rate": 0.6,
         "verdicts": 12,
     }
-    assert CROWD not in diagnostics["pairwise"]
+    assert CROWD not in diagnostics.pairwise
 
-    study = diagnostics["human_pairwise"][CROWD]
-    assert (study["verdicts"], study["pairs"], study["raters"]) == (18, 6, 3)
+    study = diagnostics.human_pairwise[CROWD]
+    assert (study.verdicts, study.pairs, study.raters) == (18, 6, 3)
 
     # Position effect: 18 verdicts, 4 ties; the first answer won 9 of the 14
     # others. Two-sided exact binomial p = 2 * P(X >= 9 | 14, 0.5)
     # = 2 * (2002 + 1001 + 364 + 91 + 14 + 1) / 2**14 = 6946 / 16384.
-    position = study["position_effect"]
+    position = study.position_effect
     expected_test = binomtest(9, 14, 0.5, alternative="two-sided")
     ci = expected_test.proportion_ci(confidence_level=0.95, method="exact")
-    assert position == {
+    assert position.model_dump() == {
         "verdicts": 18,
         "decided": 14,
         "first_wins": 9,
@@ -257,49 +263,46 @@ def test_the_report_holds_the_study_beside_the_judges(battles):
             "ci95": [ci.low, ci.high],
         },
     }
-    assert position["binomial_test"]["p"] == expected_test.pvalue
+    assert position.binomial_test.p == expected_test.pvalue
 
     # Inter-rater: all three agree on E1 and T2 only (2 of 6). Krippendorff's
     # alpha (nominal) by hand from the coincidence matrix: o_ww = o_ll = 4,
     # o_tt = 1, every off-diagonal cell 1.5; n_w = n_l = 7, n_t = 4, n = 18;
     # D_o = 9 / 18, D_e = 2 (49 + 28 + 28) / (18 * 17) = 210 / 306;
     # alpha = 1 - 153 / 210 = 19 / 70.
-    inter = study["inter_rater"]
-    assert inter["pairs"] == 6 and inter["all_agree"] == 2
-    assert inter["all_agree_share"] == pytest.approx(1 / 3)
-    alpha = inter["krippendorff_alpha_nominal"]
-    assert alpha["alpha"] == pytest.approx(19 / 70, abs=1e-12)
-    assert (alpha["raters"], alpha["units"]) == (3, 6)
+    inter = study.inter_rater
+    assert inter.pairs == 6 and inter.all_agree == 2
+    assert inter.all_agree_share == pytest.approx(1 / 3)
+    alpha = inter.krippendorff_alpha_nominal
+    assert alpha.alpha == pytest.approx(19 / 70, abs=1e-12)
+    assert (alpha.raters, alpha.units) == (3, 6)
     code = {"loss": 0, "tie": 1, "win": 2}
     raters_by_units = np.array(
         [[code[CROWD_OUTCOMES[k][r]] for k in sorted(CROWD_OUTCOMES)] for r in range(3)], float
     )
     direct = krippendorff.alpha(reliability_data=raters_by_units, level_of_measurement="nominal")
-    assert alpha["alpha"] == pytest.approx(direct, abs=1e-12)
+    assert alpha.alpha == pytest.approx(direct, abs=1e-12)
 
     # Agreement with the judge, per pair: majority  vs consistent
     # E1 win/win, E2 loss/tie, E3 tie/loss, E4 win/win, T1 tie/tie, T2 loss/loss:
     # 4 of 6 agree; each side uses each outcome twice, so chance agreement is
     # 3 * (2/6)^2 = 1/3 and kappa = (2/3 - 1/3) / (1 - 1/3) = 0.5.
-    agreement = study["agreement_with_judges"][JUDGE]
-    assert agreement["pairs"] == 6
-    assert agreement["agreement"] == pytest.approx(4 / 6)
-    assert agreement["cohen_kappa"] == pytest.approx(0.5, abs=1e-12)
+    agreement = study.agreement_with_judges[JUDGE]
+    assert agreement.pairs == 6
+    assert agreement.agreement == pytest.approx(4 / 6)
+    assert agreement.cohen_kappa == pytest.approx(0.5, abs=1e-12)
     human = ["win", "loss", "tie", "win", "tie", "loss"]
     judge = ["win", "tie", "loss", "win", "tie", "loss"]
-    assert agreement["cohen_kappa"] == pytest.approx(cohen_kappa_score(human, judge), abs=1e-12)
-    assert agreement["confusion"] == {
+    assert agreement.cohen_kappa == pytest.approx(cohen_kappa_score(human, judge), abs=1e-12)
+    assert agreement.confusion == {
         "win": {"win": 2, "tie": 0, "loss": 0},
         "tie": {"win": 0, "tie": 1, "loss": 1},
         "loss": {"win": 0, "tie": 1, "loss": 1},
     }
     # The lazy judge shares one pair with the crowd (E1): agreement 1, no kappa.
-    lazy = study["agreement_with_judges"][LAZY]
-    assert (lazy["pairs"], lazy["agreement"]) == (1, 1.0)
-    assert lazy["cohen_kappa"] == {
-        "computable": False,
-        "reason": "fewer than 2 pairs judged by both (1)",
-    }
+    lazy = study.agreement_with_judges[LAZY]
+    assert (lazy.pairs, lazy.agreement) == (1, 1.0)
+    assert lazy.cohen_kappa == NotComputable.because("fewer than 2 pairs judged by both (1)")
 
     html = to_html(report)
     assert "Human pairwise studies" in html
@@ -311,31 +314,28 @@ def test_the_report_holds_the_study_beside_the_judges(battles):
 
 def test_the_selection_names_the_evaluators(battles):
     report = build_report(replace(SELECTION, evaluators=("gold-human-eval", "gpt-4-eval", JUDGE)))
-    diagnostics = report["diagnostics"]
-    assert diagnostics["human_pairwise"] == {
-        "computable": False,
-        "reason": "no human pairwise verdicts in the selection",
-    }
-    assert set(diagnostics["win_rates"]["consistent"]) == {JUDGE}
-    assert diagnostics["win_rates"]["majority"] == {}
+    diagnostics = report.diagnostics
+    assert diagnostics.human_pairwise == NotComputable.because(
+        "no human pairwise verdicts in the selection"
+    )
+    assert set(diagnostics.win_rates.consistent) == {JUDGE}
+    assert diagnostics.win_rates.majority == {}
     assert "Human pairwise studies" in to_html(report)
 
-    only_crowd = build_report(replace(SELECTION, evaluators=("gold-human-eval", CROWD)))[
-        "diagnostics"
-    ]
-    assert only_crowd["pairwise"]["computable"] is False
-    assert only_crowd["human_pairwise"][CROWD]["agreement_with_judges"] == {}
-    assert only_crowd["win_rates"]["per_verdict"][CROWD]["Synthetic-Echo"]["n"] == 12
+    only_crowd = build_report(replace(SELECTION, evaluators=("gold-human-eval", CROWD))).diagnostics
+    assert only_crowd.pairwise.computable is False
+    assert only_crowd.human_pairwise[CROWD].agreement_with_judges == {}
+    assert only_crowd.win_rates.per_verdict[CROWD]["Synthetic-Echo"].n == 12
 
 
 def test_the_stamp_covers_the_verdicts(battles):
-    first = build_report(SELECTION)["stamp"]["verdicts_sha256"]
-    assert build_report(SELECTION)["stamp"]["verdicts_sha256"] == first
+    first = build_report(SELECTION).stamp.verdicts_sha256
+    assert build_report(SELECTION).stamp.verdicts_sha256 == first
     response, _ = battles["T1"]
     PairwiseVerdict.objects.filter(evaluator__name=CROWD, response=response, rater="p1").update(
         winner="first"
     )
-    assert build_report(SELECTION)["stamp"]["verdicts_sha256"] != first
+    assert build_report(SELECTION).stamp.verdicts_sha256 != first
 
 
 def test_statistics_that_cannot_be_computed():

@@ -10,6 +10,7 @@ from django.core.management import CommandError, call_command
 from rest_framework.test import APIClient
 
 from analysis.report import build_report
+from analysis.report_types import NotComputable
 from analysis.selection import Selection
 from annotator import services
 from judging.models import Judgment
@@ -79,21 +80,21 @@ def test_bad_selections_are_refused(two_meetings, tmp_path):
 
 def test_empty_selection_explains_itself(two_meetings):
     report = build_report(Selection(split="nosuch"))
-    assert report["counts"]["judgments"] == 0
-    assert report["mean_scores"] == {
+    assert report.counts.judgments == 0
+    assert report.mean_scores == NotComputable.because("empty selection: no judgment matches it")
+    assert json.loads(report.to_json())["mean_scores"] == {
         "computable": False,
         "reason": "empty selection: no judgment matches it",
     }
-    json.dumps(report, allow_nan=False)
 
 
 def test_stamp_changes_with_the_data_only(two_meetings):
-    first = build_report(Selection(split="test2"))["stamp"]
-    again = build_report(Selection(split="test2"))["stamp"]
-    assert first["data_sha256"] == again["data_sha256"]
+    first = build_report(Selection(split="test2")).stamp
+    again = build_report(Selection(split="test2")).stamp
+    assert first.data_sha256 == again.data_sha256
     judgment = Judgment.objects.filter(evaluator__name="gpt-4-eval").first()
     Judgment.objects.filter(pk=judgment.pk).update(score=1 + (judgment.score % 9))
-    assert build_report(Selection(split="test2"))["stamp"]["data_sha256"] != first["data_sha256"]
+    assert build_report(Selection(split="test2")).stamp.data_sha256 != first.data_sha256
 
 
 def test_page_and_api_permissions(two_meetings, client, researcher, gold_annotator):
@@ -126,17 +127,17 @@ def test_crowd_study_ratings_reach_the_report(two_meetings):
         services.complete_assignment(assignment)
     report = build_report(Selection(study=study.pk))
     crowd = "crowd human (Crowd pilot)"
-    assert crowd in report["evaluators"]
-    assert report["counts"]["raters"][crowd] == 6
-    agreement = report["rater_agreement"][crowd]
-    meeting = agreement["per_meeting"]["meeting_en_synthetic_001"]
-    assert (meeting["items"], meeting["raters"]) == (18, 3)
-    assert meeting["forms"][4]["form"] == "ICC(A,k)" and meeting["forms"][4]["icc"] > 0.9
-    assert agreement["overall"]["raters_per_item"] == 3
-    assert agreement["krippendorff_alpha_interval"]["alpha"] > 0.9
+    assert crowd in report.evaluators
+    assert report.counts.raters[crowd] == 6
+    agreement = report.rater_agreement[crowd]
+    meeting = agreement.per_meeting["meeting_en_synthetic_001"]
+    assert (meeting.items, meeting.raters) == (18, 3)
+    assert meeting.forms[4].form == "ICC(A,k)" and meeting.forms[4].icc > 0.9
+    assert agreement.overall.raters_per_item == 3
+    assert agreement.krippendorff_alpha_interval.alpha > 0.9
     # the crowd score of a response is the mean of its raters
-    assert report["mean_scores"]["Synthetic-Echo"][crowd] == pytest.approx(9.5, abs=0.2)
-    assert report["correlations"]["pearson"][crowd]["gold-human-eval"] > 0.95
+    assert report.mean_scores["Synthetic-Echo"][crowd] == pytest.approx(9.5, abs=0.2)
+    assert report.correlations.pearson[crowd]["gold-human-eval"] > 0.95
 
 
 def write(path, text):
@@ -164,7 +165,7 @@ def test_import_external_ratings(two_meetings, tmp_path):
     call_command("import_ratings", str(good))
     assert database_snapshot() == before
     report = build_report(Selection(evaluators=("expert-panel",)))
-    assert report["counts"]["raters"] == {"expert-panel": 2}
+    assert report.counts.raters == {"expert-panel": 2}
 
 
 @pytest.mark.parametrize(

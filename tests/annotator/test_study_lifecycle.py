@@ -378,14 +378,14 @@ def test_a_rated_pairwise_study_reaches_the_agreement_report(two_meetings):
         services.complete_assignment(assignment)
     name = Study.objects.get(pk=study.pk).evaluator.name
     report = build_report(Selection(dataset_version="qa", split="test2", mode="st"))
-    human = report["diagnostics"]["human_pairwise"][name]
-    assert (human["verdicts"], human["raters"]) == (24, 2)
+    human = report.diagnostics.human_pairwise[name]
+    assert (human.verdicts, human.raters) == (24, 2)
     # every verdict went to the answer shown first (R1) or second (R2): 12 and 12
-    assert human["position_effect"]["first_wins"] == 12
-    assert human["position_effect"]["first_position_win_rate"] == 0.5
-    rates = report["diagnostics"]["win_rates"]["per_verdict"][name]
+    assert human.position_effect.first_wins == 12
+    assert human.position_effect.first_position_win_rate == 0.5
+    rates = report.diagnostics.win_rates.per_verdict[name]
     assert set(rates) == {"Synthetic-Echo", "Synthetic-Hedge"}
-    assert all(r["against"] == "Synthetic-Terse" and r["n"] == 12 for r in rates.values())
+    assert all(r.against == "Synthetic-Terse" and r.n == 12 for r in rates.values())
 
 
 def test_practice_answers_are_final_and_comments_keep_plain_new_lines(two_meetings):

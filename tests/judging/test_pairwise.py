@@ -72,11 +72,9 @@ def test_a_fair_judge(two_meetings):
     }
     assert rates["Synthetic-Terse"]["ties"] == 12 and rates["Synthetic-Terse"]["win_rate"] == 0.5
     report = build_report(Selection(split="test2"))
-    diagnostics = report["diagnostics"]["pairwise"]["battle judge"]
-    assert diagnostics["flip_rate"] == 0.0
-    assert (
-        report["diagnostics"]["win_rates"]["per_order"]["battle judge"]["Synthetic-Echo"]["n"] == 24
-    )
+    diagnostics = report.diagnostics.pairwise["battle judge"]
+    assert diagnostics.flip_rate == 0.0
+    assert report.diagnostics.win_rates.per_order["battle judge"]["Synthetic-Echo"].n == 24
 
 
 def test_a_judge_that_always_prefers_the_first_answer(two_meetings):
@@ -89,8 +87,8 @@ def test_a_judge_that_always_prefers_the_first_answer(two_meetings):
     consistent = win_rates(table, "consistent")["biased judge"]["Synthetic-Echo"]
     assert (consistent["ties"], consistent["win_rate"]) == (12, 0.5)
     report = build_report(Selection(split="test2"))
-    diagnostics = report["diagnostics"]["pairwise"]["biased judge"]
-    assert diagnostics["flip_rate"] == 1.0 and diagnostics["first_position_win_rate"] == 1.0
+    diagnostics = report.diagnostics.pairwise["biased judge"]
+    assert diagnostics.flip_rate == 1.0 and diagnostics.first_position_win_rate == 1.0
 
 
 def test_baseline_without_responses_is_refused(two_meetings):

@@ -1,0 +1,479 @@
+"""The agreement report as typed models; its JSON is their serialisation.
+
+`AgreementReport` is a tree of pydantic models, one per section of the JSON
+layout in docs/analysis.md (stamp, counts, means, correlations, rater
+agreement, gold bins, breakdowns, judge diagnostics...). Renderers read
+attributes, so a misspelt part is an AttributeError, not an empty cell; a
+missing or mistyped field is a ValidationError when the report is built, not
+a hole in the JSON.
+
+Conventions that keep the JSON exactly as it has always been:
+
+- Names chosen by the data (systems, evaluators, meetings, settings such as
+  "st/qa/test2", gold bins "1".."10") stay dictionary keys; the parts every
+  report has are fields.
+- A statistic that cannot be computed is a `NotComputable` in place of its
+  value (`{"computable": false, "reason": ...}` in the JSON); `OrNot[T]`
+  is "a T, or why not".
+- A field the JSON sometimes leaves out (a diagonal correlation has no p, a
+  bin with one response carries a note) defaults to None and is left out of
+  the JSON when it was never given: `to_dict` dumps with `exclude_unset`,
+  so a field given as None is written as null and one never given is absent,
+  on the way in from the builder and on the way back from stored JSON alike.
+- Models are strict: a string or a boolean where a number belongs is refused,
+  never converted. An int in a float field becomes a float, which would show
+  in the JSON (3 -> 3.0); fields that hold either keep them apart (`int | float`).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Discriminator, Tag, model_validator
+
+SCHEMA_VERSION = 1
+
+# Keys chosen by the data. Aliases document what a dictionary is keyed by.
+EvaluatorName = str
+SystemName = str
+MeetingName = str
+SettingKey = str  # "mode/version/split" ("st/qa/test2") or "mode/version/mean"
+
+
+class ReportPart(BaseModel):
+    """A part of the report: frozen, strict, and no field it does not declare."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+class NotComputable(ReportPart):
+    """In place of a statistic that cannot be computed, with the reason."""
+
+    computable: Literal[False]
+    reason: str
+
+    @classmethod
+    def because(cls, reason: str) -> NotComputable:
+        return cls(computable=False, reason=reason)
+
+
+def _computed_or_not(value: Any) -> str:
+    if isinstance(value, NotComputable) or (
+        isinstance(value, dict) and value.get("computable") is False
+    ):
+        return "not_computable"
+    return "computed"
+
+
+T = TypeVar("T")
+# A T, or why it could not be computed.
+OrNot = Annotated[
+    Annotated[T, Tag("computed")] | Annotated[NotComputable, Tag("not_computable")],
+    Discriminator(_computed_or_not),
+]
+
+
+def is_computed(value: Any) -> bool:
+    return not isinstance(value, NotComputable)
+
+
+# --- Stamp and counts -------------------------------------------------------------------------
+
+
+class SelectionStamp(ReportPart):
+    """The selection the report covers (analysis.selection.Selection, as recorded)."""
+
+    dataset_version: str | None
+    split: str | None
+    mode: str | None
+    language: str | None
+    benchmark: str | None
+    systems: list[str]
+    evaluators: list[str]
+    study: int | None
+    gold_evaluator: str | None
+
+
+class Stamp(ReportPart):
+    """What reproduces the report: the data's hashes, the selection, the versions."""
+
+    data_sha256: str
+    verdicts_sha256: str
+    selection: SelectionStamp
+    packages: dict[str, str]
+    created_at: str  # ISO 8601 in UTC, to the second, as written
+    bootstrap_resamples: int
+
+
+class Counts(ReportPart):
+    """An empty selection counts its judgments (none) only; any other, everything."""
+
+    judgments: int
+    responses: int | None = None
+    evaluators: int | None = None
+    systems: int | None = None
+    raters: dict[EvaluatorName, int] | None = None
+
+    @model_validator(mode="after")
+    def _complete_unless_empty(self) -> Counts:
+        missing = [
+            name
+            for name in ("responses", "evaluators", "systems", "raters")
+            if getattr(self, name) is None
+        ]
+        if self.judgments and missing:
+            raise ValueError(f"counts of {self.judgments} judgments lack {', '.join(missing)}")
+        return self
+
+
+# --- Correlations -----------------------------------------------------------------------------
+
+
+class Correlation(ReportPart):
+    """Between two evaluators (or of score and length): r, p, n; Pearson adds its
+    Fisher-z interval, and a bootstrap its percentile interval. An evaluator with
+    itself has r = 1 and n only."""
+
+    r: float | None
+    p: float | None = None
+    n: int
+    ci95: list[float | None] | None = None
+    ci_method: str | None = None
+    bootstrap_ci95: list[float | None] | None = None
+    bootstrap_resamples: int | None = None
+
+
+CorrelationMatrix = dict[EvaluatorName, dict[EvaluatorName, OrNot[Correlation]]]
+CorrelationValueMatrix = dict[EvaluatorName, dict[EvaluatorName, float | None]]
+
+
+class CorrelationDetails(ReportPart):
+    pearson: CorrelationMatrix
+    spearman: CorrelationMatrix
+    kendall: CorrelationMatrix
+
+
+class CorrelationValues(ReportPart):
+    """r only, None where not computable."""
+
+    pearson: CorrelationValueMatrix
+    spearman: CorrelationValueMatrix
+    kendall: CorrelationValueMatrix
+
+
+# --- Means per setting and seed ---------------------------------------------------------------
+
+
+class SeedSummary(ReportPart):
+    """Over the seeded runs of one setting: the mean and sample std of the run means."""
+
+    seeds: list[int]
+    mean: float
+    std: float | None
+    note: str | None = None  # only with one seed
+
+
+class MeanN(ReportPart):
+    mean: float
+    n: int
+
+
+# --- Agreement between raters -----------------------------------------------------------------
+
+
+class IccForm(ReportPart):
+    """One ICC form with its F test and 95% interval. The unbalanced one-way
+    forms carry no description."""
+
+    form: str
+    description: str | None = None
+    icc: float | None
+    F: float | None  # noqa: N815 (the JSON's name)
+    df1: int | float
+    df2: int | float
+    p: float | None
+    ci95: list[float | None]
+
+
+class MeetingIcc(ReportPart):
+    method: str
+    items: int
+    raters: int
+    forms: list[IccForm]
+
+
+class OverallIcc(ReportPart):
+    """Raters relabelled as slots within each item: the one-way forms. With
+    unequal numbers of raters per item, raters_per_item is [fewest, most]."""
+
+    method: str
+    items: int
+    raters_per_item: int | list[int]
+    forms: list[IccForm]
+
+
+class KrippendorffAlpha(ReportPart):
+    alpha: float | None
+    raters: int
+    units: int
+
+
+class RaterAgreement(ReportPart):
+    per_meeting: dict[MeetingName, OrNot[MeetingIcc]]
+    overall: OrNot[OverallIcc]
+    krippendorff_alpha_interval: OrNot[KrippendorffAlpha]
+
+
+# --- Gold bins --------------------------------------------------------------------------------
+
+
+class MeanInterval(ReportPart):
+    """A mean with its 95% t-interval (None, with a note, for one response)."""
+
+    n: int
+    mean: float
+    ci95: list[float] | None
+    note: str | None = None
+
+
+class GoldBin(ReportPart):
+    n: int
+    evaluators: dict[EvaluatorName, OrNot[MeanInterval]]
+
+
+class QualityLevels(ReportPart):
+    """How many quality levels a judge separates along the gold scale."""
+
+    levels: int
+    gold_ranges: list[list[int]]
+    method: str
+
+
+class GoldBins(ReportPart):
+    gold: EvaluatorName
+    bins: dict[str, GoldBin]  # "1".."10"
+    levels: dict[EvaluatorName, OrNot[QualityLevels]]
+
+
+# --- Question type, answer position, QA/Conv --------------------------------------------------
+
+# evaluator -> system -> value ("who", "M", "(none)") -> mean and N
+BreakdownTable = dict[EvaluatorName, dict[SystemName, dict[str, MeanN]]]
+
+
+class Breakdown(ReportPart):
+    question_type: BreakdownTable
+    answer_position: BreakdownTable
+
+    def columns(self) -> list[tuple[str, BreakdownTable]]:
+        return [("question_type", self.question_type), ("answer_position", self.answer_position)]
+
+
+class MiddlePositionTest(ReportPart):
+    """One-tailed Welch t-test: do middle-position answers score lower?"""
+
+    t: float | None
+    p: float | None
+    mean_middle: float
+    mean_other: float
+    n_middle: int
+    n_other: int
+
+
+class DifferentiatingSetting(ReportPart):
+    mean_of_splits: float
+    splits: dict[str, MeanN]
+
+
+# --- Pairwise ---------------------------------------------------------------------------------
+
+
+class PositionBias(ReportPart):
+    """An LLM pairwise judge's flip rate between orders and first-position win rate."""
+
+    pairs: int
+    flip_rate: float
+    first_position_win_rate: float | None
+    verdicts: int
+
+
+class PositionBiasOneOrder(ReportPart):
+    """A judge with no pair judged in both orders: no flip rate."""
+
+    first_position_win_rate: float | None
+    flip_rate: NotComputable
+
+
+def _judge_diagnostics_kind(value: Any) -> str:
+    if _computed_or_not(value) == "not_computable":
+        return "not_computable"
+    one_order = isinstance(value, PositionBiasOneOrder) or (
+        isinstance(value, dict) and "pairs" not in value
+    )
+    return "one_order" if one_order else "both_orders"
+
+
+JudgeDiagnostics = Annotated[
+    Annotated[PositionBias, Tag("both_orders")]
+    | Annotated[PositionBiasOneOrder, Tag("one_order")]
+    | Annotated[NotComputable, Tag("not_computable")],
+    Discriminator(_judge_diagnostics_kind),
+]
+
+
+class WinRate(ReportPart):
+    against: SystemName
+    wins: int
+    ties: int
+    losses: int
+    n: int
+    counting: Literal["consistent", "per_order", "per_verdict", "majority"]
+    win_rate: float | None
+
+
+WinRateTable = dict[EvaluatorName, dict[SystemName, WinRate]]
+
+
+class WinRates(ReportPart):
+    """consistent and per_order for the LLM judges, per_verdict and majority
+    for the human studies."""
+
+    consistent: WinRateTable
+    per_order: WinRateTable
+    per_verdict: WinRateTable
+    majority: WinRateTable
+
+
+class BinomialTest(ReportPart):
+    p: float | None
+    alternative: str
+    null: float
+    ci95: list[float | None]
+
+
+class PositionEffect(ReportPart):
+    verdicts: int
+    decided: int
+    first_wins: int
+    ties: int
+    tie_rate: float
+    first_position_win_rate: OrNot[float]
+    binomial_test: OrNot[BinomialTest]
+
+
+class InterRater(ReportPart):
+    """all_agree_share is absent when no pair had 2 or more raters."""
+
+    pairs: int
+    all_agree: OrNot[int]
+    all_agree_share: float | None = None
+    krippendorff_alpha_nominal: OrNot[KrippendorffAlpha]
+
+
+class JudgeAgreement(ReportPart):
+    """A study's majority outcome against a judge's consistent outcome, per pair;
+    confusion[study outcome][judge outcome]."""
+
+    pairs: int
+    agreement: OrNot[float]
+    cohen_kappa: OrNot[float]
+    confusion: dict[str, dict[str, int]]
+
+
+class HumanPairwiseStudy(ReportPart):
+    verdicts: int
+    pairs: int
+    raters: int
+    position_effect: OrNot[PositionEffect]
+    inter_rater: InterRater
+    agreement_with_judges: dict[EvaluatorName, JudgeAgreement]
+
+
+class Diagnostics(ReportPart):
+    length_correlation: dict[EvaluatorName, OrNot[Correlation]]
+    pairwise: OrNot[dict[EvaluatorName, JudgeDiagnostics]]
+    win_rates: OrNot[WinRates]
+    human_pairwise: OrNot[dict[EvaluatorName, HumanPairwiseStudy]]
+
+
+# --- The report -------------------------------------------------------------------------------
+
+# An empty selection's report has always listed its parts in this order (and
+# has no mean_scores_n); to_dict keeps it.
+EMPTY_REPORT_ORDER = (
+    "schema_version",
+    "stamp",
+    "counts",
+    "mean_scores",
+    "settings",
+    "seeds",
+    "correlations",
+    "system_correlations",
+    "rater_agreement",
+    "gold_bins",
+    "breakdown",
+    "middle_position_welch",
+    "qa_conv_differentiating",
+    "diagnostics",
+    "correlation_details",
+    "evaluators",
+    "systems",
+)
+
+
+class AgreementReport(ReportPart):
+    """Every statistic of analysis.stats on one selection, stamped. Built by
+    analysis.report.build_report; to_json() is the layout of docs/analysis.md."""
+
+    schema_version: Literal[1]
+    stamp: Stamp
+    counts: Counts
+    evaluators: list[EvaluatorName]
+    systems: list[SystemName]
+    mean_scores: OrNot[dict[SystemName, dict[EvaluatorName, float]]]
+    mean_scores_n: dict[SystemName, dict[EvaluatorName, int]] | None = None  # not when empty
+    settings: OrNot[dict[EvaluatorName, dict[SystemName, dict[SettingKey, float]]]]
+    seeds: OrNot[dict[EvaluatorName, dict[SystemName, dict[SettingKey, SeedSummary]]]]
+    correlations: OrNot[CorrelationValues]
+    correlation_details: OrNot[CorrelationDetails]
+    system_correlations: OrNot[CorrelationValues]
+    rater_agreement: OrNot[dict[EvaluatorName, OrNot[RaterAgreement]]]
+    gold_bins: OrNot[GoldBins]
+    breakdown: OrNot[Breakdown]
+    middle_position_welch: OrNot[dict[EvaluatorName, dict[SystemName, OrNot[MiddlePositionTest]]]]
+    # evaluator -> system -> "st/qa" | "mt/qa" | "mt/conv"
+    qa_conv_differentiating: OrNot[
+        dict[EvaluatorName, dict[SystemName, dict[str, DifferentiatingSetting]]]
+    ]
+    diagnostics: OrNot[Diagnostics]
+
+    @model_validator(mode="after")
+    def _means_have_their_counts(self) -> AgreementReport:
+        if self.counts.judgments and self.mean_scores_n is None:
+            raise ValueError("a report on judgments has mean_scores_n")
+        return self
+
+    @property
+    def is_empty(self) -> bool:
+        return self.counts.judgments == 0
+
+    def to_dict(self) -> dict:
+        """The JSON-ready layout of docs/analysis.md."""
+        data = self.model_dump(exclude_unset=True)
+        if self.is_empty:
+            data = {**{key: data[key] for key in EMPTY_REPORT_ORDER if key in data}, **data}
+        return data
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, allow_nan=False, sort_keys=False)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> AgreementReport:
+        return cls.model_validate(data)
+
+    @classmethod
+    def from_json(cls, text: str) -> AgreementReport:
+        """A stored report read back (Python's json parser, so that every float
+        reads back as the value it was written from)."""
+        return cls.from_dict(json.loads(text))

@@ -1,0 +1,312 @@
+"""The report as typed models: JSON -> model -> JSON gives back the same text,
+every part of the JSON has its type, and a missing, misspelt or mistyped field
+is an error where the report is built or read, never an empty cell."""
+
+import json
+
+import pytest
+from django.test import override_settings
+from pydantic import ValidationError
+
+from analysis.render import to_html, to_latex
+from analysis.report import build_report
+from analysis.report_types import (
+    AgreementReport,
+    Correlation,
+    Counts,
+    IccForm,
+    MeanInterval,
+    NotComputable,
+    OverallIcc,
+    PositionBias,
+    PositionBiasOneOrder,
+    SeedSummary,
+)
+from analysis.selection import Selection
+from generation.models import GenerationRun, Response
+from judging.models import Evaluator, Judgment, PairwiseVerdict
+
+pytestmark = [
+    pytest.mark.django_db,
+    # scipy's t-tests on the fixture's near-constant seeded scores say so; harmless here
+    pytest.mark.filterwarnings("ignore:Precision loss occurred:RuntimeWarning"),
+]
+
+PANEL, JUDGE, ONE_ORDER, CROWD = "expert-panel", "battle judge", "one-order judge", "crowd (pilot)"
+TOP_LEVEL = [
+    "schema_version",
+    "stamp",
+    "counts",
+    "evaluators",
+    "systems",
+    "mean_scores",
+    "mean_scores_n",
+    "settings",
+    "seeds",
+    "correlations",
+    "correlation_details",
+    "system_correlations",
+    "rater_agreement",
+    "gold_bins",
+    "breakdown",
+    "middle_position_welch",
+    "qa_conv_differentiating",
+    "diagnostics",
+]
+
+
+def judged(evaluator, response, score, rater=""):
+    return Judgment(
+        evaluator=evaluator,
+        response=response,
+        rater=rater,
+        score=score,
+        raw_score=score,
+        raw_scale_min=1,
+        raw_scale_max=10,
+    )
+
+
+@pytest.fixture
+def every_part(two_meetings):
+    """The synthetic data plus what makes every part of the report computable
+    in each of its shapes: individual raters (one who skipped an item, so the
+    overall ICC is unbalanced), seeded runs (one with a single seed), and
+    pairwise verdicts of a judge in both orders, a judge in one order only and
+    a crowd study."""
+    responses = list(
+        Response.objects.filter(
+            run__dataset__version="qa", run__dataset__split="test2", run__mode="st"
+        )
+        .select_related("run__system", "question__document")
+        .order_by("pk")
+    )
+    gold = dict(
+        Judgment.objects.filter(evaluator__name="gold-human-eval").values_list(
+            "response_id", "score"
+        )
+    )
+    panel = Evaluator.objects.create(name=PANEL, kind="imported", origin="ratings_file")
+    ratings = []
+    for index, response in enumerate(responses):
+        first_meeting = response.question.document.external_id.endswith("1")
+        raters = ("a", "b", "c") if first_meeting else ("d", "e", "f")
+        for offset, rater in enumerate(raters):
+            if rater == "f" and index % 5 == 0:
+                continue  # f skipped some items
+            ratings.append(
+                judged(
+                    panel,
+                    response,
+                    min(10, max(1, gold[response.pk] + (index + offset) % 3 - 1)),
+                    rater,
+                )
+            )
+    Judgment.objects.bulk_create(ratings)
+
+    gpt4 = Evaluator.objects.get(name="gpt-4-eval")
+    seeded = []
+    for system, seeds in (("Synthetic-Echo", (1, 2)), ("Synthetic-Terse", (5,))):
+        source = next(r.run for r in responses if r.run.system.name == system)
+        for seed in seeds:
+            run = GenerationRun.objects.create(
+                system=source.system, dataset=source.dataset, mode="st", seed=seed
+            )
+            for response in source.responses.order_by("pk"):
+                copy = Response.objects.create(run=run, question=response.question, text="x" * seed)
+                seeded.append(judged(gpt4, copy, 1 + (response.pk + seed) % 10))
+    Judgment.objects.bulk_create(seeded)
+
+    judge = Evaluator.objects.create(name=JUDGE, kind="llm_pairwise")
+    one_order = Evaluator.objects.create(name=ONE_ORDER, kind="llm_pairwise")
+    crowd = Evaluator.objects.create(name=CROWD, kind="crowd_human")
+    baseline = {r.question_id: r for r in responses if r.run.system.name == "Synthetic-Hedge"}
+    winners = ("first", "second", "tie")
+    verdicts = []
+    for index, response in enumerate(
+        r for r in responses if r.run.system.name != "Synthetic-Hedge"
+    ):
+        opponent = baseline[response.question_id]
+        pair = {"response": response, "opponent": opponent}
+        for order in (0, 1):
+            verdicts.append(
+                PairwiseVerdict(
+                    evaluator=judge,
+                    seed=1,
+                    order=order,
+                    winner=winners[(index + order) % 3],
+                    **pair,
+                )
+            )
+        verdicts.append(
+            PairwiseVerdict(evaluator=one_order, seed=1, order=0, winner=winners[index % 2], **pair)
+        )
+        for number, rater in enumerate(("p1", "p2", "p3")):
+            verdicts.append(
+                PairwiseVerdict(
+                    evaluator=crowd,
+                    seed=0,
+                    order=(index + number) % 2,
+                    rater=rater,
+                    winner=winners[(index * number) % 3],
+                    **pair,
+                )
+            )
+    PairwiseVerdict.objects.bulk_create(verdicts)
+    return build_report(Selection(dataset_version="qa"), bootstrap=20)
+
+
+def test_every_part_has_its_type(every_part):
+    report = every_part
+    assert report.evaluators == [
+        PANEL,
+        "gold-human-eval",
+        "gpt-4-eval",
+        "prometheus-eval",
+        "silver-human-eval",
+    ]
+    correlation = report.correlation_details.pearson["gpt-4-eval"]["gold-human-eval"]
+    assert isinstance(correlation, Correlation)
+    assert correlation.ci_method == "Fisher z" and correlation.bootstrap_resamples == 20
+    assert report.correlation_details.pearson[PANEL][PANEL] == Correlation(r=1.0, n=correlation.n)
+    panel = report.rater_agreement[PANEL]
+    assert isinstance(panel.overall, OverallIcc) and panel.overall.raters_per_item == [2, 3]
+    assert all(
+        isinstance(form, IccForm) and form.description is None for form in panel.overall.forms
+    )
+    meetings = list(panel.per_meeting.values())
+    assert any("left out 1 rater(s)" in m.method for m in meetings)
+    assert isinstance(report.rater_agreement["gpt-4-eval"], NotComputable)
+    seeds = report.seeds["gpt-4-eval"]
+    assert seeds["Synthetic-Echo"]["st/qa/test2"].seeds == [1, 2]
+    assert seeds["Synthetic-Terse"]["st/qa/test2"] == SeedSummary(
+        seeds=[5],
+        mean=seeds["Synthetic-Terse"]["st/qa/test2"].mean,
+        std=None,
+        note="one seed: no standard deviation",
+    )
+    bins = report.gold_bins.bins
+    cells = [cell for entry in bins.values() for cell in entry.evaluators.values()]
+    assert any(isinstance(cell, MeanInterval) for cell in cells)
+    assert any(isinstance(cell, NotComputable) for cell in cells)
+    pairwise = report.diagnostics.pairwise
+    assert isinstance(pairwise[JUDGE], PositionBias)
+    assert isinstance(pairwise[ONE_ORDER], PositionBiasOneOrder)
+    assert pairwise[ONE_ORDER].flip_rate == NotComputable.because(
+        "no pair was judged in both orders"
+    )
+    study = report.diagnostics.human_pairwise[CROWD]
+    assert set(study.agreement_with_judges) == {JUDGE, ONE_ORDER}
+    assert study.inter_rater.pairs == 24  # 2 systems x 12 questions against the baseline
+
+
+def test_json_model_json_gives_the_same_text(every_part):
+    text = every_part.to_json()
+    again = AgreementReport.from_json(text)
+    assert again == every_part
+    assert again.to_json() == text
+    data = json.loads(text)
+    assert list(data) == TOP_LEVEL
+    # a field the layout leaves out stays out; one that is null stays null
+    diagonal = data["correlation_details"]["pearson"][PANEL][PANEL]
+    assert list(diagonal) == ["r", "n"]
+    one_order = data["diagnostics"]["pairwise"][ONE_ORDER]
+    assert list(one_order) == ["first_position_win_rate", "flip_rate"]
+    terse = data["seeds"]["gpt-4-eval"]["Synthetic-Terse"]["st/qa/test2"]
+    assert terse["std"] is None and "note" in terse
+    assert "note" not in data["seeds"]["gpt-4-eval"]["Synthetic-Echo"]["st/qa/test2"]
+    assert "description" not in data["rater_agreement"][PANEL]["overall"]["forms"][0]
+    # ICC degrees of freedom keep their JSON number type (int, or float when unbalanced)
+    assert isinstance(data["rater_agreement"][PANEL]["overall"]["forms"][0]["df1"], int)
+    assert isinstance(data["rater_agreement"][PANEL]["overall"]["forms"][0]["df2"], float)
+
+
+def test_an_empty_report_round_trips_in_its_own_order(two_meetings):
+    report = build_report(Selection(split="nosuch"))
+    text = report.to_json()
+    assert AgreementReport.from_json(text).to_json() == text
+    data = json.loads(text)
+    assert list(data)[:4] == ["schema_version", "stamp", "counts", "mean_scores"]
+    assert list(data)[-3:] == ["correlation_details", "evaluators", "systems"]
+    assert data["counts"] == {"judgments": 0}
+    assert "mean_scores_n" not in data
+    assert report.diagnostics == NotComputable.because("empty selection: no judgment matches it")
+
+
+def without(data: dict, *path: str) -> dict:
+    data = json.loads(json.dumps(data))
+    *parents, last = path
+    node = data
+    for key in parents:
+        node = node[key]
+    del node[last]
+    return data
+
+
+@pytest.mark.parametrize(
+    ("path", "where"),
+    [
+        (("stamp", "data_sha256"), "stamp.data_sha256"),
+        (("mean_scores_n",), "a report on judgments has mean_scores_n"),
+        (("counts", "raters"), "lack raters"),
+        (("breakdown", "answer_position"), "breakdown.computed.answer_position"),
+        (
+            ("correlation_details", "pearson", "gpt-4-eval", "gold-human-eval", "n"),
+            "correlation_details.computed.pearson.gpt-4-eval.gold-human-eval.computed.n",
+        ),
+        (
+            ("diagnostics", "human_pairwise", CROWD, "position_effect", "tie_rate"),
+            "position_effect.computed.tie_rate",
+        ),
+        (("gold_bins", "bins", "3", "n"), "gold_bins.computed.bins.3.n"),
+    ],
+)
+def test_a_missing_field_is_an_error_when_read(every_part, path, where):
+    data = every_part.to_dict()
+    with pytest.raises(ValidationError) as error:
+        AgreementReport.from_dict(without(data, *path))
+    assert where in str(error.value)
+
+
+def test_a_misspelt_or_mistyped_field_is_an_error(every_part):
+    data = every_part.to_dict()
+    data["mean_score"] = data.pop("mean_scores")
+    with pytest.raises(ValidationError, match="mean_score\n  Extra inputs are not permitted"):
+        AgreementReport.from_dict(data)
+    with pytest.raises(AttributeError):
+        every_part.mean_score  # noqa: B018
+    with pytest.raises(ValidationError, match="Field required"):
+        Correlation(r=0.5, p=0.01)  # no n
+    with pytest.raises(ValidationError, match="valid number"):
+        Correlation(r="0.5", n=3)  # strict: a string is not a number
+    with pytest.raises(ValidationError, match="valid integer"):
+        Counts(judgments=True)
+    with pytest.raises(ValidationError, match="lack responses, evaluators, systems, raters"):
+        Counts(judgments=12)
+    with pytest.raises(ValidationError, match="frozen"):
+        every_part.counts.judgments = 0
+
+
+def test_a_stored_report_of_another_schema_version_is_refused(every_part):
+    data = every_part.to_dict() | {"schema_version": 2}
+    with pytest.raises(ValidationError, match="schema_version"):
+        AgreementReport.from_dict(data)
+
+
+@override_settings(
+    TEMPLATES=[
+        {
+            "BACKEND": "django.template.backends.django.DjangoTemplates",
+            "APP_DIRS": True,
+            "OPTIONS": {"string_if_invalid": "INVALID[%s]"},
+        }
+    ]
+)
+def test_the_html_reads_only_attributes_the_report_has(every_part):
+    """Django templates print nothing for a misspelt name; here they print it."""
+    html = to_html(every_part)
+    assert "INVALID[" not in html
+    assert f"{CROWD} · {JUDGE}" in html and "left out 1 rater(s)" in html
+    assert r"\begin{tabular}" in to_latex(every_part)
+    empty = to_html(build_report(Selection(split="nosuch")))
+    assert "INVALID[" not in empty and "empty selection: no judgment matches it" in empty
