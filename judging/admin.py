@@ -8,7 +8,7 @@ from generation.models import Response
 from judging.evaluators import frozen_changes, frozen_message
 from judging.human_review import ReviewError, resolve_item
 from judging.importing import start_benchmark_import
-from judging.llm.config import ConfigError, JudgeConfig
+from judging.llm.config import ConfigError
 from judging.models import (
     BenchmarkImport,
     Evaluator,
@@ -17,6 +17,7 @@ from judging.models import (
     Judgment,
     PairwiseVerdict,
 )
+from judging.protocols import judge_protocol
 from judging.runs import (
     JudgingError,
     cancel_run,
@@ -30,9 +31,10 @@ from runs.admin import report_outcomes
 
 class EvaluatorForm(forms.ModelForm):
     """An LLM judge's configuration is checked when saved (unknown settings,
-    parameters the server does not accept, unknown template placeholders), and
-    what it is (name, kind, raw scale, configuration) is frozen once it has
-    judged: a changed judge is a new evaluator."""
+    parameters the server does not accept, unknown template placeholders, a
+    protocol for another kind of judge), and what it is (name, kind, raw
+    scale, configuration) is frozen once it has judged: a changed judge is a
+    new evaluator."""
 
     class Meta:
         model = Evaluator
@@ -40,9 +42,10 @@ class EvaluatorForm(forms.ModelForm):
 
     def clean(self):
         cleaned = super().clean()
-        if cleaned.get("kind") == Evaluator.Kind.LLM_RUBRIC:
+        kind = cleaned.get("kind")
+        if kind in (Evaluator.Kind.LLM_RUBRIC, Evaluator.Kind.LLM_PAIRWISE):
             try:
-                JudgeConfig.from_dict(cleaned.get("config") or {})
+                judge_protocol(kind, cleaned.get("config") or {})
             except (ConfigError, TypeError, ValueError) as error:
                 raise forms.ValidationError(f"Configuration: {error}") from None
         instance = self.instance

@@ -6,8 +6,9 @@ from config.serializers import KnownFieldsMixin, NameRelatedField, StrictFloatFi
 from corpus.models import Dataset
 from generation.models import System
 from judging.evaluators import frozen_changes, frozen_message
-from judging.llm.config import ConfigError, JudgeConfig
+from judging.llm.config import ConfigError
 from judging.models import Evaluator, JudgingRun, Judgment
+from judging.protocols import judge_protocol
 
 LLM_KINDS = (Evaluator.Kind.LLM_RUBRIC, Evaluator.Kind.LLM_PAIRWISE)
 
@@ -111,7 +112,7 @@ class EvaluatorSerializer(KnownFieldsMixin, serializers.ModelSerializer):
         config = attrs.get("config", getattr(self.instance, "config", {}))
         if kind in LLM_KINDS:
             try:
-                JudgeConfig.from_dict(config or {})
+                judge_protocol(kind, config or {})
             except (ConfigError, TypeError, ValueError) as error:
                 raise serializers.ValidationError({"config": str(error)}) from None
         return attrs
