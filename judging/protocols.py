@@ -27,7 +27,7 @@ from typing import ClassVar
 
 from django.db import IntegrityError, transaction
 
-# The configuration looks the protocol names up here, when it is checked.
+# judging.llm.config imports this module only inside JudgeConfig.check: no import cycle.
 from judging.llm.config import ConfigError, JudgeConfig
 from judging.models import Evaluator, JudgeItem, JudgingRun, Judgment, PairwiseVerdict
 from judging.pairwise import JUDGE_COUNTINGS
