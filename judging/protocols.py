@@ -21,13 +21,13 @@ scale. A custom template has no such level.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from django.db import IntegrityError, transaction
 
 # judging.llm.config imports this module only inside JudgeConfig.check: no import cycle.
+from generation.models import Response
 from judging.llm.config import ConfigError, JudgeConfig
 from judging.models import Evaluator, JudgeItem, JudgingRun, Judgment, PairwiseVerdict
 from judging.pairwise import JUDGE_COUNTINGS
@@ -49,6 +49,8 @@ from judging.prompts import (
 )
 
 Messages = list[dict[str, str]]
+# What a protocol's items are decided with: a score (int) or a Verdict.
+Answer = TypeVar("Answer", int, Verdict)
 
 __all__ = [
     "PROTOCOLS",
@@ -90,7 +92,7 @@ class Scale:
         return f"{self.low}-{self.high}"
 
 
-class JudgeProtocol(ABC):
+class JudgeProtocol(ABC, Generic[Answer]):
     """One judge protocol. A subclass names itself (`name`), is registered with
     `@register`, and answers everything below for a judge's configuration."""
 
@@ -135,11 +137,11 @@ class JudgeProtocol(ABC):
         """The judge's answer read; `.value` is what `record` takes."""
 
     @abstractmethod
-    def check_answer(self, value: object) -> int | Verdict:
+    def check_answer(self, value: object) -> Answer:
         """The value if this protocol records it, else AnswerError saying what it takes."""
 
     @abstractmethod
-    def describe(self, value: int | Verdict) -> str:
+    def describe(self, value: Answer) -> str:
         """A checked value in words, e.g. 'score 7' or 'verdict A'."""
 
     @property
@@ -149,7 +151,7 @@ class JudgeProtocol(ABC):
 
     @abstractmethod
     def result_row(
-        self, run: JudgingRun, item: JudgeItem, value: int | Verdict, feedback: str
+        self, run: JudgingRun, item: JudgeItem, value: Answer, feedback: str
     ) -> Judgment | PairwiseVerdict:
         """The (unsaved) row a checked value becomes."""
 
@@ -165,7 +167,7 @@ class JudgeProtocol(ABC):
             pass
 
 
-class ScoringProtocol(JudgeProtocol):
+class ScoringProtocol(JudgeProtocol[int]):
     """A judge that scores one response on its own scale; the score is a
     Judgment, with its value on the common 1-10 scale beside the raw one."""
 
@@ -174,12 +176,16 @@ class ScoringProtocol(JudgeProtocol):
     czech_zero: ClassVar[bool] = True
     # raw score x factor = the common 1-10 score
     common_factor: ClassVar[int] = 1
-    parser: ClassVar[Callable[[str, int, int], ParsedScore]]  # a staticmethod
 
     @property
     def scale(self) -> Scale:
         czech = self.czech_zero and self.config.language == "cs"
         return Scale(0 if czech else 1, self.high)
+
+    @staticmethod
+    @abstractmethod
+    def parser(text: str, low: int, high: int) -> ParsedScore:
+        """Reads the score (a subclass names one of judging.parsers)."""
 
     @abstractmethod
     def messages(self, question: str, response: str, reference: str) -> Messages:
@@ -200,11 +206,11 @@ class ScoringProtocol(JudgeProtocol):
         return float(max(1, raw * self.common_factor))
 
     def check_answer(self, value: object) -> int:
-        if value not in self.scale:
+        if not isinstance(value, int) or value not in self.scale:
             raise AnswerError(f"Enter a whole number from {self.scale.low} to {self.scale.high}.")
-        return value  # type: ignore[return-value]  # an int: the scale holds only ints
+        return value
 
-    def describe(self, value: int | Verdict) -> str:
+    def describe(self, value: int) -> str:
         return f"score {value}"
 
     @property
@@ -212,9 +218,7 @@ class ScoringProtocol(JudgeProtocol):
         czech = " (0: not in Czech)" if self.scale.low == 0 else ""
         return f"a score from {self.scale.low} to {self.scale.high}{czech}"
 
-    def result_row(
-        self, run: JudgingRun, item: JudgeItem, value: int | Verdict, feedback: str
-    ) -> Judgment:
+    def result_row(self, run: JudgingRun, item: JudgeItem, value: int, feedback: str) -> Judgment:
         return Judgment(
             evaluator_id=run.evaluator_id,
             response_id=item.response_id,
@@ -229,10 +233,10 @@ class ScoringProtocol(JudgeProtocol):
         )
 
 
-PROTOCOLS: dict[str, type[JudgeProtocol]] = {}
+PROTOCOLS: dict[str, type[JudgeProtocol[Any]]] = {}
 
 
-def register(cls: type[JudgeProtocol]) -> type[JudgeProtocol]:
+def register(cls: type[JudgeProtocol[Any]]) -> type[JudgeProtocol[Any]]:
     if cls.name in PROTOCOLS:
         raise ValueError(f"Two judge protocols are named {cls.name!r}.")
     PROTOCOLS[cls.name] = cls
@@ -288,7 +292,7 @@ class Custom(ScoringProtocol):
 
 
 @register
-class Pairwise(JudgeProtocol):
+class Pairwise(JudgeProtocol[Verdict]):
     """A battle against the baseline's answer (L-Eval / MT-Bench): question,
     reference and two answers; [[A]], [[B]] or [[C]] (a tie) read as a
     Verdict and stored as a PairwiseVerdict. Each pair is judged in both
@@ -312,7 +316,7 @@ class Pairwise(JudgeProtocol):
         return pairwise_judge_messages(question, reference, first, second)
 
     def item_messages(self, item: JudgeItem, question: str, reference: str) -> Messages:
-        first, second = item.response.text, item.opponent.text
+        first, second = item.response.text, self._opponent(item).text
         if item.order == 1:
             first, second = second, first
         return self.messages(question, reference, first, second)
@@ -332,28 +336,40 @@ class Pairwise(JudgeProtocol):
             )
         return value
 
-    def describe(self, value: int | Verdict) -> str:
-        return f"verdict {Verdict(value).label}"
+    def describe(self, value: Verdict) -> str:
+        return f"verdict {value.label}"
 
     @property
     def expected_answer(self) -> str:
         return "a verdict: A (the answer shown first), B (shown second) or tie"
 
     def result_row(
-        self, run: JudgingRun, item: JudgeItem, value: int | Verdict, feedback: str
+        self, run: JudgingRun, item: JudgeItem, value: Verdict, feedback: str
     ) -> PairwiseVerdict:
         return PairwiseVerdict(
             evaluator_id=run.evaluator_id,
             response_id=item.response_id,
-            opponent_id=item.opponent_id,
+            opponent_id=self._opponent_id(item),
             seed=item.seed,
             order=item.order,
-            winner=Verdict(value).value,
+            winner=value.value,
             feedback=feedback,
         )
 
+    @staticmethod
+    def _opponent(item: JudgeItem) -> Response:
+        if item.opponent is None:  # runs make pairwise items with one, always
+            raise ValueError(f"Judge item {item.pk} has no opponent to compare with.")
+        return item.opponent
 
-def protocol_class(name: str) -> type[JudgeProtocol]:
+    @staticmethod
+    def _opponent_id(item: JudgeItem) -> int:
+        if item.opponent_id is None:
+            raise ValueError(f"Judge item {item.pk} has no opponent to compare with.")
+        return item.opponent_id
+
+
+def protocol_class(name: str) -> type[JudgeProtocol[Any]]:
     try:
         return PROTOCOLS[name]
     except (KeyError, TypeError):
@@ -362,12 +378,12 @@ def protocol_class(name: str) -> type[JudgeProtocol]:
         ) from None
 
 
-def protocol_for(config: JudgeConfig) -> JudgeProtocol:
+def protocol_for(config: JudgeConfig) -> JudgeProtocol[Any]:
     """The protocol a judge's configuration names, for that configuration."""
     return protocol_class(config.protocol)(config)
 
 
-def judge_protocol(kind: str, settings: dict) -> JudgeProtocol:
+def judge_protocol(kind: str, settings: dict) -> JudgeProtocol[Any]:
     """An LLM judge evaluator's protocol, its settings checked and the protocol
     fitting the evaluator's kind (ConfigError, TypeError or ValueError saying
     what is wrong). The admin form, the API and starting a run ask this."""
