@@ -95,8 +95,9 @@ def main() -> None:
     from generation.models import Response
     from judging.importing import import_elitr_bench
     from judging.llm.config import JudgeConfig
-    from judging.llm.executor import judge_messages, run_llm_judging
+    from judging.llm.executor import run_llm_judging
     from judging.models import Evaluator
+    from judging.protocols import protocol_for
     from judging.runs import create_judging_run
 
     call_command("migrate", verbosity=0)
@@ -148,7 +149,7 @@ def main() -> None:
                 question, reference = texts[response.question_id]
                 client.chat.completions.create(
                     model="judge",
-                    messages=judge_messages(config, question, response.text, reference),
+                    messages=protocol_for(config).messages(question, response.text, reference),
                     **config.sampling(2023),
                 )
             results["a_sequential_s"] = time.perf_counter() - started

@@ -9,7 +9,12 @@ from analysis.views import report_api, report_page
 from annotator.api.views import ParticipantViewSet, StudyViewSet
 from corpus.api.views import DatasetViewSet, DocumentViewSet, QuestionViewSet
 from generation.api.views import GenerationRunViewSet, ResponseViewSet, SystemViewSet
-from judging.api.views import EvaluatorViewSet, JudgingRunViewSet, JudgmentViewSet
+from judging.api.views import (
+    EvaluatorViewSet,
+    JudgeItemViewSet,
+    JudgingRunViewSet,
+    JudgmentViewSet,
+)
 
 router = DefaultRouter()
 router.register("datasets", DatasetViewSet)
@@ -21,6 +26,7 @@ router.register("responses", ResponseViewSet)
 router.register("evaluators", EvaluatorViewSet)
 router.register("judgments", JudgmentViewSet)
 router.register("judging-runs", JudgingRunViewSet)
+router.register("judge-items", JudgeItemViewSet)
 router.register("studies", StudyViewSet, basename="study")
 router.register("participants", ParticipantViewSet)
 

@@ -6,9 +6,9 @@ from django.utils.html import format_html, format_html_join
 from corpus.protection import CORRECTION, ProtectJudgedAdmin, judged_summary
 from generation.models import Response
 from judging.evaluators import frozen_changes, frozen_message
-from judging.human_review import ReviewError, resolve_item
+from judging.human_review import ReviewError, item_protocol, resolve_item
 from judging.importing import start_benchmark_import
-from judging.llm.config import ConfigError, JudgeConfig
+from judging.llm.config import ConfigError
 from judging.models import (
     BenchmarkImport,
     Evaluator,
@@ -17,6 +17,7 @@ from judging.models import (
     Judgment,
     PairwiseVerdict,
 )
+from judging.protocols import JudgeProtocol, Verdict, judge_protocol
 from judging.runs import (
     JudgingError,
     cancel_run,
@@ -30,9 +31,10 @@ from runs.admin import report_outcomes
 
 class EvaluatorForm(forms.ModelForm):
     """An LLM judge's configuration is checked when saved (unknown settings,
-    parameters the server does not accept, unknown template placeholders), and
-    what it is (name, kind, raw scale, configuration) is frozen once it has
-    judged: a changed judge is a new evaluator."""
+    parameters the server does not accept, unknown template placeholders, a
+    protocol for another kind of judge), and what it is (name, kind, raw
+    scale, configuration) is frozen once it has judged: a changed judge is a
+    new evaluator."""
 
     class Meta:
         model = Evaluator
@@ -40,9 +42,10 @@ class EvaluatorForm(forms.ModelForm):
 
     def clean(self):
         cleaned = super().clean()
-        if cleaned.get("kind") == Evaluator.Kind.LLM_RUBRIC:
+        kind = cleaned.get("kind")
+        if kind in (Evaluator.Kind.LLM_RUBRIC, Evaluator.Kind.LLM_PAIRWISE):
             try:
-                JudgeConfig.from_dict(cleaned.get("config") or {})
+                judge_protocol(kind, cleaned.get("config") or {})
             except (ConfigError, TypeError, ValueError) as error:
                 raise forms.ValidationError(f"Configuration: {error}") from None
         instance = self.instance
@@ -423,12 +426,52 @@ class JudgingRunAdmin(admin.ModelAdmin):
 
 
 class ResolveForm(forms.Form):
-    raw_score = forms.IntegerField(label="Score the judge meant (on its own scale)")
+    """What a researcher enters for an item that needs a human; `answer()` is
+    the typed value, which the judge's protocol checks."""
+
+    def __init__(self, protocol: JudgeProtocol, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.protocol = protocol
+
+
+class ScoreForm(ResolveForm):
+    """A scoring judge's item: the score on the judge's own scale."""
+
+    raw_score = forms.IntegerField()
+
+    def __init__(self, protocol: JudgeProtocol, *args, **kwargs) -> None:
+        super().__init__(protocol, *args, **kwargs)
+        self.fields["raw_score"].label = f"Score the judge meant: {protocol.expected_answer}"
+
+    def answer(self) -> int:
+        return self.cleaned_data["raw_score"]
+
+
+class VerdictForm(ResolveForm):
+    """A pairwise judge's item: A, B or tie, never a number."""
+
+    verdict = forms.ChoiceField(
+        label="Verdict the judge meant",
+        choices=[
+            (Verdict.A.label, "A: the answer shown first"),
+            (Verdict.B.label, "B: the answer shown second"),
+            (Verdict.TIE.label, "Tie"),
+        ],
+        widget=forms.RadioSelect,
+    )
+
+    def answer(self) -> Verdict:
+        return Verdict.from_label(self.cleaned_data["verdict"])
+
+
+# The form for what a protocol's items are resolved with (JudgeProtocol.answer_kind).
+RESOLVE_FORMS = {"score": ScoreForm, "verdict": VerdictForm}
 
 
 @admin.register(JudgeItem)
 class JudgeItemAdmin(admin.ModelAdmin):
-    """Filter by "Needs a human": read the judge's raw answer, enter its score."""
+    """Filter by "Needs a human": read the judge's raw answer, enter its score
+    (or, for a pairwise judge, its verdict: A, B or tie)."""
 
     list_display = ("id", "run", "response", "seed", "status", "outcome", "attempts", "detail")
     list_filter = ("status", "outcome", "run__evaluator")
@@ -437,6 +480,7 @@ class JudgeItemAdmin(admin.ModelAdmin):
     readonly_fields = (
         "run",
         "response",
+        "opponent",
         "seed",
         "order",
         "status",
@@ -458,20 +502,33 @@ class JudgeItemAdmin(admin.ModelAdmin):
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
         item = self.get_object(request, object_id)
-        form = ResolveForm(request.POST or None)
-        if request.method == "POST" and item is not None and form.is_valid():
+        needs_human = item is not None and item.status == JudgeItem.Status.NEEDS_HUMAN
+        form = None
+        if needs_human:
             try:
-                resolve_item(item, form.cleaned_data["raw_score"], request.user)
-                messages.info(request, "Score stored.")
-            except ReviewError as error:
-                messages.error(request, str(error))
+                protocol = item_protocol(item)
+            except (ConfigError, TypeError, ValueError) as error:
+                messages.error(request, f"The judge's configuration cannot be read: {error}")
+                needs_human = False
+            else:
+                form = RESOLVE_FORMS[protocol.answer_kind](protocol, request.POST or None)
+        if request.method == "POST" and form is not None:
+            if not form.is_valid():
+                messages.error(request, f"Nothing stored: {form.errors.as_text()}")
+            else:
+                try:
+                    resolve_item(item, form.answer(), request.user)
+                    messages.info(request, f"{protocol.answer_kind.capitalize()} stored.")
+                except ReviewError as error:
+                    messages.error(request, str(error))
             from django.http import HttpResponseRedirect
 
             return HttpResponseRedirect(request.path)
         extra_context = {
             **(extra_context or {}),
             "resolve_form": form,
-            "needs_human": item is not None and item.status == "needs_human",
+            "needs_human": needs_human,
+            "answer_kind": protocol.answer_kind if form is not None else "",
         }
         return super().change_view(request, object_id, form_url, extra_context)
 

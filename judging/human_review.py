@@ -1,23 +1,43 @@
-"""The "needs a human" list: answers no parser could read, scored by a
-researcher, and re-parsing stored answers with a newer parser (no calls)."""
+"""The "needs a human" list: answers no parser could read, resolved by a
+researcher, and re-parsing stored answers with a newer parser (no calls).
+
+A researcher enters what the judge's answer says, in the judge's protocol:
+a score on the judge's own scale (a Czech judge's 0 included), or for a
+pairwise judge a Verdict: A (the answer shown first), B (shown second) or a
+tie. The protocol checks it and records it as the judge's own answer would
+have been recorded.
+"""
 
 from __future__ import annotations
 
 from django.db import transaction
 
 from judging.llm.config import JudgeConfig
-from judging.llm.executor import parse_answer, record_result
 from judging.models import JudgeItem, JudgingRun
+from judging.protocols import AnswerError, JudgeProtocol, Verdict, protocol_for
 
 
 class ReviewError(ValueError):
-    pass
+    """A resolution that cannot be stored; the message says why."""
+
+    status_code = 400
+
+
+class ReviewConflict(ReviewError):
+    """The item's state forbids it (it does not need a human)."""
+
+    status_code = 409
+
+
+def item_protocol(item: JudgeItem) -> JudgeProtocol:
+    """The protocol of the judge that ran the item."""
+    return protocol_for(JudgeConfig.from_dict(item.run.evaluator.config))
 
 
 @transaction.atomic
-def resolve_item(item: JudgeItem, raw_score: int, user) -> None:
-    """A researcher reads the raw answer and enters the score (or, for a
-    pairwise judge, the verdict: 0 first, 1 second, 2 tie) it gives."""
+def resolve_item(item: JudgeItem, answer: int | Verdict, user) -> None:
+    """A researcher reads the raw answer and enters what it gives: a score on
+    the judge's scale, or for a pairwise judge a Verdict."""
     item = (
         # lock the item's row only: PostgreSQL cannot lock the nullable call join
         JudgeItem.objects.select_for_update(of=("self",))
@@ -25,16 +45,16 @@ def resolve_item(item: JudgeItem, raw_score: int, user) -> None:
         .get(pk=item.pk)
     )
     if item.status != JudgeItem.Status.NEEDS_HUMAN:
-        raise ReviewError(f"Item {item.pk} does not need a human (it is {item.status}).")
-    config = JudgeConfig.from_dict(item.run.evaluator.config)
-    if not isinstance(raw_score, int) or not config.low <= raw_score <= config.high:
-        raise ReviewError(f"Enter a whole number from {config.low} to {config.high}.")
-    answer = item.call.raw_output if item.call else ""
-    record_result(
-        item.run, config, item, raw_score, f"Scored by {user} from the judge's answer: {answer}"
-    )
+        raise ReviewConflict(f"Item {item.pk} does not need a human (it is {item.status}).")
+    protocol = item_protocol(item)
+    try:
+        answer = protocol.check_answer(answer)
+    except AnswerError as error:
+        raise ReviewError(str(error)) from None
+    raw = item.call.raw_output if item.call else ""
+    protocol.record(item.run, item, answer, f"Scored by {user} from the judge's answer: {raw}")
     item.status, item.outcome = JudgeItem.Status.RESOLVED, "ok"
-    item.detail = f"scored {raw_score} by {user}"
+    item.detail = f"{protocol.describe(answer)} entered by {user}"
     item.save(update_fields=["status", "outcome", "detail"])
 
 
@@ -42,18 +62,18 @@ def reparse_run(run: JudgingRun) -> int:
     """Parse the stored answers of the items that need a human again (after a
     parser fix): those that now parse become judgments (or verdicts). No call
     is made."""
-    config = JudgeConfig.from_dict(run.evaluator.config)
+    protocol = protocol_for(JudgeConfig.from_dict(run.evaluator.config))
     fixed = 0
     for item in JudgeItem.objects.filter(
         run=run, status=JudgeItem.Status.NEEDS_HUMAN, call__isnull=False
     ).select_related("call"):
         if item.call.finish_reason == "length":
             continue
-        parsed = parse_answer(config, item.call.raw_output)
+        parsed = protocol.parse(item.call.raw_output)
         if not parsed.ok:
             continue
         with transaction.atomic():
-            record_result(run, config, item, parsed.score, item.call.raw_output)
+            protocol.record(run, item, parsed.value, item.call.raw_output)
             JudgeItem.objects.filter(pk=item.pk).update(
                 status=JudgeItem.Status.DONE, outcome="ok", detail="re-parsed"
             )

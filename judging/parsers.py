@@ -1,4 +1,5 @@
-"""Reading a score out of a judge's answer, with a typed outcome.
+"""Reading a score or a pairwise verdict out of a judge's answer, with a typed
+outcome.
 
 Outcomes: ok, parse_failure (no score in the expected format), out_of_range
 (a score outside the scale), truncated (the answer was cut off by the token
@@ -10,12 +11,39 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from enum import StrEnum
 
 PARSER_VERSION = "1"
 BOXED = re.compile(r"\\boxed\s*\{\s*([^{}]*?)\s*\}")
 RESULT = re.compile(r"\[RESULT\]\s*\(?\s*([^\s()\]]+)")
 VERDICT = re.compile(r"\[\[([ABC])\]\]")
 INTEGER = re.compile(r"^[+-]?\d+(?:\.0+)?$")
+
+
+class Verdict(StrEnum):
+    """Which of two answers a pairwise judge (or a researcher) prefers: A is
+    the answer shown first, B the one shown second. The values are those
+    stored in PairwiseVerdict.winner."""
+
+    A = "first"
+    B = "second"
+    TIE = "tie"
+
+    @property
+    def label(self) -> str:
+        """How a researcher names it: A, B or tie."""
+        return "tie" if self is Verdict.TIE else self.name
+
+    @classmethod
+    def from_label(cls, label: str) -> Verdict:
+        for verdict in cls:
+            if verdict.label == label:
+                return verdict
+        raise ValueError(f"{label!r} is no verdict: choose A, B or tie.")
+
+
+# The judge prompt asks for [[A]], [[B]] or [[C]] (a tie), as MT-Bench does.
+JUDGE_LETTERS = {"A": Verdict.A, "B": Verdict.B, "C": Verdict.TIE}
 
 
 @dataclass(frozen=True)
@@ -27,6 +55,27 @@ class ParsedScore:
     @property
     def ok(self) -> bool:
         return self.outcome == "ok"
+
+    @property
+    def value(self) -> int | None:
+        """What the protocol records: the score."""
+        return self.score
+
+
+@dataclass(frozen=True)
+class ParsedVerdict:
+    outcome: str
+    verdict: Verdict | None
+    detail: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome == "ok"
+
+    @property
+    def value(self) -> Verdict | None:
+        """What the protocol records: the verdict."""
+        return self.verdict
 
 
 def _integer(candidates: list[str], low: int, high: int, what: str) -> ParsedScore:
@@ -51,9 +100,9 @@ def parse_prometheus(text: str, low: int = 1, high: int = 5) -> ParsedScore:
     return _integer(RESULT.findall(text or ""), low, high, "[RESULT] score")
 
 
-def parse_verdict(text: str) -> ParsedScore:
-    """A pairwise verdict [[A]], [[B]] or [[C]] (tie): the last one; score 0/1/2."""
+def parse_verdict(text: str) -> ParsedVerdict:
+    """A pairwise verdict [[A]], [[B]] or [[C]] (tie): the last one."""
     found = VERDICT.findall(text or "")
     if not found:
-        return ParsedScore("parse_failure", None, "no [[A]], [[B]] or [[C]] verdict")
-    return ParsedScore("ok", "ABC".index(found[-1]))
+        return ParsedVerdict("parse_failure", None, "no [[A]], [[B]] or [[C]] verdict")
+    return ParsedVerdict("ok", JUDGE_LETTERS[found[-1]])

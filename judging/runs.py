@@ -13,10 +13,11 @@ from django.db import transaction
 from corpus.bulk import sync_rows
 from corpus.models import QuestionText
 from generation.models import Response
-from judging.llm.config import ConfigError, JudgeConfig
+from judging.llm.config import ConfigError
 from judging.llm.executor import RETRY
 from judging.metrics import METRICS
 from judging.models import Evaluator, JudgeItem, JudgingRun, Judgment
+from judging.protocols import JudgeProtocol, judge_protocol
 from runs import lifecycle
 from runs.lifecycle import Outcome, enqueue_on_commit, finish, holding_lease
 
@@ -80,16 +81,13 @@ def create_judging_run(
                 f"{evaluator.name}: unknown metric "
                 f"{evaluator.config.get('metric')!r}; known: {', '.join(METRICS)}."
             )
-        config = None
+        config = protocol = None
     elif evaluator.kind in (Evaluator.Kind.LLM_RUBRIC, Evaluator.Kind.LLM_PAIRWISE):
         try:
-            config = JudgeConfig.from_dict(evaluator.config)
+            protocol = judge_protocol(evaluator.kind, evaluator.config)
         except (ConfigError, TypeError, ValueError) as error:
             raise JudgingError(f"{evaluator.name}: {error}") from None
-        if (evaluator.kind == Evaluator.Kind.LLM_PAIRWISE) != (config.protocol == "pairwise"):
-            raise JudgingError(
-                f"{evaluator.name}: a pairwise judge uses the pairwise protocol, and only it."
-            )
+        config = protocol.config
     else:
         raise JudgingError(
             f"{evaluator.name} holds {evaluator.get_kind_display().lower()}: runs take automatic "
@@ -112,9 +110,9 @@ def create_judging_run(
         raise JudgingError(f"No {mode} responses on {dataset} for this selection.")
     if config is None:
         run.total = len(response_ids)
-    elif config.protocol == "pairwise":
-        run.total = _pairwise_items(run, config)
-        run.projected_cost = projected_cost(run, config)
+    elif protocol.pairwise:
+        run.total = _pairwise_items(run, protocol)
+        run.projected_cost = projected_cost(run, protocol)
     else:
         JudgeItem.objects.bulk_create(
             JudgeItem(run=run, response_id=r, seed=seed)
@@ -122,14 +120,15 @@ def create_judging_run(
             for seed in config.seeds
         )
         run.total = len(response_ids) * len(config.seeds)
-        run.projected_cost = projected_cost(run, config)
+        run.projected_cost = projected_cost(run, protocol)
     run.save(update_fields=["total", "projected_cost"])
     return run
 
 
-def _pairwise_items(run: JudgingRun, config: JudgeConfig) -> int:
+def _pairwise_items(run: JudgingRun, protocol: JudgeProtocol) -> int:
     """Every other system's response against the baseline's response to the
-    same question, in both orders, for each seed."""
+    same question, in each of the protocol's orders (both), for each seed."""
+    config = protocol.config
     baseline = {
         question: pk
         for pk, question in Response.objects.filter(
@@ -148,7 +147,7 @@ def _pairwise_items(run: JudgingRun, config: JudgeConfig) -> int:
         for pk, question in competitors.values_list("pk", "question_id")
         if question in baseline
         for seed in config.seeds
-        for order in (0, 1)
+        for order in protocol.orders
     ]
     if not items:
         raise JudgingError("No response of another system answers the baseline's questions.")
@@ -156,12 +155,10 @@ def _pairwise_items(run: JudgingRun, config: JudgeConfig) -> int:
     return len(items)
 
 
-def projected_cost(run: JudgingRun, config: JudgeConfig) -> float:
+def projected_cost(run: JudgingRun, protocol: JudgeProtocol) -> float:
     """Before starting: prompt tokens estimated at 4 characters a token, answers
     at half of max_tokens, priced per million tokens."""
-    from judging.llm.executor import judge_messages
-    from judging.prompts import pairwise_judge_messages
-
+    config = protocol.config
     texts = dict(
         QuestionText.objects.filter(dataset=run.dataset).values_list(
             "question_id", "reference_answer"
@@ -169,12 +166,8 @@ def projected_cost(run: JudgingRun, config: JudgeConfig) -> float:
     )
     characters = 0
     for question_id, text in run_responses(run).values_list("question_id", "text"):
-        if config.protocol == "pairwise":  # two answers per prompt, two orders
-            messages = pairwise_judge_messages("", texts.get(question_id, ""), text, text)
-            characters += 2 * sum(len(m["content"]) for m in messages)
-            continue
-        messages = judge_messages(config, "", text, texts.get(question_id, ""))
-        characters += sum(len(m["content"]) for m in messages)
+        for messages in protocol.estimate_messages(text, texts.get(question_id, "")):
+            characters += sum(len(m["content"]) for m in messages)
     prompt_tokens = characters / 4 * len(config.seeds)
     completion_tokens = run.total * config.max_tokens / 2
     return (

@@ -6,8 +6,9 @@ from config.serializers import KnownFieldsMixin, NameRelatedField, StrictFloatFi
 from corpus.models import Dataset
 from generation.models import System
 from judging.evaluators import frozen_changes, frozen_message
-from judging.llm.config import ConfigError, JudgeConfig
-from judging.models import Evaluator, JudgingRun, Judgment
+from judging.llm.config import ConfigError
+from judging.models import Evaluator, JudgeItem, JudgingRun, Judgment
+from judging.protocols import Verdict, judge_protocol
 
 LLM_KINDS = (Evaluator.Kind.LLM_RUBRIC, Evaluator.Kind.LLM_PAIRWISE)
 
@@ -111,7 +112,7 @@ class EvaluatorSerializer(KnownFieldsMixin, serializers.ModelSerializer):
         config = attrs.get("config", getattr(self.instance, "config", {}))
         if kind in LLM_KINDS:
             try:
-                JudgeConfig.from_dict(config or {})
+                judge_protocol(kind, config or {})
             except (ConfigError, TypeError, ValueError) as error:
                 raise serializers.ValidationError({"config": str(error)}) from None
         return attrs
@@ -181,3 +182,53 @@ class JudgingRunSerializer(KnownFieldsMixin, serializers.ModelSerializer):
             *RUN_PROGRESS,
         ]
         read_only_fields = RUN_PROGRESS
+
+
+class JudgeItemSerializer(serializers.ModelSerializer):
+    """A run's item (read only): its status, why it needs a human, and the
+    judge's raw answer to read when resolving it."""
+
+    evaluator = serializers.CharField(source="run.evaluator.name", read_only=True)
+    raw_answer = serializers.SerializerMethodField()
+
+    class Meta:
+        model = JudgeItem
+        fields = [
+            "id",
+            "run",
+            "evaluator",
+            "response",
+            "opponent",
+            "seed",
+            "order",
+            "status",
+            "outcome",
+            "attempts",
+            "detail",
+            "raw_answer",
+        ]
+
+    def get_raw_answer(self, item: JudgeItem) -> str:
+        return item.call.raw_output if item.call else ""
+
+
+class ResolveSerializer(KnownFieldsMixin, serializers.Serializer):
+    """A researcher's reading of a judge's answer: `score` (on the judge's own
+    scale) for a scoring judge, `verdict` (A, B or tie) for a pairwise one.
+    The judge's protocol says which it takes and checks the value."""
+
+    score = serializers.IntegerField(required=False)
+    verdict = serializers.ChoiceField(
+        choices=[verdict.label for verdict in Verdict], required=False
+    )
+
+    def validate(self, attrs):
+        if len(attrs) != 1:
+            raise serializers.ValidationError(
+                "Send either score (a scoring judge) or verdict (A, B or tie: a pairwise judge)."
+            )
+        return attrs
+
+    def answer(self) -> int | Verdict:
+        data = self.validated_data
+        return Verdict.from_label(data["verdict"]) if "verdict" in data else data["score"]

@@ -1,10 +1,19 @@
 import django_filters
+from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import APIException, ValidationError
+from rest_framework.response import Response
 
-from judging.api.serializers import EvaluatorSerializer, JudgingRunSerializer, JudgmentSerializer
-from judging.models import Evaluator, JudgingRun, Judgment
+from judging.api.serializers import (
+    EvaluatorSerializer,
+    JudgeItemSerializer,
+    JudgingRunSerializer,
+    JudgmentSerializer,
+    ResolveSerializer,
+)
+from judging.human_review import ReviewError, resolve_item
+from judging.models import Evaluator, JudgeItem, JudgingRun, Judgment
 from judging.runs import JudgingError, cancel_run, resume_run, retry_failed, start_judging_run
 from runs.api import outcome_response
 
@@ -94,3 +103,35 @@ class JudgingRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     def retry_failed(self, request, pk=None):
         """Ask again the items that need a human, then go on with every pending one."""
         return outcome_response(retry_failed(self.get_object()))
+
+
+class ReviewRefused(APIException):
+    """A ReviewError as an HTTP answer: its message, with its status (400 or 409)."""
+
+    def __init__(self, error: ReviewError) -> None:
+        self.status_code = error.status_code
+        super().__init__(str(error))
+
+
+class JudgeItemViewSet(viewsets.ReadOnlyModelViewSet):
+    """The items of LLM judging runs; filter status=needs_human for the answers
+    no parser could read, and POST .../ID/resolve/ with {"score": N} (a
+    scoring judge, on its own scale) or {"verdict": "A" | "B" | "tie"} (a
+    pairwise judge: A is the answer shown first) to store what it says."""
+
+    queryset = JudgeItem.objects.select_related("run__evaluator", "call").order_by("pk")
+    serializer_class = JudgeItemSerializer
+    filterset_fields = ["run", "status", "outcome"]
+
+    @extend_schema(request=ResolveSerializer, responses=JudgeItemSerializer)
+    @action(detail=True, methods=["post"], serializer_class=ResolveSerializer)
+    def resolve(self, request, pk=None):
+        item = self.get_object()
+        body = ResolveSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        try:
+            resolve_item(item, body.answer(), request.user)
+        except ReviewError as error:
+            raise ReviewRefused(error) from None
+        item.refresh_from_db()
+        return Response(JudgeItemSerializer(item).data)

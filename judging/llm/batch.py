@@ -15,8 +15,9 @@ from datetime import UTC, datetime
 
 from corpus.models import QuestionText
 from judging.llm.config import JudgeConfig
-from judging.llm.executor import _judge_pending, item_messages, judge_caller
+from judging.llm.executor import _judge_pending, judge_caller
 from judging.models import JudgeItem, JudgingRun
+from judging.protocols import protocol_for
 from llm.ledger import Ledger, request_hash
 from llm.models import LLMCall
 from runs.lifecycle import finish, holding_lease
@@ -37,9 +38,10 @@ def pending_requests(run: JudgingRun, config: JudgeConfig) -> dict[str, tuple[li
         )
     }
     requests: dict[str, tuple[list, dict]] = {}
+    protocol = protocol_for(config)
     for item in items:
         question, reference = texts[item.response.question_id]
-        messages = item_messages(config, item, question, reference)
+        messages = protocol.item_messages(item, question, reference)
         params = config.sampling(item.seed)
         requests[request_hash(config.endpoint, config.model, messages, params)] = (messages, params)
     return requests

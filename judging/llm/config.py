@@ -11,14 +11,6 @@ from dataclasses import asdict, dataclass, field
 
 from llm.config import MAX_SEED, ModelConfig, ModelConfigError, check_types
 
-PROTOCOLS = {
-    "rubric": {"low": 1, "high": 10, "parser": "boxed"},
-    "prometheus": {"low": 1, "high": 5, "parser": "prometheus"},
-    "custom": {"low": 1, "high": 10, "parser": "boxed"},
-    "pairwise": {"low": 0, "high": 2, "parser": "verdict"},
-}
-COUNTING = ("consistent", "per_order")
-
 
 class ConfigError(ModelConfigError):
     pass
@@ -64,8 +56,11 @@ class JudgeConfig(ModelConfig):
         return data
 
     def check(self) -> None:
-        if self.protocol not in PROTOCOLS:
-            raise ConfigError(f"protocol {self.protocol!r}: one of {', '.join(PROTOCOLS)}.")
+        # The protocols (judging.protocols) are registered there, and check
+        # their own settings (a pairwise baseline, a custom template).
+        from judging.protocols import protocol_class
+
+        protocol = protocol_class(self.protocol)
         if self.language not in ("en", "cs"):
             raise ConfigError("language: 'en' or 'cs'.")
         if not self.seeds:
@@ -80,27 +75,7 @@ class JudgeConfig(ModelConfig):
                 "A local model answers one request at a time: set "
                 "max_concurrency to 1 (start more GPU workers to go faster)."
             )
-        if self.protocol == "pairwise":
-            if not self.baseline:
-                raise ConfigError("A pairwise judge needs a baseline system to compare with.")
-            if self.counting not in COUNTING:
-                raise ConfigError(f"counting: one of {', '.join(COUNTING)}.")
-        if self.protocol == "custom":
-            from judging.prompts import validate_template
-
-            validate_template(self.template)
-
-    @property
-    def low(self) -> int:
-        return (
-            0
-            if self.language == "cs" and self.protocol != "custom"
-            else PROTOCOLS[self.protocol]["low"]
-        )
-
-    @property
-    def high(self) -> int:
-        return PROTOCOLS[self.protocol]["high"]
+        protocol.check(self)
 
     def sampling(self, seed: int) -> dict:
         """The parameters sent with a request (and stored in the ledger)."""

@@ -15,20 +15,15 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
-from django.db import DEFAULT_DB_ALIAS, IntegrityError, connections, transaction
+from django.db import DEFAULT_DB_ALIAS, connections, transaction
 from django.db.models import Count, F
 
 from corpus.models import QuestionText
 from judging.llm.config import JudgeConfig
-from judging.models import JudgeItem, JudgingRun, Judgment, PairwiseVerdict
-from judging.parsers import PARSER_VERSION, parse_boxed, parse_prometheus, parse_verdict
-from judging.prompts import (
-    pairwise_judge_messages,
-    prometheus_judge_prompt,
-    render_template,
-    rubric_judge_messages,
-)
+from judging.models import JudgeItem, JudgingRun
+from judging.parsers import PARSER_VERSION
 from judging.prompts.templates import TEMPLATE_VERSION
+from judging.protocols import protocol_for
 from llm.calls import ModelCaller, Stopped
 from llm.models import LLMCall
 from llm.policy import BreakerOpen
@@ -37,90 +32,6 @@ from runs.lifecycle import Lease, finish, holding_lease
 
 REASK_SEED_STEP = 1_000_003  # a re-ask's seed: far from any seed a researcher picks
 RETRY = "retry"  # the outcome of an item sent back to be asked again
-
-
-def judge_messages(config: JudgeConfig, question: str, response: str, reference: str) -> list[dict]:
-    if config.protocol == "rubric":
-        return rubric_judge_messages(question, response, reference, config.language)
-    if config.protocol == "prometheus":
-        return [
-            {
-                "role": "user",
-                "content": prometheus_judge_prompt(question, response, reference, config.language),
-            }
-        ]
-    return [
-        {
-            "role": "user",
-            "content": render_template(
-                config.template,
-                {"question": question, "response": response, "reference": reference, "rubric": ""},
-            ),
-        }
-    ]
-
-
-def parse_answer(config: JudgeConfig, text: str):
-    if config.protocol == "pairwise":
-        return parse_verdict(text)
-    if config.protocol == "prometheus":
-        return parse_prometheus(text, config.low, config.high)
-    return parse_boxed(text, config.low, config.high)
-
-
-def common_score(config: JudgeConfig, value: int) -> float:
-    """Onto the common 1-10 scale: Prometheus x2 as in the paper; a Czech 0
-    ("not in Czech") becomes the lowest score, 1, and stays 0 in raw_score."""
-    scaled = value * 2 if config.protocol == "prometheus" else value
-    return float(max(1, scaled))
-
-
-def item_messages(
-    config: JudgeConfig, item: JudgeItem, question: str, reference: str
-) -> list[dict]:
-    """The prompt of a run's item. Pairwise: order 0 shows the judged response
-    first, order 1 the baseline's."""
-    if config.protocol != "pairwise":
-        return judge_messages(config, question, item.response.text, reference)
-    first, second = item.response.text, item.opponent.text
-    if item.order == 1:
-        first, second = second, first
-    return pairwise_judge_messages(question, reference, first, second)
-
-
-def record_result(
-    run: JudgingRun, config: JudgeConfig, item: JudgeItem, score: int, feedback: str
-) -> None:
-    """A parsed (or researcher-entered) score as the item's judgment, or for a
-    pairwise judge its verdict; once: a second write (a redelivered task, a
-    re-parse) finds it stored and changes nothing."""
-    try:
-        with transaction.atomic():
-            if config.protocol == "pairwise":
-                PairwiseVerdict.objects.create(
-                    evaluator_id=run.evaluator_id,
-                    response_id=item.response_id,
-                    opponent_id=item.opponent_id,
-                    seed=item.seed,
-                    order=item.order,
-                    winner=("first", "second", "tie")[score],
-                    feedback=feedback,
-                )
-            else:
-                Judgment.objects.create(
-                    evaluator_id=run.evaluator_id,
-                    response_id=item.response_id,
-                    rater="",
-                    seed=item.seed,
-                    order=item.order,
-                    score=common_score(config, score),
-                    raw_score=score,
-                    raw_scale_min=config.low,
-                    raw_scale_max=config.high,
-                    feedback=feedback,
-                )
-    except IntegrityError:
-        pass
 
 
 def judge_caller(config: JudgeConfig, *, refresh: bool = False, **options) -> ModelCaller:
@@ -152,7 +63,8 @@ def judge_item(
         "completion_tokens": 0,
     }
     question, reference = texts[item.response.question_id]
-    messages = item_messages(config, item, question, reference)
+    protocol = protocol_for(config)
+    messages = protocol.item_messages(item, question, reference)
     outcome, detail, call = "", "", None
     # An item a researcher sent back ("retry failed") is asked with seeds it has
     # not used: the ledger would give the same unusable answers again.
@@ -177,10 +89,10 @@ def judge_item(
         if call.finish_reason == "length":
             outcome, detail = "truncated", "the answer hit max_tokens before a score"
             continue
-        parsed = parse_answer(config, call.raw_output)
+        parsed = protocol.parse(call.raw_output)
         if parsed.ok:
             with transaction.atomic():
-                record_result(run, config, item, parsed.score, call.raw_output)
+                protocol.record(run, item, parsed.value, call.raw_output)
                 JudgeItem.objects.filter(pk=item.pk).update(
                     status=JudgeItem.Status.DONE,
                     outcome="ok",
@@ -244,8 +156,12 @@ def _judge_pending(run: JudgingRun, lease: Lease) -> None:
             dataset=run.dataset, question_id__in={i.response.question_id for i in items}
         ).values_list("question_id", "text", "reference_answer")
     }
+    protocol = protocol_for(config)
     caller.prefetch(
-        (item_messages(config, item, *texts[item.response.question_id]), config.sampling(item.seed))
+        (
+            protocol.item_messages(item, *texts[item.response.question_id]),
+            config.sampling(item.seed),
+        )
         for item in items
     )
     budget = float(run.budget) if run.budget is not None else None

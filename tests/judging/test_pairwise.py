@@ -99,8 +99,9 @@ def test_baseline_without_responses_is_refused(two_meetings):
 
 
 def test_human_review_of_a_pairwise_judge_gives_verdicts(two_meetings, django_user_model):
-    from judging.human_review import reparse_run, resolve_item
+    from judging.human_review import ReviewError, reparse_run, resolve_item
     from judging.models import Judgment
+    from judging.protocols import Verdict
 
     with FakeOpenAI() as server:
         judge = pairwise_judge(server, name="reviewed judge")
@@ -116,7 +117,9 @@ def test_human_review_of_a_pairwise_judge_gives_verdicts(two_meetings, django_us
     JudgeItem.objects.filter(pk=second.pk).update(call=None)
     assert reparse_run(run) == 1
     researcher = django_user_model.objects.create_user("r2", role="researcher")
-    resolve_item(second, 1, researcher)  # the answer shown second wins
+    with pytest.raises(ReviewError, match="takes a verdict: A"):
+        resolve_item(second, 1, researcher)  # no numbers for a verdict
+    resolve_item(second, Verdict.B, researcher)  # the answer shown second wins
     assert PairwiseVerdict.objects.get(response=first.response, order=first.order).winner == "tie"
     assert (
         PairwiseVerdict.objects.get(response=second.response, order=second.order).winner == "second"

@@ -1,6 +1,6 @@
 import pytest
 
-from judging.parsers import parse_boxed, parse_prometheus, parse_verdict
+from judging.parsers import Verdict, parse_boxed, parse_prometheus, parse_verdict
 
 
 @pytest.mark.parametrize(
@@ -45,6 +45,17 @@ def test_prometheus(text, outcome, score):
 
 
 def test_verdicts():
-    assert parse_verdict("A is closer. [[A]]").score == 0
-    assert parse_verdict("[[A]] no wait [[C]]").score == 2
-    assert parse_verdict("They are equal.").outcome == "parse_failure"
+    assert parse_verdict("A is closer. [[A]]").verdict is Verdict.A
+    assert parse_verdict("B, clearly. [[B]]").value is Verdict.B
+    assert parse_verdict("[[A]] no wait [[C]]").verdict is Verdict.TIE
+    failed = parse_verdict("They are equal.")
+    assert (failed.outcome, failed.verdict, failed.ok) == ("parse_failure", None, False)
+
+
+def test_a_verdict_is_stored_as_the_winner_column_and_named_a_b_or_tie():
+    assert [str(v) for v in Verdict] == ["first", "second", "tie"]
+    assert [v.label for v in Verdict] == ["A", "B", "tie"]
+    assert Verdict.from_label("B") is Verdict.B and Verdict.from_label("tie") is Verdict.TIE
+    for wrong in ("C", "first", "1", ""):
+        with pytest.raises(ValueError, match="choose A, B or tie"):
+            Verdict.from_label(wrong)
