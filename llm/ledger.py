@@ -11,8 +11,9 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+from contextlib import nullcontext
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Max
 
 from llm.models import LLMCall
@@ -94,7 +95,9 @@ class Ledger:
             with self.lock:
                 attempt = self.last_attempt.get(digest, -1) + 1
             try:
-                with transaction.atomic():
+                # In autocommit a plain INSERT is one round trip; inside a
+                # transaction a savepoint keeps a duplicate from breaking it.
+                with transaction.atomic() if connection.in_atomic_block else nullcontext():
                     call = LLMCall.objects.create(
                         request_hash=digest,
                         attempt=attempt,

@@ -14,8 +14,9 @@ from __future__ import annotations
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
 
-from django.db import DEFAULT_DB_ALIAS, connections, transaction
+from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
 from django.db.models import Count, F
 
 from corpus.models import QuestionText
@@ -23,7 +24,7 @@ from judging.llm.config import JudgeConfig
 from judging.models import JudgeItem, JudgingRun
 from judging.parsers import PARSER_VERSION
 from judging.prompts.templates import TEMPLATE_VERSION
-from judging.protocols import protocol_for
+from judging.protocols import JudgeProtocol, protocol_for
 from llm.calls import ModelCaller, Stopped
 from llm.models import LLMCall
 from llm.policy import BreakerOpen
@@ -46,70 +47,162 @@ def judge_caller(config: JudgeConfig, *, refresh: bool = False, **options) -> Mo
     )
 
 
+@dataclass
+class ItemResult:
+    """What asking about one item gave: written with others in one batch."""
+
+    item: JudgeItem
+    status: str = JudgeItem.Status.PENDING  # PENDING: stopped, or an API error
+    outcome: str = ""
+    detail: str = ""
+    call: LLMCall | None = None
+    attempts: int = 0  # asks made now (answers from the ledger included)
+    value: object = None  # the parsed answer, when DONE
+    usage: dict[str, float] = field(default_factory=dict)
+
+
 def judge_item(
     item: JudgeItem,
     config: JudgeConfig,
     caller: ModelCaller,
-    run: JudgingRun,
+    protocol: JudgeProtocol,
     texts: dict[int, tuple[str, str]],
-) -> dict:
-    """Judge one item; returns the counters to add to the run. A stopped run
-    (cancelled, budget spent, endpoint unreachable) leaves the item pending."""
-    counters = {
-        "requests": 0,
-        "cache_hits": 0,
-        "cost": 0.0,
-        "prompt_tokens": 0,
-        "completion_tokens": 0,
-    }
+) -> ItemResult:
+    """Ask about one item (re-asking with new seeds when the answer does not
+    parse), writing nothing but the ledger's calls. A stopped run (cancelled,
+    budget spent, endpoint unreachable) leaves the item pending."""
+    result = ItemResult(item)
+    usage = result.usage
     question, reference = texts[item.response.question_id]
-    protocol = protocol_for(config)
     messages = protocol.item_messages(item, question, reference)
-    outcome, detail, call = "", "", None
-    # An item a researcher sent back ("retry failed") is asked with seeds it has
-    # not used: the ledger would give the same unusable answers again.
-    first = item.attempts if item.outcome == RETRY else 0
     for attempt in range(config.reask + 1):
-        params = config.sampling(item.seed + (first + attempt) * REASK_SEED_STEP)
         try:
-            result = caller.complete(messages, params)
+            answer = caller.complete(messages, item_params(config, item, attempt))
         except (Stopped, BreakerOpen):
-            return counters
-        call, cached = result.call, result.cached
-        counters["cache_hits" if cached else "requests"] += 1
-        if not cached:
-            counters["cost"] += call.cost
-            counters["prompt_tokens"] += call.prompt_tokens
-            counters["completion_tokens"] += call.completion_tokens
+            return result
+        call = result.call = answer.call
+        result.attempts += 1
+        if answer.cached:
+            usage["cache_hits"] = usage.get("cache_hits", 0) + 1
+        else:
+            for name, value in (
+                ("requests", 1),
+                ("cost", call.cost),
+                ("prompt_tokens", call.prompt_tokens),
+                ("completion_tokens", call.completion_tokens),
+            ):
+                usage[name] = usage.get(name, 0) + value
         if call.status == LLMCall.Status.API_ERROR:
-            JudgeItem.objects.filter(pk=item.pk).update(
-                outcome="api_error", call=call, attempts=F("attempts") + 1, detail=call.error[:2000]
-            )
-            return counters  # stays pending: a resumed run asks again
+            result.outcome, result.detail = "api_error", call.error[:2000]
+            return result  # stays pending: a resumed run asks again
         if call.finish_reason == "length":
-            outcome, detail = "truncated", "the answer hit max_tokens before a score"
+            result.outcome = "truncated"
+            result.detail = "the answer hit max_tokens before a score"
             continue
         parsed = protocol.parse(call.raw_output)
         if parsed.ok:
-            with transaction.atomic():
-                protocol.record(run, item, parsed.value, call.raw_output)
-                JudgeItem.objects.filter(pk=item.pk).update(
-                    status=JudgeItem.Status.DONE,
-                    outcome="ok",
-                    call=call,
-                    detail="",
-                    attempts=F("attempts") + attempt + 1,
+            result.status, result.outcome, result.detail = JudgeItem.Status.DONE, "ok", ""
+            result.value = parsed.value
+            return result
+        result.outcome, result.detail = parsed.outcome, parsed.detail
+    result.status = JudgeItem.Status.NEEDS_HUMAN
+    return result
+
+
+def item_params(config: JudgeConfig, item: JudgeItem, attempt: int) -> dict:
+    """The sampling parameters of an item's `attempt`-th ask. An item a
+    researcher sent back ("retry failed") is asked with seeds it has not used:
+    the ledger would give the same unusable answers again."""
+    first = item.attempts if item.outcome == RETRY else 0
+    return config.sampling(item.seed + (first + attempt) * REASK_SEED_STEP)
+
+
+class ResultWriter:
+    """Writes items' results in batches, in one transaction each: the results
+    (judgments or verdicts, once), the items' states, the run's usage and its
+    done / failed counted from the stored items. The calls themselves are in
+    the ledger already, so a batch lost with a killed worker costs nothing
+    to redo."""
+
+    def __init__(self, run: JudgingRun, protocol: JudgeProtocol) -> None:
+        self.run = run
+        self.protocol = protocol
+        self.results: list[ItemResult] = []
+        self.usage: dict[str, float] = {}
+
+    def add(self, result: ItemResult) -> None:
+        self.results.append(result)
+        for name, value in result.usage.items():
+            self.usage[name] = self.usage.get(name, 0) + value
+
+    def flush(self) -> None:
+        results, self.results = self.results, []
+        usage, self.usage = self.usage, {}
+        rows: dict[type, list] = {}
+        changed = []
+        for result in results:
+            item = result.item
+            if result.attempts == 0:
+                continue  # never asked (the run stopped first)
+            if result.status == JudgeItem.Status.DONE:
+                row = self.protocol.result_row(
+                    self.run, item, self.protocol.check_answer(result.value), result.call.raw_output
                 )
-            return counters
-        outcome, detail = parsed.outcome, parsed.detail
-    JudgeItem.objects.filter(pk=item.pk).update(
-        status=JudgeItem.Status.NEEDS_HUMAN,
-        outcome=outcome,
-        call=call,
-        detail=detail,
-        attempts=F("attempts") + config.reask + 1,
-    )
-    return counters
+                rows.setdefault(type(row), []).append(row)
+            item.status, item.outcome, item.detail = result.status, result.outcome, result.detail
+            item.call = result.call
+            item.attempts += result.attempts
+            changed.append(item)
+        with transaction.atomic():
+            for model, batch in rows.items():
+                # once: a result stored before (a redelivered task) is kept as it is
+                model.objects.bulk_create(batch, ignore_conflicts=True)
+            if changed:
+                update_items(changed)
+            JudgingRun.objects.filter(pk=self.run.pk).update(
+                **{name: F(name) + value for name, value in usage.items()},
+                **item_counts(self.run),
+            )
+
+
+ITEM_UPDATE = """
+UPDATE {table} SET status = v.status, outcome = v.outcome, detail = v.detail,
+    call_id = v.call_id, attempts = v.attempts
+FROM (VALUES {rows}) AS v(id, status, outcome, detail, call_id, attempts)
+WHERE {table}.id = v.id
+"""
+
+
+def update_items(items: list[JudgeItem], chunk: int = 500) -> None:
+    """Items' new states in one UPDATE per 500 (Django's bulk_update writes a
+    CASE per field and row, which takes most of a second for 390 items).
+    SQLite (the demo) has no column list on a VALUES alias: bulk_update there."""
+    if connection.vendor != "postgresql":
+        JudgeItem.objects.bulk_update(
+            items, ["status", "outcome", "detail", "call", "attempts"], batch_size=chunk
+        )
+        return
+    table = connection.ops.quote_name(JudgeItem._meta.db_table)
+    # The first row's casts name the columns' types (a NULL call_id included).
+    first = "(CAST(%s AS bigint), CAST(%s AS varchar), CAST(%s AS varchar), CAST(%s AS text), "
+    first += "CAST(%s AS bigint), CAST(%s AS integer))"
+    with connection.cursor() as cursor:
+        for start in range(0, len(items), chunk):
+            batch = items[start : start + chunk]
+            rows = ", ".join([first] + ["(%s, %s, %s, %s, %s, %s)"] * (len(batch) - 1))
+            params = [
+                value
+                for item in batch
+                for value in (
+                    item.pk,
+                    item.status,
+                    item.outcome,
+                    item.detail,
+                    item.call_id,
+                    item.attempts,
+                )
+            ]
+            cursor.execute(ITEM_UPDATE.format(table=table, rows=rows), params)
 
 
 def item_counts(run: JudgingRun) -> dict[str, int]:
@@ -160,37 +253,19 @@ def _judge_pending(run: JudgingRun, lease: Lease) -> None:
     caller.prefetch(
         (
             protocol.item_messages(item, *texts[item.response.question_id]),
-            config.sampling(item.seed),
+            item_params(config, item, 0),
         )
         for item in items
     )
     budget = float(run.budget) if run.budget is not None else None
-
-    thread_connections: dict[int, object] = {}
-
-    def work(item: JudgeItem) -> dict:
-        # Each pool thread keeps its own database connection for the whole run
-        # (opening one per item costs more than the item); they are closed below.
-        if threading.get_ident() not in thread_connections:
-            wrapper = connections[DEFAULT_DB_ALIAS]
-            wrapper.inc_thread_sharing()  # so that the main thread may close it
-            thread_connections[threading.get_ident()] = wrapper
-        if caller.halted.is_set():
-            return {}
-        return judge_item(item, config, caller, run, texts)
-
-    pending_counters: dict[str, float] = {}
+    writer = ResultWriter(run, protocol)
     last_flush = time.monotonic()
 
     def flush() -> None:
-        """Add the counters to the run, then look at cancellation and the budget."""
+        """Write what is done, then look at cancellation and the budget."""
         nonlocal last_flush
         last_flush = time.monotonic()
-        JudgingRun.objects.filter(pk=run.pk).update(
-            **{name: F(name) + value for name, value in pending_counters.items()},
-            **item_counts(run),
-        )
-        pending_counters.clear()
+        writer.flush()
         current = JudgingRun.objects.values("status", "cost").get(pk=run.pk)
         if lease.lost.is_set():
             caller.halt("another worker took the run over")
@@ -203,16 +278,45 @@ def _judge_pending(run: JudgingRun, lease: Lease) -> None:
                 message=f"Stopped: the budget of {budget:g} was reached.",
             )
 
-    with ThreadPoolExecutor(max_workers=config.max_concurrency) as pool:
-        futures = [pool.submit(work, item) for item in items]
-        for future in as_completed(futures):
-            for name, value in future.result().items():
-                pending_counters[name] = pending_counters.get(name, 0) + value
-            # Progress goes out every quarter second; with a budget, after every
-            # answer, so that the run stops as soon as the budget is spent.
-            if budget is not None or time.monotonic() - last_flush > 0.25:
+    def due() -> bool:
+        # Progress goes out every quarter second; with a budget, after every
+        # answer, so that the run stops as soon as the budget is spent.
+        return budget is not None or time.monotonic() - last_flush > 0.25
+
+    # Items whose first answer the ledger holds are judged here at once, with
+    # no thread and no query; the others go to the pool.
+    to_call = []
+    for item in items:
+        if caller.cached(
+            protocol.item_messages(item, *texts[item.response.question_id]),
+            item_params(config, item, 0),
+        ):
+            writer.add(judge_item(item, config, caller, protocol, texts))
+            if due():
                 flush()
-        flush()
+        else:
+            to_call.append(item)
+
+    thread_connections: dict[int, object] = {}
+
+    def work(item: JudgeItem) -> ItemResult:
+        # Each pool thread keeps its own database connection for the whole run
+        # (opening one per item costs more than the item); they are closed below.
+        if threading.get_ident() not in thread_connections:
+            wrapper = connections[DEFAULT_DB_ALIAS]
+            wrapper.inc_thread_sharing()  # so that the main thread may close it
+            thread_connections[threading.get_ident()] = wrapper
+        if caller.halted.is_set():
+            return ItemResult(item)
+        return judge_item(item, config, caller, protocol, texts)
+
+    with ThreadPoolExecutor(max_workers=config.max_concurrency) as pool:
+        futures = [pool.submit(work, item) for item in to_call]
+        for future in as_completed(futures):
+            writer.add(future.result())
+            if due():
+                flush()
+    flush()
     for wrapper in thread_connections.values():
         wrapper.close()
         wrapper.dec_thread_sharing()
