@@ -171,7 +171,12 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     # several models share these choices: one named enum each
-    "ENUM_NAME_OVERRIDES": {"ModeEnum": [("st", "Single-turn"), ("mt", "Multi-turn")]},
+    "ENUM_NAME_OVERRIDES": {
+        "ModeEnum": [("st", "Single-turn"), ("mt", "Multi-turn")],
+        # one name per choice set of the fields called "status"
+        "RunStatusEnum": "runs.models.RunStatus",
+        "JudgeItemStatusEnum": "judging.models.JudgeItem.Status",
+    },
 }
 
 # --- Celery ---------------------------------------------------------------
