@@ -112,7 +112,11 @@ def holding_lease(model: type[Run], pk: int):
         yield None
         return
     lease = Lease(model, pk, owner)
-    lease.start()
+    # Inside a transaction (a test, a command run in one) nobody else sees the
+    # run until it commits, and another connection could not renew its lease.
+    beating = not connection.in_atomic_block
+    if beating:
+        lease.start()
     try:
         yield lease
     except Exception as error:
@@ -123,7 +127,8 @@ def holding_lease(model: type[Run], pk: int):
         )
         raise
     finally:
-        lease.stop()
+        if beating:
+            lease.stop()
         model._default_manager.filter(pk=pk, lease_owner=owner).update(
             lease_owner="", lease_expires_at=None
         )
