@@ -99,6 +99,20 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def expected_demo_data() -> tuple[str, str]:
+    """The data origin the demo should name, and its report's path."""
+    if (demo_setup.SHARED_ELITR_DATA / "data.zip").is_file():
+        systems = ",".join(demo_setup.PAPER_CROWD_SYSTEMS)
+        return (
+            f"the shared folder: {demo_setup.SHARED_ELITR_DATA}",
+            f"/analysis/report/?dataset_version=qa&split=test2&mode=st&systems={systems}",
+        )
+    return (
+        "a synthetic meeting (no real data could be had): ",
+        "/analysis/report/?split=test2&mode=st",
+    )
+
+
 @pytest.mark.parametrize("stop_signal", [signal.SIGINT, signal.SIGTERM])
 def test_run_demo_serves_and_stops(tmp_path, stop_signal):
     """`manage.py run_demo`, as `make demo` runs it, on its own embedded defaults."""
@@ -138,7 +152,11 @@ def test_run_demo_serves_and_stops(tmp_path, stop_signal):
         assert "Concord demo is running." in printed
         assert "user admin, password demo-pass-123" in printed
         assert f"http://127.0.0.1:{port}/api/docs/" in printed
-        assert f"http://127.0.0.1:{port}/analysis/report/?dataset_version=qa" in printed
+        # the real data when the shared folder is beside the checkout, else the
+        # synthetic meeting (CONCORD_ELITR_DATA is empty, downloads are off)
+        origin, report = expected_demo_data()
+        assert re.search(rf"Data: +{re.escape(origin)}", printed), printed
+        assert f"Report:      http://127.0.0.1:{port}{report}\n" in printed
         link = re.search(r"Crowd study: (http://\S+)", printed)[1]
         consent = wait_for(link, 10)
         assert b"Rating answers about a work meeting" in consent
