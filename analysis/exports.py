@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from analysis import render
-from analysis.report import build_report
-from analysis.scores import score_table
 from analysis.selection import Selection, SelectionError
 
 CONTENT_TYPES = {
@@ -17,6 +14,12 @@ CONTENT_TYPES = {
 
 
 def export(selection: Selection, fmt: str, *, bootstrap: int = 0) -> str:
+    # pandas, numpy and scipy load with the first report, not with every process
+    # that imports the URLs (manage.py, the worker).
+    from analysis import render
+    from analysis.report import build_report
+    from analysis.scores import score_table
+
     if fmt not in render.FORMATS:
         raise SelectionError(f"format {fmt!r}: choose from {', '.join(render.FORMATS)}.")
     table = score_table(selection)

@@ -9,7 +9,6 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from analysis.exports import CONTENT_TYPES, export
-from analysis.report import build_report
 from analysis.selection import Selection, SelectionError
 
 SELECTION_PARAMETERS = (
@@ -55,6 +54,8 @@ def report_api(request: Request) -> Response:
     """The agreement report as JSON (layout in docs/analysis.md). Query parameters:
     dataset_version, split, mode, language, benchmark, systems, evaluators, study,
     gold_evaluator."""
+    from analysis.report import build_report  # with pandas and scipy: see exports.export
+
     try:
         return Response(build_report(selection_from(request.query_params)).to_dict())
     except SelectionError as error:

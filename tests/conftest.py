@@ -7,6 +7,7 @@ CONCORD_REQUIRE_SERVICES=1 (CI): then they fail.
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 from pathlib import Path
@@ -18,6 +19,11 @@ REPO = Path(__file__).resolve().parent.parent
 REQUIRE_SERVICES = os.environ.get("CONCORD_REQUIRE_SERVICES") == "1"
 ELITR_DATA = Path(
     os.environ.get("CONCORD_ELITR_DATA") or REPO.parent / "shared" / "datasets" / "elitr-bench"
+)
+# The ELITR-Bench authors' prompts, byte for byte (the golden vectors)
+PROMPT_VECTORS = Path(
+    os.environ.get("CONCORD_PROMPT_VECTORS")
+    or REPO.parent / "shared" / "protocols" / "elitr-bench-prompt-vectors.json"
 )
 
 
@@ -45,6 +51,15 @@ def elitr_data() -> Path:
         f"the real ELITR-Bench archives are not at {ELITR_DATA} (set CONCORD_ELITR_DATA)",
     )
     return ELITR_DATA
+
+
+@pytest.fixture(scope="session")
+def prompt_vectors() -> dict:
+    require(
+        PROMPT_VECTORS.is_file(),
+        f"the protocol vectors are not at {PROMPT_VECTORS} (set CONCORD_PROMPT_VECTORS)",
+    )
+    return json.loads(PROMPT_VECTORS.read_text())
 
 
 @pytest.fixture

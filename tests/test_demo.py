@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -20,6 +21,7 @@ from corpus.models import Benchmark, Document
 from demo import setup as demo_setup
 from generation.models import Response
 from tests.conftest import REPO
+from tests.processes import free_port, session_processes
 
 pytestmark = pytest.mark.django_db
 
@@ -76,31 +78,32 @@ def wait_for(url: str, seconds: float) -> bytes:
             time.sleep(0.5)
 
 
-def children_alive(parent_pid: int) -> list[str]:
-    """Processes of the demo's session still running (web server, worker)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as stat:
-                    fields = stat.read().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[3]) == parent_pid and fields[0] != "Z":  # session id
-                found.append(entry)
-    return found
+def expected_demo_data() -> tuple[str, str]:
+    """The data origin the demo should name, and its report's path."""
+    if (demo_setup.SHARED_ELITR_DATA / "data.zip").is_file():
+        systems = ",".join(demo_setup.PAPER_CROWD_SYSTEMS)
+        return (
+            f"the shared folder: {demo_setup.SHARED_ELITR_DATA}",
+            f"/analysis/report/?dataset_version=qa&split=test2&mode=st&systems={systems}",
+        )
+    return (
+        "a synthetic meeting (no real data could be had): ",
+        "/analysis/report/?split=test2&mode=st",
+    )
 
 
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def ignore_sigint() -> None:
+    """What a shell does to a program it starts in the background (`make demo &`)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-@pytest.mark.parametrize("stop_signal", [signal.SIGINT, signal.SIGTERM])
-def test_run_demo_serves_and_stops(tmp_path, stop_signal):
+def default_sigint() -> None:
+    """As in a terminal, whatever the test run itself inherited."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+@pytest.mark.parametrize("stop", ["ctrl-c", "ctrl-c-started-in-background", "kill"])
+def test_run_demo_serves_and_stops(tmp_path, stop):
     """`manage.py run_demo`, as `make demo` runs it, on its own embedded defaults."""
     port = free_port()
     env = {
@@ -122,6 +125,7 @@ def test_run_demo_serves_and_stops(tmp_path, stop_signal):
         stdout=log,
         stderr=subprocess.STDOUT,
         start_new_session=True,
+        preexec_fn=ignore_sigint if "background" in stop else default_sigint,
     )
     try:
         schema = wait_for(f"http://127.0.0.1:{port}/api/schema/", 120)
@@ -138,7 +142,11 @@ def test_run_demo_serves_and_stops(tmp_path, stop_signal):
         assert "Concord demo is running." in printed
         assert "user admin, password demo-pass-123" in printed
         assert f"http://127.0.0.1:{port}/api/docs/" in printed
-        assert f"http://127.0.0.1:{port}/analysis/report/?dataset_version=qa" in printed
+        # the real data when the shared folder is beside the checkout, else the
+        # synthetic meeting (CONCORD_ELITR_DATA is empty, downloads are off)
+        origin, report = expected_demo_data()
+        assert re.search(rf"Data: +{re.escape(origin)}", printed), printed
+        assert f"Report:      http://127.0.0.1:{port}{report}\n" in printed
         link = re.search(r"Crowd study: (http://\S+)", printed)[1]
         consent = wait_for(link, 10)
         assert b"Rating answers about a work meeting" in consent
@@ -149,17 +157,22 @@ def test_run_demo_serves_and_stops(tmp_path, stop_signal):
             log.seek(0)
             printed = log.read()
         assert re.search(r"demo@\S+ ready", printed), printed
-        if stop_signal == signal.SIGINT:
-            os.killpg(demo.pid, signal.SIGINT)  # Ctrl-C reaches the whole process group
+        if stop.startswith("ctrl-c"):
+            os.killpg(demo.pid, signal.SIGINT)  # the terminal signals its foreground group
         else:
-            demo.terminate()  # `kill PID`: only the parent gets it, it stops the children
-        assert demo.wait(timeout=30) == 0  # a clean stop, not a crash
-        assert not children_alive(demo.pid)
+            demo.terminate()  # `kill PID`
+        try:
+            code = demo.wait(timeout=60)  # the worker's warm shutdown takes seconds
+        finally:
+            log.seek(0)
+            printed = log.read()
+        assert code == 0, printed  # a clean stop, not a crash
+        assert not session_processes(demo.pid), printed  # web server, worker and its pool
     finally:
-        if demo.poll() is None:
-            os.killpg(demo.pid, signal.SIGKILL)
-        log.seek(0)
-        printed = log.read()
+        for pid in session_processes(demo.pid):  # what a failed test left behind
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        demo.wait()
         log.close()
     assert "Stopping" in printed, printed
     # nothing of the demo is left listening

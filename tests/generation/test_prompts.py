@@ -1,19 +1,13 @@
 """Inference prompts equal the ELITR-Bench authors' strings byte for byte."""
 
-import json
-
 import pytest
 
 from generation.prompts import TEMPLATES, hf_prompt, inference_prompt, openai_messages
-from tests.conftest import REPO, require
-
-VECTORS_FILE = REPO.parent / "shared" / "protocols" / "elitr-bench-prompt-vectors.json"
 
 
-@pytest.fixture(scope="module")
-def vectors():
-    require(VECTORS_FILE.exists(), f"the protocol vectors are not at {VECTORS_FILE}")
-    return json.loads(VECTORS_FILE.read_text())
+@pytest.fixture
+def vectors(prompt_vectors):
+    return prompt_vectors
 
 
 @pytest.mark.parametrize(("key", "language"), [("english", "en"), ("czech", "cs")])

@@ -1,7 +1,5 @@
 """Judge prompts equal the ELITR-Bench authors' strings byte for byte."""
 
-import json
-
 import pytest
 
 from judging.prompts import (
@@ -13,17 +11,11 @@ from judging.prompts import (
     rubric_judge_prompt,
     validate_template,
 )
-from tests.conftest import REPO
-
-VECTORS_FILE = REPO.parent / "shared" / "protocols" / "elitr-bench-prompt-vectors.json"
 
 
-@pytest.fixture(scope="module")
-def vectors():
-    from tests.conftest import require
-
-    require(VECTORS_FILE.exists(), f"the protocol vectors are not at {VECTORS_FILE}")
-    return json.loads(VECTORS_FILE.read_text())
+@pytest.fixture
+def vectors(prompt_vectors):
+    return prompt_vectors
 
 
 def judge_inputs(vectors):
