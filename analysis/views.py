@@ -59,7 +59,11 @@ REPORT_PARAMETERS = [
     OpenApiParameter("benchmark", str, description="Benchmark slug."),
     OpenApiParameter("systems", str, description="System names, comma-separated."),
     OpenApiParameter("evaluators", str, description="Evaluator names, comma-separated."),
-    OpenApiParameter("study", int, description="Only the responses a study rates (its id)."),
+    OpenApiParameter(
+        "study",
+        {"type": "integer", "minimum": 0},
+        description="Only the responses a study rates (its id).",
+    ),
     OpenApiParameter("gold_evaluator", str, description="The evaluator taken as reference."),
 ]
 

@@ -13,6 +13,8 @@ OpenAPI schema lists what a client can really get back.
 
 from __future__ import annotations
 
+from django.http import JsonResponse
+from django.views import defaults
 from drf_spectacular.openapi import AutoSchema
 from rest_framework import serializers
 from rest_framework.permissions import AllowAny
@@ -21,6 +23,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 from rest_framework.views import set_rollback
 
 from config.errors import ConcordError
+from config.serializers import KnownFieldsMixin
 
 
 def exception_handler(exc, context):
@@ -29,14 +32,35 @@ def exception_handler(exc, context):
         set_rollback()
         return Response(exc.as_dict(), status=exc.http_status)
     response = drf_exception_handler(exc, context)
-    if (
-        response is not None
-        and isinstance(response.data, dict)
-        and set(response.data) == {"detail"}
-    ):
+    if response is None:
+        return None
+    data = response.data
+    if isinstance(data, list):
+        # a ValidationError with messages but no fields (e.g. the search filter's
+        # "Null characters are not allowed."): one message, like the others
+        response.data = {
+            "detail": " ".join(str(message) for message in data),
+            "code": (getattr(data[0], "code", None) if data else None) or "invalid",
+        }
+    elif isinstance(data, dict) and set(data) == {"detail"}:
         # DRF's message is an ErrorDetail that knows its code (not_found, parse_error, ...)
-        response.data["code"] = getattr(response.data["detail"], "code", None) or "error"
+        data["code"] = getattr(data["detail"], "code", None) or "error"
     return response
+
+
+def not_found(request, exception):
+    """Django's 404, for a URL that no route matches (`/api/studies/abc/`): in
+    the API's shape under /api/, the usual page elsewhere."""
+    if request.path.startswith("/api/"):
+        return JsonResponse({"detail": "Not found.", "code": "not_found"}, status=404)
+    return defaults.page_not_found(request, exception)
+
+
+def server_error(request):
+    """A bug answers 500 (and is logged); under /api/ still as JSON."""
+    if request.path.startswith("/api/"):
+        return JsonResponse({"detail": "Server error.", "code": "server_error"}, status=500)
+    return defaults.server_error(request)
 
 
 # --- The schema -------------------------------------------------------------------------------
@@ -68,7 +92,8 @@ class ConcordAutoSchema(AutoSchema):
     """drf-spectacular's AutoSchema, with the error answers each operation can give:
     401 and 403 unless anyone may call it, 400 when it takes a body or filters,
     404 when it names an object in its path or pages a list. A view declares
-    its other answers (409, 502, ...) with ``extend_schema``."""
+    its other answers (409, 502, ...) with ``extend_schema``. A serializer that
+    refuses unknown fields (KnownFieldsMixin) says so: no additional properties."""
 
     def get_operation(self, path, path_regex, path_prefix, method, registry):
         operation = super().get_operation(path, path_regex, path_prefix, method, registry)
@@ -91,6 +116,12 @@ class ConcordAutoSchema(AutoSchema):
                 responses[status] = self._error_response(serializer, status, description)
         operation["responses"] = dict(sorted(responses.items()))
         return operation
+
+    def _map_basic_serializer(self, serializer, direction):
+        schema = super()._map_basic_serializer(serializer, direction)
+        if isinstance(serializer, KnownFieldsMixin):
+            schema["additionalProperties"] = False  # unknown fields are refused (400)
+        return schema
 
     def _anyone_may_call(self) -> bool:
         return any(isinstance(p, AllowAny) for p in self.view.get_permissions())

@@ -215,13 +215,32 @@ def test_selection_error_through_the_api_and_the_report_page(api, researcher, cl
     ("method", "url", "status", "code"),
     [
         ("get", "/api/studies/999999/", 404, "not_found"),
+        ("get", "/api/studies/not-an-id/", 404, "not_found"),  # no route: Django's 404
+        ("get", "/api/no-such-thing/", 404, "not_found"),
+        ("get", "/api/studies/?search=%00", 400, "null_characters_not_allowed"),  # DRF: a list
         ("delete", "/api/evaluators/1/", 405, "method_not_allowed"),
     ],
 )
-def test_drf_errors_have_the_same_shape(api, method, url, status, code):
+def test_drf_and_django_errors_have_the_same_shape(api, method, url, status, code):
     answer = getattr(api, method)(url)
     assert answer.status_code == status
+    assert answer["Content-Type"] == "application/json"
     assert answer.json()["code"] == code and answer.json()["detail"]
+
+
+def test_pages_outside_the_api_keep_the_html_404(client):
+    answer = client.get("/no-such-page/")
+    assert answer.status_code == 404 and answer["Content-Type"].startswith("text/html")
+
+
+def test_an_exclusion_reason_must_be_an_object_with_known_fields(api, two_meetings):
+    study = make_study()
+    participant = services.start_assignment(study, pid="P1").participant
+    url = f"/api/participants/{participant.pk}/reinstate/"
+    assert api.post(url, [None], format="json").status_code == 400
+    misspelt = api.post(url, {"reson": "typo"}, format="json")
+    assert misspelt.status_code == 400 and misspelt.json()["reson"] == "Unknown field."
+    assert api.post(url, {"reason": "back"}, format="json").json()["changed"] is False
 
 
 def test_anonymous_and_forbidden_have_the_same_shape(gold_annotator):

@@ -1,3 +1,4 @@
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from annotator import services
@@ -8,6 +9,24 @@ from generation.models import System
 from judging.models import Evaluator
 
 MANY_TO_MANY = ("systems", "documents")
+
+
+class TaskProgressSerializer(serializers.Serializer):
+    task = serializers.CharField()
+    items = serializers.IntegerField()
+    active = serializers.IntegerField()
+    completed = serializers.IntegerField()
+    excluded = serializers.IntegerField()
+    released = serializers.IntegerField()
+    wanted = serializers.IntegerField()
+    open_places = serializers.IntegerField()
+
+
+class StudyProgressSerializer(serializers.Serializer):
+    tasks = TaskProgressSerializer(many=True)
+    completed = serializers.IntegerField()
+    active = serializers.IntegerField()
+    wanted = serializers.IntegerField()
 
 
 class StudySerializer(KnownFieldsMixin, serializers.ModelSerializer):
@@ -99,6 +118,7 @@ class StudySerializer(KnownFieldsMixin, serializers.ModelSerializer):
         base = public_base_url(request)
         return services.prolific_study_url(study, base) if study.kind == Study.Kind.CROWD else ""
 
+    @extend_schema_field(StudyProgressSerializer)
     def get_progress(self, study: Study) -> dict:
         """Participants (each counted once) per task and in total."""
         rows = services.progress(study)
@@ -192,7 +212,7 @@ class ParticipantSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class ReasonSerializer(serializers.Serializer):
+class ReasonSerializer(KnownFieldsMixin, serializers.Serializer):
     reason = serializers.CharField(max_length=2000, allow_blank=True, required=False, default="")
 
 

@@ -26,7 +26,7 @@ from annotator.api.serializers import (
 from annotator.models import Participant, Study
 from annotator.prolific import prolific_client_or_none
 from annotator.quality import participant_quality
-from config.api import ErrorSerializer
+from config.api import ErrorSerializer, ValidationErrorSerializer
 
 REFUSED = OpenApiResponse(ErrorSerializer, "The study cannot do this now; `detail` says why.")
 CONFLICT = OpenApiResponse(ErrorSerializer, "Refused: it would change what was rated.")
@@ -187,7 +187,12 @@ class StudyViewSet(viewsets.ModelViewSet):
 def participant_change(description: str):
     return extend_schema(
         request=ReasonSerializer,
-        responses={200: ParticipantChangeSerializer, 400: REFUSED},
+        responses={
+            200: ParticipantChangeSerializer,
+            400: OpenApiResponse(
+                ValidationErrorSerializer, "No reason given (to exclude), or a reason too long."
+            ),
+        },
         description=description,
     )
 
@@ -201,7 +206,7 @@ class ParticipantViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, views
     queryset = Participant.objects.select_related("assignment__task", "study").order_by("pk")
 
     def _change(self, request, work) -> Response:
-        reason = ReasonSerializer(data=request.data if isinstance(request.data, dict) else {})
+        reason = ReasonSerializer(data=request.data)
         reason.is_valid(raise_exception=True)
         participant = self.get_object()
         changed = work(participant, request.user, reason.validated_data["reason"])

@@ -174,7 +174,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     # several models share these choices: one named enum each
-    "ENUM_NAME_OVERRIDES": {"ModeEnum": [("st", "Single-turn"), ("mt", "Multi-turn")]},
+    "ENUM_NAME_OVERRIDES": {
+        "ModeEnum": [("st", "Single-turn"), ("mt", "Multi-turn")],
+        "StudyStatusEnum": "annotator.models.Study.Status",
+        "ParticipantStatusEnum": "annotator.models.Participant.Status",
+    },
 }
 
 # --- Celery ---------------------------------------------------------------
