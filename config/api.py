@@ -83,9 +83,10 @@ class ValidationErrorSerializer(serializers.Serializer):
     code = serializers.CharField(required=False)
 
 
-# Query parameters whose bad values are not refused: a page past the end is a
-# 404, an unknown ordering or a search finds nothing.
-LENIENT_QUERY = {"page", "ordering", "search"}
+# Query parameters whose bad values are not a 400: a page past the end is a
+# 404, an unknown ordering is ignored. (A filter's bad value is a 400, and so
+# is a search with a NUL character.)
+LENIENT_QUERY = {"page", "ordering"}
 
 
 class ConcordAutoSchema(AutoSchema):
@@ -103,8 +104,9 @@ class ConcordAutoSchema(AutoSchema):
         parameters = operation.get("parameters", [])
         in_path = [p for p in parameters if p["in"] == "path"]
         in_query = {p["name"] for p in parameters if p["in"] == "query"}
+        filtered = bool(self.get_filter_backends()) and in_query - LENIENT_QUERY
         errors = {}
-        if "requestBody" in operation or in_query - LENIENT_QUERY:
+        if "requestBody" in operation or filtered:
             errors["400"] = (ValidationErrorSerializer, "The request cannot be done as sent.")
         if not self._anyone_may_call():
             errors["401"] = (ErrorSerializer, "No valid session or token.")
