@@ -13,12 +13,13 @@ with an API token.
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 
 import pytest
 import schemathesis
 from django.core.signals import request_finished, request_started
 from django.core.wsgi import get_wsgi_application
-from django.db import close_old_connections
+from django.db import close_old_connections, transaction
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from rest_framework.authtoken.models import Token
@@ -115,10 +116,20 @@ def api_data(two_meetings, researcher, wsgi_requests_in_the_test_transaction):
 FIXTURE_SHARED = settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
+@contextmanager
+def rolled_back():
+    """Each example (and each call sequence) starts from the fixture's data, so
+    that Hypothesis can replay and shrink what it found."""
+    with transaction.atomic():
+        yield
+        transaction.set_rollback(True)
+
+
 @schema.parametrize()
 @FIXTURE_SHARED
 def test_every_operation_keeps_to_the_schema(case, api_data):
-    case.call_and_validate()
+    with rolled_back():
+        case.call_and_validate()
 
 
 def test_call_sequences_keep_to_the_schema(api_data):
@@ -128,6 +139,13 @@ def test_call_sequences_keep_to_the_schema(api_data):
     answered = []
 
     class Recorded(schema.as_state_machine()):
+        def setup(self):
+            self.savepoint = rolled_back()
+            self.savepoint.__enter__()
+
+        def teardown(self):
+            self.savepoint.__exit__(None, None, None)
+
         def after_call(self, response, case):
             answered.append((case.method, case.path, response.status_code))
 
