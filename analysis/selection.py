@@ -4,12 +4,17 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from config.errors import Invalid
+
 VERSIONS = ("qa", "conv")
 MODES = ("st", "mt")
 
 
-class SelectionError(ValueError):
+class SelectionError(Invalid, ValueError):
     """A selection that cannot be used; the message says which part and why."""
+
+    code = "selection_invalid"
+    http_status = 400
 
 
 @dataclass(frozen=True)

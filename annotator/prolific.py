@@ -11,6 +11,8 @@ from decimal import ROUND_HALF_UP, Decimal
 
 import requests
 
+from config.errors import UpstreamError
+
 REJECTION_CATEGORIES = (
     "TOO_QUICKLY",
     "TOO_SLOWLY",
@@ -28,8 +30,11 @@ REJECTION_CATEGORIES = (
 RELEASED_STATUSES = ("RETURNED", "TIMED-OUT")
 
 
-class ProlificError(Exception):
-    pass
+class ProlificError(UpstreamError):
+    """Prolific refused a request or could not be reached (the API answers 502)."""
+
+    code = "prolific_error"
+    http_status = 502
 
 
 class ProlificClient:

@@ -34,6 +34,7 @@ from django.utils import timezone
 
 from annotator import defaults
 from annotator.models import Assignment, AuditEvent, Item, Participant, Rating, Study, Task
+from config.errors import Conflict, Invalid
 from corpus.models import Document, QuestionText
 from generation.models import GenerationRun, Response
 from judging.models import Evaluator, Judgment, PairwiseVerdict
@@ -64,20 +65,23 @@ SELECTION_FIELDS = (
 Action = AuditEvent.Action
 
 
-class StudyError(Exception):
+class StudyError(Invalid):
     """Something a user can understand and act on; the message says what."""
 
-    status_code = 400
+    code = "study_refused"
+    http_status = 400
 
 
-class StudyConflict(StudyError):
+class StudyConflict(StudyError, Conflict):
     """The change contradicts stored human data (the API answers 409)."""
 
-    status_code = 409
+    code = "study_conflict"
+    http_status = 409
 
 
-class QuotaFull(StudyError):
-    status_code = 409
+class QuotaFull(StudyError, Conflict):
+    code = "study_full"
+    http_status = 409
 
 
 def audit(study: Study, action: str, *, participant=None, actor=None, detail: str = "") -> None:

@@ -4,6 +4,7 @@ and the gold annotators' entry. Thin: every change goes through services."""
 from __future__ import annotations
 
 import re
+from functools import wraps
 from urllib.parse import urlencode
 
 from django.contrib.auth.decorators import login_required
@@ -16,7 +17,6 @@ from django.views.decorators.http import require_http_methods, require_POST
 from annotator import defaults, services
 from annotator.models import Assignment, Item, Participant, Rating, Study
 from annotator.services import (
-    StudyError,
     check_can_arrive,
     check_prolific_id,
     complete_assignment,
@@ -25,6 +25,7 @@ from annotator.services import (
     missing_positions,
     start_assignment,
 )
+from config.errors import ConcordError, Conflict
 from corpus.models import Document
 
 PROLIFIC_COMPLETE_URL = "https://app.prolific.com/submissions/complete"
@@ -33,6 +34,33 @@ SPEAKER_TURN = re.compile(r"^\s*[\(\[]([A-Z]+[0-9]*)[\)\]]\s*(.*)$")
 
 def message(request: HttpRequest, title: str, text: str, status: int = 200) -> HttpResponse:
     return render(request, "annotator/message.html", {"title": title, "text": text}, status=status)
+
+
+def wants_json(request: HttpRequest) -> bool:
+    """The rating page's script saves with fetch and asks for JSON."""
+    return "application/json" in request.headers.get("Accept", "")
+
+
+def shows_refusals(title: str):
+    """A ConcordError raised in the view (a service refusing: a closed study, a
+    bad score) answers the participant with its message and its own status: on
+    the message page under `title`, or as {"error", "code"} to the script."""
+
+    def decorate(view):
+        @wraps(view)
+        def answer(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+            try:
+                return view(request, *args, **kwargs)
+            except ConcordError as error:
+                if wants_json(request):
+                    return JsonResponse(
+                        {"error": error.message, "code": error.code}, status=error.http_status
+                    )
+                return message(request, title, error.message, status=error.http_status)
+
+        return answer
+
+    return decorate
 
 
 def scale_points(study: Study) -> list[dict]:
@@ -57,16 +85,14 @@ def rubric_context(study: Study) -> dict:
 
 
 @require_http_methods(["GET", "POST"])
+@shows_refusals("Cannot start")
 def study_entry(request: HttpRequest, public_id) -> HttpResponse:
     """Arrival from a Prolific study link. Nothing is stored before consent."""
     study = Study.objects.filter(public_id=public_id, kind=Study.Kind.CROWD).first()
     if study is None:
         raise Http404("No such study.")
     params = request.POST if request.method == "POST" else request.GET
-    try:
-        pid = check_prolific_id(params.get("PROLIFIC_PID", ""))
-    except StudyError as error:
-        return message(request, "Cannot start", str(error), status=400)
+    pid = check_prolific_id(params.get("PROLIFIC_PID", ""))
     session_id = params.get("SESSION_ID", "")[:64]
     arrival = find_arrival(study, pid=pid)
     if arrival.state == "excluded":
@@ -75,10 +101,7 @@ def study_entry(request: HttpRequest, public_id) -> HttpResponse:
     if returning and (arrival.state != "resume" or services.may_continue(study)):
         services.record_return(arrival.assignment, session_id)
         return redirect("annotator:resume", token=arrival.assignment.token)
-    try:
-        check_can_arrive(study)
-    except StudyError as error:
-        return message(request, "Cannot start", str(error), status=400)
+    check_can_arrive(study)
     prolific = {
         "PROLIFIC_PID": pid,
         "STUDY_ID": params.get("STUDY_ID", "")[:64],
@@ -87,15 +110,12 @@ def study_entry(request: HttpRequest, public_id) -> HttpResponse:
     if request.method == "POST":
         if params.get("consent") != "yes":
             return message(request, "Consent needed", "Please tick the box to agree first.", 400)
-        try:
-            assignment = start_assignment(
-                study,
-                pid=pid,
-                prolific_study_id=prolific["STUDY_ID"],
-                session_id=prolific["SESSION_ID"],
-            )
-        except StudyError as error:
-            return message(request, "Cannot start", str(error), status=409)
+        assignment = start_assignment(
+            study,
+            pid=pid,
+            prolific_study_id=prolific["STUDY_ID"],
+            session_id=prolific["SESSION_ID"],
+        )
         return redirect("annotator:resume", token=assignment.token)
     if arrival.state == "new" and not has_room(study):
         return message(
@@ -193,28 +213,22 @@ def answers_shown(item: Item, swapped: bool) -> list[dict]:
 
 
 def post_rating(request: HttpRequest, assignment: Assignment, position: int) -> HttpResponse:
-    wants_json = "application/json" in request.headers.get("Accept", "")
     total = len(assignment.item_order)
     token = assignment.token
     if (page := closed_page(request, assignment)) is not None:
-        if wants_json:
-            return JsonResponse({"error": "This task is no longer open."}, status=409)
+        if wants_json(request):
+            raise Conflict("This task is no longer open.")
         return page
     data = request.POST
-    try:
-        result = services.rate_item(
-            assignment,
-            position,
-            score=data.get("score"),
-            choice=data.get("choice"),
-            client_seconds=data.get("seconds"),
-            comment=data.get("comment") if "comment" in data else None,
-            flag=data.get("flag") if "flag" in data else None,
-        )
-    except StudyError as error:
-        if wants_json:
-            return JsonResponse({"error": str(error)}, status=400)
-        return message(request, "Rating not saved", str(error), status=400)
+    result = services.rate_item(
+        assignment,
+        position,
+        score=data.get("score"),
+        choice=data.get("choice"),
+        client_seconds=data.get("seconds"),
+        comment=data.get("comment") if "comment" in data else None,
+        flag=data.get("flag") if "flag" in data else None,
+    )
     rating = result.rating
     next_url = (
         reverse("annotator:done", args=[token])
@@ -223,7 +237,7 @@ def post_rating(request: HttpRequest, assignment: Assignment, position: int) -> 
         if position < total
         else reverse("annotator:finish", args=[token])
     )
-    if wants_json:
+    if wants_json(request):
         return JsonResponse(
             {
                 "saved": True,
@@ -244,6 +258,7 @@ def post_rating(request: HttpRequest, assignment: Assignment, position: int) -> 
 
 
 @require_http_methods(["GET", "POST"])
+@shows_refusals("Rating not saved")
 def item_page(request: HttpRequest, token: str, position: int) -> HttpResponse:
     assignment = load_assignment(request, token)
     total = len(assignment.item_order)
@@ -300,16 +315,14 @@ def item_page(request: HttpRequest, token: str, position: int) -> HttpResponse:
 
 
 @require_http_methods(["GET", "POST"])
+@shows_refusals("Not finished yet")
 def finish(request: HttpRequest, token: str) -> HttpResponse:
     assignment = load_assignment(request, token)
     if (page := closed_page(request, assignment)) is not None:
         return page
     missing = missing_positions(assignment)
     if request.method == "POST":
-        try:
-            complete_assignment(assignment)
-        except StudyError as error:
-            return message(request, "Not finished yet", str(error), status=400)
+        complete_assignment(assignment)
         return redirect("annotator:done", token=token)
     return render(
         request,
@@ -378,12 +391,10 @@ def gold_home(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_POST
+@shows_refusals("Cannot start")
 def gold_start(request: HttpRequest, study_id: int) -> HttpResponse:
     if not may_rate_gold(request.user):
         return message(request, "Not allowed", "Your account may not rate gold studies.", 403)
     study = get_object_or_404(Study, pk=study_id, kind=Study.Kind.GOLD)
-    try:
-        assignment = start_assignment(study, user=request.user)
-    except StudyError as error:
-        return message(request, "Cannot start", str(error), status=409)
+    assignment = start_assignment(study, user=request.user)
     return redirect("annotator:resume", token=assignment.token)

@@ -30,6 +30,10 @@ router.register("judge-items", JudgeItemViewSet)
 router.register("studies", StudyViewSet, basename="study")
 router.register("participants", ParticipantViewSet)
 
+# Under /api/, a URL no route matches answers JSON like every other API error.
+handler404 = "config.api.not_found"
+handler500 = "config.api.server_error"
+
 admin.site.site_header = "Concord"
 admin.site.site_title = "Concord"
 admin.site.index_title = "Meta-evaluation studies of long-context LLMs"

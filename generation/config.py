@@ -13,7 +13,7 @@ CHAT_TEMPLATES = ("tokenizer", *TEMPLATES)
 
 
 class GenerationConfigError(ModelConfigError):
-    pass
+    code = "system_config_invalid"
 
 
 @dataclass(frozen=True)

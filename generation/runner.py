@@ -19,6 +19,7 @@ from os.path import commonprefix
 from django.db import IntegrityError, transaction
 from django.db.models import F
 
+from config.errors import Invalid
 from corpus.models import Document, Question, QuestionText
 from generation.config import GenerationConfig, GenerationConfigError
 from generation.long_inputs import length_instruction, trim_transcript
@@ -33,12 +34,13 @@ from runs import lifecycle
 from runs.lifecycle import Lease, enqueue_on_commit, finish, holding_lease
 
 
-class GenerationError(Exception):
-    pass
+class GenerationError(Invalid):
+    code = "generation_refused"
+    http_status = 400
 
 
 class OutOfMemory(GenerationError):
-    pass
+    code = "out_of_memory"
 
 
 @contextmanager

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from config.errors import Conflict
 from judging.models import Evaluator
 
 FROZEN_FIELDS = ("name", "kind", "origin", "raw_scale_min", "raw_scale_max", "config")
@@ -21,6 +22,13 @@ FIELD_WORDS = {
     "raw_scale_max": "raw scale maximum",
     "config": "configuration",
 }
+
+
+class EvaluatorFrozen(Conflict):
+    """A change of what a judged evaluator is; `frozen_fields` names the fields."""
+
+    code = "evaluator_frozen"
+    http_status = 409
 
 
 def judged_count(evaluator: Evaluator) -> int:
@@ -53,3 +61,10 @@ def frozen_message(evaluator: Evaluator, fields: list[str]) -> str:
         f"(its description may still change). Create a new evaluator instead "
         f"(e.g. '{evaluator.name} v{evaluator.version + 1}')."
     )
+
+
+def check_not_frozen(evaluator: Evaluator, values: dict[str, Any]) -> None:
+    """Raise EvaluatorFrozen when ``values`` would change a frozen field."""
+    frozen = frozen_changes(evaluator, values)
+    if frozen:
+        raise EvaluatorFrozen(frozen_message(evaluator, frozen), frozen_fields=frozen)

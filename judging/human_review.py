@@ -12,21 +12,24 @@ from __future__ import annotations
 
 from django.db import transaction
 
+from config.errors import Conflict, Invalid
 from judging.llm.config import JudgeConfig
 from judging.models import JudgeItem, JudgingRun
 from judging.protocols import AnswerError, JudgeProtocol, Verdict, protocol_for
 
 
-class ReviewError(ValueError):
+class ReviewError(Invalid, ValueError):
     """A resolution that cannot be stored; the message says why."""
 
-    status_code = 400
+    code = "review_invalid"
+    http_status = 400
 
 
-class ReviewConflict(ReviewError):
+class ReviewConflict(ReviewError, Conflict):
     """The item's state forbids it (it does not need a human)."""
 
-    status_code = 409
+    code = "review_conflict"
+    http_status = 409
 
 
 def item_protocol(item: JudgeItem) -> JudgeProtocol:

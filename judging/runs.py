@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from django.db import transaction
 
+from config.errors import Invalid
 from corpus.bulk import sync_rows
 from corpus.models import QuestionText
 from generation.models import Response
@@ -33,8 +34,11 @@ METRIC_EVALUATORS = {
 }
 
 
-class JudgingError(Exception):
+class JudgingError(Invalid):
     """A run that cannot start or go on; the message says why."""
+
+    code = "judging_refused"
+    http_status = 400
 
 
 def ensure_metric_evaluators() -> list[Evaluator]:

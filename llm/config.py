@@ -16,6 +16,8 @@ import types
 import typing
 from dataclasses import dataclass
 
+from config.errors import Invalid
+
 MAX_SEED = 2**31 - 1  # what the database stores
 
 # What each kind of OpenAI-compatible server accepts besides temperature and
@@ -36,8 +38,11 @@ CAPABILITIES: dict[str, dict[str, bool]] = {
 LOCAL_SERVER = "hf"
 
 
-class ModelConfigError(ValueError):
+class ModelConfigError(Invalid, ValueError):
     """A configuration that cannot be used; the message says why."""
+
+    code = "config_invalid"
+    http_status = 400
 
 
 def _type_ok(value, expected) -> bool:

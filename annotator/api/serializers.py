@@ -1,5 +1,5 @@
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
-from rest_framework.exceptions import APIException
 
 from annotator import services
 from annotator.models import Participant, Study
@@ -11,20 +11,22 @@ from judging.models import Evaluator
 MANY_TO_MANY = ("systems", "documents")
 
 
-class Refused(APIException):
-    """Settings or a selection a study cannot run with: 400 with one `detail` text."""
+class TaskProgressSerializer(serializers.Serializer):
+    task = serializers.CharField()
+    items = serializers.IntegerField()
+    active = serializers.IntegerField()
+    completed = serializers.IntegerField()
+    excluded = serializers.IntegerField()
+    released = serializers.IntegerField()
+    wanted = serializers.IntegerField()
+    open_places = serializers.IntegerField()
 
-    status_code = 400
-    default_code = "invalid"
-    default_detail = "These settings cannot run."
 
-
-class Conflict(APIException):
-    """The change contradicts stored human data: 409, saying why."""
-
-    status_code = 409
-    default_code = "conflict"
-    default_detail = "This change conflicts with stored ratings."
+class StudyProgressSerializer(serializers.Serializer):
+    tasks = TaskProgressSerializer(many=True)
+    completed = serializers.IntegerField()
+    active = serializers.IntegerField()
+    wanted = serializers.IntegerField()
 
 
 class StudySerializer(KnownFieldsMixin, serializers.ModelSerializer):
@@ -116,6 +118,7 @@ class StudySerializer(KnownFieldsMixin, serializers.ModelSerializer):
         base = public_base_url(request)
         return services.prolific_study_url(study, base) if study.kind == Study.Kind.CROWD else ""
 
+    @extend_schema_field(StudyProgressSerializer)
     def get_progress(self, study: Study) -> dict:
         """Participants (each counted once) per task and in total."""
         rows = services.progress(study)
@@ -139,18 +142,14 @@ class StudySerializer(KnownFieldsMixin, serializers.ModelSerializer):
         }
 
     def validate(self, attrs):
-        """Check the settings and the selection before anything is saved."""
+        """Check the settings and the selection before anything is saved: a
+        StudyError (400) or StudyConflict (409) reaches the client as it is."""
         systems = attrs.get("systems", list(self.instance.systems.all()) if self.instance else [])
         documents = attrs.get(
             "documents", list(self.instance.documents.all()) if self.instance else []
         )
         changed = changed_fields(self.instance, attrs)
-        try:
-            services.check_study_change(self.instance, attrs, systems, documents, changed)
-        except services.StudyConflict as error:
-            raise Conflict(str(error)) from None
-        except services.StudyError as error:
-            raise Refused(str(error)) from None
+        services.check_study_change(self.instance, attrs, systems, documents, changed)
         attrs["_changed"] = changed
         return attrs
 
@@ -213,5 +212,73 @@ class ParticipantSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class ReasonSerializer(serializers.Serializer):
+class ReasonSerializer(KnownFieldsMixin, serializers.Serializer):
     reason = serializers.CharField(max_length=2000, allow_blank=True, required=False, default="")
+
+
+class ParticipantChangeSerializer(ParticipantSerializer):
+    """A participant after an exclusion or reinstatement; `changed` is false
+    when it was already so."""
+
+    changed = serializers.BooleanField(read_only=True)
+
+    class Meta(ParticipantSerializer.Meta):
+        fields = [*ParticipantSerializer.Meta.fields, "changed"]
+        read_only_fields = fields
+
+
+# --- What the study actions answer (for the schema) ---------------------------------------------
+
+
+class StudyStatusSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(choices=Study.Status.choices)
+
+
+class BuildResultSerializer(serializers.Serializer):
+    tasks = serializers.IntegerField()
+    items = serializers.IntegerField()
+    responses = serializers.IntegerField()
+
+
+class RefillResultSerializer(serializers.Serializer):
+    released = serializers.IntegerField(help_text="Stale assignments released now.")
+    open_places = serializers.IntegerField()
+    prolific_places = serializers.IntegerField(
+        help_text="The places set on Prolific (0 when the study is not on Prolific)."
+    )
+
+
+class ParticipantQualitySerializer(serializers.Serializer):
+    """One participant's rater statistics (annotator.quality.ParticipantQuality)."""
+
+    participant_id = serializers.IntegerField()
+    rater = serializers.CharField()
+    status = serializers.ChoiceField(choices=Participant.Status.choices)
+    task = serializers.CharField()
+    assignment_status = serializers.CharField()
+    ratings = serializers.IntegerField()
+    median_seconds = serializers.FloatField(allow_null=True)
+    attention_passed = serializers.BooleanField(allow_null=True)
+    practice_passed = serializers.BooleanField(allow_null=True)
+    gold_correlation = serializers.FloatField(allow_null=True)
+    gold_note = serializers.CharField()
+    straight_lined = serializers.BooleanField()
+    other_session_ids = serializers.ListField(child=serializers.CharField())
+    comments = serializers.IntegerField()
+    item_flags = serializers.IntegerField()
+    flagged = serializers.BooleanField()
+    flag_reason = serializers.CharField()
+
+
+class FeedbackRowSerializer(serializers.Serializer):
+    """A rater's comment or flag on an item (annotator.exports.feedback_rows)."""
+
+    task = serializers.CharField()
+    item_id = serializers.IntegerField()
+    response_id = serializers.IntegerField(allow_null=True)
+    question = serializers.CharField()
+    participant = serializers.CharField()
+    flag = serializers.CharField()
+    flag_label = serializers.CharField()
+    comment = serializers.CharField()
+    updated_at = serializers.DateTimeField()

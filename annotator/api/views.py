@@ -1,39 +1,56 @@
 from django.db.models import Count
 from django.http import HttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_view,
+)
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import APIException
 from rest_framework.response import Response
 
 from annotator import exports, services
-from annotator.api.serializers import ParticipantSerializer, ReasonSerializer, StudySerializer
+from annotator.api.serializers import (
+    BuildResultSerializer,
+    FeedbackRowSerializer,
+    ParticipantChangeSerializer,
+    ParticipantQualitySerializer,
+    ParticipantSerializer,
+    ReasonSerializer,
+    RefillResultSerializer,
+    StudySerializer,
+    StudyStatusSerializer,
+)
 from annotator.models import Participant, Study
-from annotator.prolific import ProlificError, prolific_client_or_none
+from annotator.prolific import prolific_client_or_none
 from annotator.quality import participant_quality
+from config.api import ErrorSerializer, ValidationErrorSerializer
+
+REFUSED = OpenApiResponse(ErrorSerializer, "The study cannot do this now; `detail` says why.")
+CONFLICT = OpenApiResponse(ErrorSerializer, "Refused: it would change what was rated.")
+PROLIFIC_FAILED = OpenApiResponse(ErrorSerializer, "Prolific refused the change or is down.")
 
 
-class StudyActionError(APIException):
-    """A StudyError as an HTTP answer: its message, with its status (400 or 409)."""
-
-    def __init__(self, error: services.StudyError) -> None:
-        self.status_code = error.status_code
-        super().__init__(str(error))
-
-
-class ProlificUnavailable(APIException):
-    status_code = 502
-    default_code = "prolific_error"
+def status_action(description: str):
+    return extend_schema(
+        request=None,
+        responses={200: StudyStatusSerializer, 400: REFUSED},
+        description=description,
+    )
 
 
-def run_service(work):
-    try:
-        return work()
-    except services.StudyError as error:
-        raise StudyActionError(error) from None
-    except ProlificError as error:  # what Prolific answered, e.g. a refused change of places
-        raise ProlificUnavailable(str(error)) from None
-
-
+@extend_schema_view(
+    update=extend_schema(responses={200: StudySerializer, 409: CONFLICT}),
+    partial_update=extend_schema(responses={200: StudySerializer, 409: CONFLICT}),
+    destroy=extend_schema(
+        responses={
+            204: None,
+            409: OpenApiResponse(ErrorSerializer, "The study has participants: close it instead."),
+        }
+    ),
+)
 class StudyViewSet(viewsets.ModelViewSet):
     """Human rating studies: create, change (what is rated and how is frozen at the
     first rating: 409), open / pause / close, refill the quota, participants,
@@ -72,63 +89,90 @@ class StudyViewSet(viewsets.ModelViewSet):
             for key, value in many.items():
                 getattr(saved, key).set(value)
 
-        run_service(
-            lambda: services.save_study(
-                study, changed, actor=self.request.user, after_save=set_many
-            )
-        )
+        services.save_study(study, changed, actor=self.request.user, after_save=set_many)
         serializer.instance = study
 
     def destroy(self, request, *args, **kwargs):
-        study = self.get_object()
-        run_service(lambda: services.delete_study(study, request.user))
+        services.delete_study(self.get_object(), request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
     def _status(self, request, new_status: str) -> Response:
-        study = run_service(
-            lambda: services.set_study_status(self.get_object(), new_status, request.user)
-        )
+        study = services.set_study_status(self.get_object(), new_status, request.user)
         return Response({"status": study.status})
 
+    @extend_schema(
+        request=None,
+        responses={200: BuildResultSerializer, 400: REFUSED, 409: CONFLICT},
+        description="(Re)build the tasks and items from the selection; refused once rated.",
+    )
     @action(detail=True, methods=["post"])
     def build(self, request, pk=None):
-        return Response(
-            run_service(lambda: services.build_items(self.get_object(), actor=request.user))
-        )
+        return Response(services.build_items(self.get_object(), actor=request.user))
 
+    @status_action("Open, or reopen after a pause or a close (the study needs its items).")
     @action(detail=True, methods=["post"])
     def open(self, request, pk=None):
-        """Open, or reopen after a pause or a close."""
         return self._status(request, Study.Status.OPEN)
 
+    @status_action("No new arrivals; participants with work in progress may finish.")
     @action(detail=True, methods=["post"])
     def pause(self, request, pk=None):
-        """No new arrivals; participants with work in progress may finish."""
         return self._status(request, Study.Status.PAUSED)
 
+    @status_action("No arrivals and no more ratings; ratings so far are kept.")
     @action(detail=True, methods=["post"])
     def close(self, request, pk=None):
         return self._status(request, Study.Status.CLOSED)
 
+    @extend_schema(
+        request=None,
+        responses={200: RefillResultSerializer, 502: PROLIFIC_FAILED},
+        description=(
+            "Release stale work and report the open places (on Prolific: raise its places)."
+        ),
+    )
     @action(detail=True, methods=["post"])
     def refill(self, request, pk=None):
-        """Release stale work and report the open places (Prolific: raise its places)."""
         study = self.get_object()
         client = prolific_client_or_none() if study.prolific_study_id else None
-        return Response(
-            run_service(lambda: services.refill_quota(study, request.user, client=client))
-        )
+        return Response(services.refill_quota(study, request.user, client=client))
 
-    @action(detail=True, methods=["get"])
+    @extend_schema(
+        responses=ParticipantQualitySerializer(many=True),
+        description="Each participant's rater statistics and automatic flags.",
+    )
+    @action(detail=True, methods=["get"], pagination_class=None, filter_backends=[])
     def quality(self, request, pk=None):
         return Response([row.__dict__ for row in participant_quality(self.get_object())])
 
-    @action(detail=True, methods=["get"])
+    @extend_schema(
+        responses=FeedbackRowSerializer(many=True),
+        description="Raters' comments and flags on items.",
+    )
+    @action(detail=True, methods=["get"], pagination_class=None, filter_backends=[])
     def feedback(self, request, pk=None):
-        """Raters' comments and flags on items."""
         return Response(exports.feedback_rows(self.get_object()))
 
-    @action(detail=True, methods=["get"], url_path="export/(?P<layout>tidy|wide)")
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "layout",
+                str,
+                OpenApiParameter.PATH,
+                enum=["tidy", "wide"],
+                description="tidy: one row per rating; wide: one row per item, a column per rater.",
+            )
+        ],
+        responses={(200, "text/csv"): OpenApiTypes.STR},
+        description="The study's ratings as a CSV file.",
+    )
+    @action(
+        detail=True,
+        methods=["get"],
+        url_path="export/(?P<layout>tidy|wide)",
+        pagination_class=None,
+        filter_backends=[],
+    )
     def export(self, request, pk=None, layout="tidy"):
         study = self.get_object()
         if layout == "wide":
@@ -140,6 +184,19 @@ class StudyViewSet(viewsets.ModelViewSet):
         return answer
 
 
+def participant_change(description: str):
+    return extend_schema(
+        request=ReasonSerializer,
+        responses={
+            200: ParticipantChangeSerializer,
+            400: OpenApiResponse(
+                ValidationErrorSerializer, "No reason given (to exclude), or a reason too long."
+            ),
+        },
+        description=description,
+    )
+
+
 class ParticipantViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     """Participants (read only; filter with ?study=ID); exclude and reinstate
     with a reason (audited). Participants are never deleted."""
@@ -149,20 +206,19 @@ class ParticipantViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, views
     queryset = Participant.objects.select_related("assignment__task", "study").order_by("pk")
 
     def _change(self, request, work) -> Response:
-        reason = ReasonSerializer(data=request.data if isinstance(request.data, dict) else {})
+        reason = ReasonSerializer(data=request.data)
         reason.is_valid(raise_exception=True)
         participant = self.get_object()
-        changed = run_service(
-            lambda: work(participant, request.user, reason.validated_data["reason"])
-        )
+        changed = work(participant, request.user, reason.validated_data["reason"])
         participant.refresh_from_db()
-        return Response(ParticipantSerializer(participant).data | {"changed": changed})
+        return Response(ParticipantChangeSerializer(participant).data | {"changed": changed})
 
-    @action(detail=True, methods=["post"])
+    @participant_change("Exclude with a reason: ratings kept, out of the analysis, place reopened.")
+    @action(detail=True, methods=["post"], filter_backends=[])
     def exclude(self, request, pk=None):
-        """Exclude with a reason: ratings kept, out of the analysis, place reopened."""
         return self._change(request, services.exclude_participant)
 
-    @action(detail=True, methods=["post"])
+    @participant_change("Take an excluded participant back (the reason is optional).")
+    @action(detail=True, methods=["post"], filter_backends=[])
     def reinstate(self, request, pk=None):
         return self._change(request, services.reinstate_participant)

@@ -154,7 +154,10 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # The schema declares the error answers (400, 401, 403, 404) of each operation.
+    "DEFAULT_SCHEMA_CLASS": "config.api.ConcordAutoSchema",
+    # Any config.errors.ConcordError answers {"detail": message, "code": code} with its status.
+    "EXCEPTION_HANDLER": "config.api.exception_handler",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Concord API",
@@ -176,6 +179,8 @@ SPECTACULAR_SETTINGS = {
         # one name per choice set of the fields called "status"
         "RunStatusEnum": "runs.models.RunStatus",
         "JudgeItemStatusEnum": "judging.models.JudgeItem.Status",
+        "StudyStatusEnum": "annotator.models.Study.Status",
+        "ParticipantStatusEnum": "annotator.models.Participant.Status",
     },
 }
 

@@ -36,6 +36,12 @@ class GenerationRunSerializer(serializers.ModelSerializer):
             "response_count",
             "total",
             "done",
+            "failed",
+            "requests",
+            "cache_hits",
+            "prompt_tokens",
+            "completion_tokens",
+            "cost",
             "generated_tokens",
             "tokens_per_second",
             "eta_seconds",
@@ -43,6 +49,8 @@ class GenerationRunSerializer(serializers.ModelSerializer):
             "started_at",
             "finished_at",
             "created_at",
+            "lease_owner",
+            "heartbeat_at",
         ]
 
     tokens_per_second = serializers.FloatField(read_only=True, allow_null=True)

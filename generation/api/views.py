@@ -1,6 +1,6 @@
+from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
 from generation.api.filters import GenerationRunFilter, ResponseFilter
@@ -13,12 +13,11 @@ from generation.api.serializers import (
 from generation.models import GenerationRun, System
 from generation.models import Response as ResponseModel
 from generation.runner import (
-    GenerationError,
     cancel_generation_run,
     resume_generation_run,
     start_generation_run,
 )
-from runs.api import outcome_response
+from runs.api import outcome_response, outcome_schema
 
 
 class SystemViewSet(viewsets.ReadOnlyModelViewSet):
@@ -40,23 +39,22 @@ class GenerationRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSe
     def get_serializer_class(self):
         return GenerationStartSerializer if self.action == "create" else GenerationRunSerializer
 
+    @extend_schema(request=GenerationStartSerializer, responses={201: GenerationRunSerializer})
     def create(self, request, *args, **kwargs):
         serializer = GenerationStartSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        try:
-            run = start_generation_run(
-                data["system"], data["dataset"], data["mode"], data.get("seed")
-            )
-        except GenerationError as error:
-            raise ValidationError({"detail": str(error)}) from None
+        # a GenerationError answers 400 through the API's exception handler
+        run = start_generation_run(data["system"], data["dataset"], data["mode"], data.get("seed"))
         run = self.get_queryset().get(pk=run.pk)
         return Response(GenerationRunSerializer(run).data, status=status.HTTP_201_CREATED)
 
+    @outcome_schema
     @action(detail=True, methods=["post"])
     def cancel(self, request, pk=None):
         return outcome_response(cancel_generation_run(self.get_object()))
 
+    @outcome_schema
     @action(detail=True, methods=["post"])
     def resume(self, request, pk=None):
         """Answer what is not answered yet; a running or queued run is left alone

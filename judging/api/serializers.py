@@ -1,24 +1,15 @@
-from rest_framework import serializers, status
-from rest_framework.exceptions import APIException
+from rest_framework import serializers
 
 from config.parsers import MAX_DEPTH, json_depth
 from config.serializers import KnownFieldsMixin, NameRelatedField, StrictFloatField
 from corpus.models import Dataset
 from generation.models import System
-from judging.evaluators import frozen_changes, frozen_message
+from judging.evaluators import check_not_frozen
 from judging.llm.config import ConfigError
 from judging.models import Evaluator, JudgeItem, JudgingRun, Judgment
 from judging.protocols import Verdict, judge_protocol
 
 LLM_KINDS = (Evaluator.Kind.LLM_RUBRIC, Evaluator.Kind.LLM_PAIRWISE)
-
-
-class Conflict(APIException):
-    """The request is well formed but the stored state forbids it (409)."""
-
-    status_code = status.HTTP_409_CONFLICT
-    default_detail = "The request conflicts with the stored data."
-    default_code = "conflict"
 
 
 def has_nul(value) -> bool:
@@ -90,14 +81,7 @@ class EvaluatorSerializer(KnownFieldsMixin, serializers.ModelSerializer):
             changes = dict(attrs)
             if origin is not None:
                 changes["origin"] = origin
-            frozen = frozen_changes(self.instance, changes)
-            if frozen:
-                raise Conflict(
-                    {
-                        "detail": frozen_message(self.instance, frozen),
-                        "frozen_fields": frozen,
-                    }
-                )
+            check_not_frozen(self.instance, changes)  # EvaluatorFrozen: 409
         if origin is not None and origin != current_origin:
             raise serializers.ValidationError(
                 {"origin": "Read-only: Concord sets where an evaluator's scores come from."}
@@ -158,6 +142,8 @@ RUN_PROGRESS = [
     "created_at",
     "started_at",
     "finished_at",
+    "lease_owner",
+    "heartbeat_at",
 ]
 
 

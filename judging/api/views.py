@@ -1,10 +1,10 @@
 import django_filters
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import mixins, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import APIException, ValidationError
 from rest_framework.response import Response
 
+from config.api import ErrorSerializer
 from judging.api.serializers import (
     EvaluatorSerializer,
     JudgeItemSerializer,
@@ -12,10 +12,10 @@ from judging.api.serializers import (
     JudgmentSerializer,
     ResolveSerializer,
 )
-from judging.human_review import ReviewError, resolve_item
+from judging.human_review import resolve_item
 from judging.models import Evaluator, JudgeItem, JudgingRun, Judgment
-from judging.runs import JudgingError, cancel_run, resume_run, retry_failed, start_judging_run
-from runs.api import outcome_response
+from judging.runs import cancel_run, resume_run, retry_failed, start_judging_run
+from runs.api import outcome_response, outcome_schema
 
 
 class JudgmentFilter(django_filters.FilterSet):
@@ -43,6 +43,18 @@ class JudgmentFilter(django_filters.FilterSet):
         ]
 
 
+@extend_schema_view(
+    partial_update=extend_schema(
+        responses={
+            200: EvaluatorSerializer,
+            409: OpenApiResponse(
+                ErrorSerializer,
+                "The evaluator has judged: its name, kind, raw scale and configuration are "
+                "frozen (`frozen_fields` lists those the request would change).",
+            ),
+        }
+    )
+)
 class EvaluatorViewSet(viewsets.ModelViewSet):
     """Evaluators: LLM judges' configurations are checked when saved and frozen
     once they have judged."""
@@ -74,43 +86,35 @@ class JudgingRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
 
     def perform_create(self, serializer):
         data = serializer.validated_data
-        try:
-            run = start_judging_run(
-                data["evaluator"],
-                data["dataset"],
-                data["mode"],
-                data.get("systems", []),
-                self.request.user,
-                budget=data.get("budget"),
-                refresh=data.get("refresh", False),
-                use_batch=data.get("use_batch", False),
-            )
-        except JudgingError as error:
-            raise ValidationError({"detail": str(error)}) from None
-        serializer.instance = run
+        # a JudgingError answers 400 through the API's exception handler
+        serializer.instance = start_judging_run(
+            data["evaluator"],
+            data["dataset"],
+            data["mode"],
+            data.get("systems", []),
+            self.request.user,
+            budget=data.get("budget"),
+            refresh=data.get("refresh", False),
+            use_batch=data.get("use_batch", False),
+        )
 
+    @outcome_schema
     @action(detail=True, methods=["post"])
     def cancel(self, request, pk=None):
         return outcome_response(cancel_run(self.get_object()))
 
+    @outcome_schema
     @action(detail=True, methods=["post"])
     def resume(self, request, pk=None):
         """Go on with the pending items; a running or queued run is left alone
         (`changed` false, and `detail` says why)."""
         return outcome_response(resume_run(self.get_object()))
 
+    @outcome_schema
     @action(detail=True, methods=["post"], url_path="retry-failed")
     def retry_failed(self, request, pk=None):
         """Ask again the items that need a human, then go on with every pending one."""
         return outcome_response(retry_failed(self.get_object()))
-
-
-class ReviewRefused(APIException):
-    """A ReviewError as an HTTP answer: its message, with its status (400 or 409)."""
-
-    def __init__(self, error: ReviewError) -> None:
-        self.status_code = error.status_code
-        super().__init__(str(error))
 
 
 class JudgeItemViewSet(viewsets.ReadOnlyModelViewSet):
@@ -129,9 +133,6 @@ class JudgeItemViewSet(viewsets.ReadOnlyModelViewSet):
         item = self.get_object()
         body = ResolveSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        try:
-            resolve_item(item, body.answer(), request.user)
-        except ReviewError as error:
-            raise ReviewRefused(error) from None
+        resolve_item(item, body.answer(), request.user)  # ReviewError: 400, ReviewConflict: 409
         item.refresh_from_db()
         return Response(JudgeItemSerializer(item).data)

@@ -13,7 +13,7 @@ from llm.config import MAX_SEED, ModelConfig, ModelConfigError, check_types
 
 
 class ConfigError(ModelConfigError):
-    pass
+    code = "judge_config_invalid"
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import re
 
+from config.errors import Invalid
+
 TEMPLATE_VERSION = "elitr-bench-8364952"
 DEFAULT_SYSTEM_MESSAGE = "You are a helpful assistant."
 
@@ -192,8 +194,9 @@ PLACEHOLDERS = {
 _PLACEHOLDER = re.compile(r"(?<!\{)\{(\w*)\}(?!\})")
 
 
-class TemplateError(ValueError):
-    pass
+class TemplateError(Invalid, ValueError):
+    code = "template_invalid"
+    http_status = 400
 
 
 def validate_template(template: str, kind: str = "rubric") -> set[str]:

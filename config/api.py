@@ -1,0 +1,136 @@
+"""What every API answer has in common: one way to answer errors, and a schema
+that declares them.
+
+``exception_handler`` (REST_FRAMEWORK["EXCEPTION_HANDLER"]) answers any
+``config.errors.ConcordError`` with ``{"detail": message, "code": code}`` and
+the error's HTTP status, and gives DRF's own one-message errors (404, 401,
+403, 405, 415, a malformed body) the same shape. Field validation errors keep
+DRF's ``{"field": ["message", ...]}``.
+
+``ConcordAutoSchema`` declares those answers on every operation, so that the
+OpenAPI schema lists what a client can really get back.
+"""
+
+from __future__ import annotations
+
+from django.http import JsonResponse
+from django.views import defaults
+from drf_spectacular.openapi import AutoSchema
+from rest_framework import serializers
+from rest_framework.permissions import AllowAny
+from rest_framework.response import Response
+from rest_framework.views import exception_handler as drf_exception_handler
+from rest_framework.views import set_rollback
+
+from config.errors import ConcordError
+from config.serializers import KnownFieldsMixin
+
+
+def exception_handler(exc, context):
+    if isinstance(exc, ConcordError):
+        # as DRF does for its own errors: an ATOMIC_REQUESTS transaction rolls back
+        set_rollback()
+        return Response(exc.as_dict(), status=exc.http_status)
+    response = drf_exception_handler(exc, context)
+    if response is None:
+        return None
+    data = response.data
+    if isinstance(data, list):
+        # a ValidationError with messages but no fields (e.g. the search filter's
+        # "Null characters are not allowed."): one message, like the others
+        response.data = {
+            "detail": " ".join(str(message) for message in data),
+            "code": (getattr(data[0], "code", None) if data else None) or "invalid",
+        }
+    elif isinstance(data, dict) and set(data) == {"detail"}:
+        # DRF's message is an ErrorDetail that knows its code (not_found, parse_error, ...)
+        data["code"] = getattr(data["detail"], "code", None) or "error"
+    return response
+
+
+def not_found(request, exception):
+    """Django's 404, for a URL that no route matches (`/api/studies/abc/`): in
+    the API's shape under /api/, the usual page elsewhere."""
+    if request.path.startswith("/api/"):
+        return JsonResponse({"detail": "Not found.", "code": "not_found"}, status=404)
+    return defaults.page_not_found(request, exception)
+
+
+def server_error(request):
+    """A bug answers 500 (and is logged); under /api/ still as JSON."""
+    if request.path.startswith("/api/"):
+        return JsonResponse({"detail": "Server error.", "code": "server_error"}, status=500)
+    return defaults.server_error(request)
+
+
+# --- The schema -------------------------------------------------------------------------------
+
+
+class ErrorSerializer(serializers.Serializer):
+    """An error: its message and its kind. Some errors add fields (e.g. a
+    frozen evaluator's `frozen_fields`)."""
+
+    detail = serializers.CharField()
+    code = serializers.CharField()
+
+
+class ValidationErrorSerializer(serializers.Serializer):
+    """A request that cannot be done as sent: either one message (`detail` and
+    `code`), or the refused fields, each with its messages
+    (`{"name": ["This field is required."]}`)."""
+
+    detail = serializers.CharField(required=False)
+    code = serializers.CharField(required=False)
+
+
+# Query parameters whose bad values are not a 400: a page past the end is a
+# 404, an unknown ordering is ignored. (A filter's bad value is a 400, and so
+# is a search with a NUL character.)
+LENIENT_QUERY = {"page", "ordering"}
+
+
+class ConcordAutoSchema(AutoSchema):
+    """drf-spectacular's AutoSchema, with the error answers each operation can give:
+    401 and 403 unless anyone may call it, 400 when it takes a body or filters,
+    404 when it names an object in its path or pages a list. A view declares
+    its other answers (409, 502, ...) with ``extend_schema``. A serializer that
+    refuses unknown fields (KnownFieldsMixin) says so: no additional properties."""
+
+    def get_operation(self, path, path_regex, path_prefix, method, registry):
+        operation = super().get_operation(path, path_regex, path_prefix, method, registry)
+        if operation is None:
+            return None
+        responses = operation["responses"]
+        parameters = operation.get("parameters", [])
+        in_path = [p for p in parameters if p["in"] == "path"]
+        in_query = {p["name"] for p in parameters if p["in"] == "query"}
+        filtered = bool(self.get_filter_backends()) and in_query - LENIENT_QUERY
+        errors = {}
+        if "requestBody" in operation or filtered:
+            errors["400"] = (ValidationErrorSerializer, "The request cannot be done as sent.")
+        if not self._anyone_may_call():
+            errors["401"] = (ErrorSerializer, "No valid session or token.")
+            errors["403"] = (ErrorSerializer, "For researchers and admins only.")
+        if in_path or "page" in in_query:
+            errors["404"] = (ErrorSerializer, "No such object (or no such page).")
+        for status, (serializer, description) in errors.items():
+            if status not in responses:
+                responses[status] = self._error_response(serializer, status, description)
+        operation["responses"] = dict(sorted(responses.items()))
+        return operation
+
+    def _map_basic_serializer(self, serializer, direction):
+        schema = super()._map_basic_serializer(serializer, direction)
+        if isinstance(serializer, KnownFieldsMixin):
+            schema["additionalProperties"] = False  # unknown fields are refused (400)
+        return schema
+
+    def _anyone_may_call(self) -> bool:
+        return any(isinstance(p, AllowAny) for p in self.view.get_permissions())
+
+    def _error_response(self, serializer, status: str, description: str) -> dict:
+        answer = self._get_response_for_code(
+            serializer, status, media_types=["application/json"], direction="response"
+        )
+        answer["description"] = description
+        return answer

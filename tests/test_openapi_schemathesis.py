@@ -1,0 +1,167 @@
+"""The OpenAPI schema tells the truth: Schemathesis reads /api/schema/ from the
+app (in-process, WSGI) and sends what it describes, then checks every answer:
+no 500, and no status code, content type or body the schema does not declare.
+
+Its four phases run with a fixed seed and a bounded number of examples:
+examples, coverage (boundary and invalid values of each parameter), fuzzing
+and stateful (sequences of calls linked by the ids they return). Every
+operation runs against the synthetic ELITR data, a built and open study with
+a participant who rated and commented, and a judging run, as a researcher
+with an API token.
+"""
+
+from __future__ import annotations
+
+import os
+from contextlib import contextmanager
+
+import pytest
+import schemathesis
+from django.core.signals import request_finished, request_started
+from django.core.wsgi import get_wsgi_application
+from django.db import close_old_connections, transaction
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from rest_framework.authtoken.models import Token
+
+from annotator import services
+from annotator.models import Participant, Study
+from corpus.models import Dataset, Document, Question
+from generation.models import GenerationRun, Response, System
+from judging.models import Evaluator, JudgeItem, JudgingRun, Judgment
+from judging.runs import create_judging_run, ensure_metric_evaluators
+from tests.annotator.conftest import make_study
+
+SEED = 20240611
+TOKEN = "schemathesis-researcher-token-0000000000"  # 40 characters, as DRF's keys
+# Per operation in the fuzzing phase, and call sequences in the stateful one;
+# raise it to search longer (CONCORD_SCHEMATHESIS_EXAMPLES=200).
+MAX_EXAMPLES = int(os.environ.get("CONCORD_SCHEMATHESIS_EXAMPLES", "15"))
+
+CONFIG = schemathesis.Config.from_dict(
+    {
+        "seed": SEED,
+        "headers": {"Authorization": f"Token {TOKEN}"},
+        "generation": {"max-examples": MAX_EXAMPLES, "database": "none", "deterministic": True},
+        "phases": {
+            "examples": {"enabled": True},
+            "coverage": {"enabled": True},
+            "fuzzing": {"enabled": True},
+            "stateful": {"enabled": True},
+        },
+        # What the schema promises; not whether the server accepts every value
+        # the schema allows (a study's settings are checked together, beyond
+        # what a JSON schema can say).
+        "checks": {
+            "enabled": False,
+            "not_a_server_error": {"enabled": True},
+            "status_code_conformance": {"enabled": True},
+            "content_type_conformance": {"enabled": True},
+            "response_schema_conformance": {"enabled": True},
+        },
+    }
+)
+schema = schemathesis.openapi.from_wsgi("/api/schema/", get_wsgi_application(), config=CONFIG)
+
+# The objects a path's {id} names, so that generated ids also hit stored rows.
+MODELS = {
+    "datasets": Dataset,
+    "documents": Document,
+    "questions": Question,
+    "systems": System,
+    "runs": GenerationRun,
+    "responses": Response,
+    "evaluators": Evaluator,
+    "judgments": Judgment,
+    "judging-runs": JudgingRun,
+    "judge-items": JudgeItem,
+    "studies": Study,
+    "participants": Participant,
+}
+
+
+@schema.hook
+def flatmap_path_parameters(context, path_parameters):
+    """A random id almost never exists: draw stored ids as well."""
+    if not path_parameters or "id" not in path_parameters:
+        return st.just(path_parameters)
+    model = MODELS[context.operation.path.split("/")[2]]
+    stored = list(model.objects.order_by("pk").values_list("pk", flat=True)[:3])
+    return st.sampled_from([path_parameters, *({**path_parameters, "id": pk} for pk in stored)])
+
+
+@pytest.fixture
+def wsgi_requests_in_the_test_transaction():
+    """Django closes the database connection after each request it serves
+    (request_started/finished signals), which would end the test's transaction;
+    Django's own test client disconnects them the same way."""
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    yield
+    request_started.connect(close_old_connections)
+    request_finished.connect(close_old_connections)
+
+
+@pytest.fixture
+def api_data(two_meetings, researcher, wsgi_requests_in_the_test_transaction):
+    Token.objects.create(user=researcher, key=TOKEN)
+    study = make_study(gold_evaluator=Evaluator.objects.get(name="gold-human-eval"))
+    assignment = services.start_assignment(study, pid="RATER1")
+    services.submit_rating(assignment, 1, 7, comment="The reference is wrong.", flag="wrong_item")
+    services.start_assignment(study, pid="RATER2")
+    ensure_metric_evaluators()
+    dataset = Dataset.objects.get(version="qa", language="en", split="test2")
+    create_judging_run(Evaluator.objects.get(name="metric: f1"), dataset, "st", user=researcher)
+
+
+FIXTURE_SHARED = settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+@contextmanager
+def rolled_back():
+    """Each example (and each call sequence) starts from the fixture's data, so
+    that Hypothesis can replay and shrink what it found."""
+    with transaction.atomic():
+        yield
+        transaction.set_rollback(True)
+
+
+@schema.parametrize()
+@FIXTURE_SHARED
+def test_every_operation_keeps_to_the_schema(case, api_data):
+    with rolled_back():
+        case.call_and_validate()
+
+
+def test_call_sequences_keep_to_the_schema(api_data):
+    """Calls chained by the links Schemathesis infers from the schema (a study's
+    id from POST /api/studies/ to its actions, a participant's from a list to
+    exclude and reinstate, ...); each answer is checked as above."""
+    answered = []
+
+    class Recorded(schema.as_state_machine()):
+        def setup(self):
+            self.savepoint = rolled_back()
+            self.savepoint.__enter__()
+
+        def teardown(self):
+            self.savepoint.__exit__(None, None, None)
+
+        def after_call(self, response, case):
+            answered.append((case.method, case.path, response.status_code))
+
+    Recorded.run(
+        settings=settings(
+            max_examples=MAX_EXAMPLES,
+            stateful_step_count=6,
+            derandomize=True,
+            database=None,
+            deadline=None,
+            suppress_health_check=list(HealthCheck),
+        )
+    )
+    # Not vacuous: some sequences reached stored objects through their ids.
+    linked = {
+        (method, path) for method, path, status in answered if "{id}" in path and status < 300
+    }
+    assert len(linked) >= 2, answered
