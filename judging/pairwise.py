@@ -24,9 +24,9 @@ from collections.abc import Iterable
 import pandas as pd
 
 from judging.models import PairwiseVerdict, verdict_outcome
+from judging.protocols import JUDGE_COUNTINGS
 
 HUMAN_KINDS = frozenset({"crowd_human", "gold_human"})
-JUDGE_COUNTINGS = ("consistent", "per_order")
 HUMAN_COUNTINGS = ("per_verdict", "majority")
 COUNTINGS = JUDGE_COUNTINGS + HUMAN_COUNTINGS
 OUTCOMES = ("win", "tie", "loss")

@@ -30,7 +30,6 @@ from django.db import IntegrityError, transaction
 from generation.models import Response
 from judging.llm.config import ConfigError, JudgeConfig
 from judging.models import Evaluator, JudgeItem, JudgingRun, Judgment, PairwiseVerdict
-from judging.pairwise import JUDGE_COUNTINGS
 from judging.parsers import (
     ParsedScore,
     ParsedVerdict,
@@ -67,6 +66,9 @@ __all__ = [
     "protocol_class",
     "protocol_for",
 ]
+
+# How a pairwise judge's two orders make a result (judging.pairwise counts them).
+JUDGE_COUNTINGS = ("consistent", "per_order")
 
 
 class AnswerError(ValueError):

@@ -1,7 +1,5 @@
 from django import template
 
-from analysis.report_types import NotComputable
-
 register = template.Library()
 
 
@@ -17,12 +15,16 @@ def get(mapping, key):
 @register.filter
 def not_computable(value) -> bool:
     """A statistic of the report that could not be computed (it has a reason)."""
+    from analysis.report_types import NotComputable  # pydantic: with the first report
+
     return isinstance(value, NotComputable)
 
 
 @register.filter
 def computed(value) -> bool:
     """A statistic of the report that is there and was computed."""
+    from analysis.report_types import NotComputable
+
     return value is not None and not isinstance(value, NotComputable)
 
 
