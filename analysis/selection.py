@@ -38,6 +38,12 @@ class Selection:
     def from_options(cls, options: dict) -> Selection:
         """From command options or query parameters (strings); checks every value."""
 
+        for name, value in options.items():
+            # the database cannot even be asked for one (PostgreSQL refuses NUL in text)
+            values = value if isinstance(value, list | tuple) else [value]
+            if any("\x00" in str(v) for v in values if v is not None):
+                raise SelectionError(f"{name}: a NUL character (\\u0000) cannot be selected.")
+
         def text(name: str) -> str | None:
             value = options.get(name)
             if value is None or (isinstance(value, str) and not value.strip()):
@@ -55,7 +61,7 @@ class Selection:
         if mode is not None and mode not in MODES:
             raise SelectionError(f"mode {mode!r}: choose from {', '.join(MODES)}.")
         study = text("study")
-        if study is not None and not study.isdigit():
+        if study is not None and not (study.isascii() and study.isdigit()):
             raise SelectionError(f"study {study!r}: give the study's numeric id.")
         return cls(
             dataset_version=version,

@@ -69,6 +69,27 @@ def test_the_report_parameters_take_the_values_the_analysis_accepts(spec):
     assert parameters["study"] == {"type": "integer", "minimum": 0}
 
 
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/judging-runs/{id}/cancel/",
+        "/api/judging-runs/{id}/resume/",
+        "/api/judging-runs/{id}/retry-failed/",
+        "/api/runs/{id}/cancel/",
+        "/api/runs/{id}/resume/",
+    ],
+)
+def test_run_actions_take_no_body_and_answer_an_outcome(spec, path):
+    post = operation(spec, path, "post")
+    assert "requestBody" not in post
+    for status in ("200", "409", "503"):
+        assert set(body_schema(spec, post["responses"][status])["properties"]) == {
+            "detail",
+            "changed",
+            "code",
+        }
+
+
 def test_generation_run_creation_declares_the_run_it_answers(spec):
     post = operation(spec, "/api/runs/", "post")
     request = post["requestBody"]["content"]["application/json"]["schema"]["$ref"]

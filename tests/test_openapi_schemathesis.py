@@ -6,8 +6,9 @@ Its four phases run with a fixed seed and a bounded number of examples:
 examples, coverage (boundary and invalid values of each parameter), fuzzing
 and stateful (sequences of calls linked by the ids they return). Every
 operation runs against the synthetic ELITR data, a built and open study with
-a participant who rated and commented, and a judging run, as a researcher
-with an API token.
+a participant who rated and commented, a metric's judging run and an LLM
+judge's run with an item that needs a human, as a researcher with an API
+token.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from generation.models import GenerationRun, Response, System
 from judging.models import Evaluator, JudgeItem, JudgingRun, Judgment
 from judging.runs import create_judging_run, ensure_metric_evaluators
 from tests.annotator.conftest import make_study
+from tests.judging.test_human_review import needs_human
 
 SEED = 20240611
 TOKEN = "schemathesis-researcher-token-0000000000"  # 40 characters, as DRF's keys
@@ -112,6 +114,7 @@ def api_data(two_meetings, researcher, wsgi_requests_in_the_test_transaction):
     ensure_metric_evaluators()
     dataset = Dataset.objects.get(version="qa", language="en", split="test2")
     create_judging_run(Evaluator.objects.get(name="metric: f1"), dataset, "st", user=researcher)
+    needs_human("rubric judge")  # an LLM judge's item whose answer no parser read
 
 
 FIXTURE_SHARED = settings(suppress_health_check=[HealthCheck.function_scoped_fixture])

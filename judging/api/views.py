@@ -127,7 +127,13 @@ class JudgeItemViewSet(viewsets.ReadOnlyModelViewSet):
     serializer_class = JudgeItemSerializer
     filterset_fields = ["run", "status", "outcome"]
 
-    @extend_schema(request=ResolveSerializer, responses=JudgeItemSerializer)
+    @extend_schema(
+        request=ResolveSerializer,
+        responses={
+            200: JudgeItemSerializer,
+            409: OpenApiResponse(ErrorSerializer, "The item does not need a human."),
+        },
+    )
     @action(detail=True, methods=["post"], serializer_class=ResolveSerializer)
     def resolve(self, request, pk=None):
         item = self.get_object()
