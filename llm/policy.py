@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import threading
+import time
 from dataclasses import dataclass
 
 from llm.providers import Failure, FailureKind
@@ -36,16 +37,20 @@ class BreakerOpen(Exception):
 
 
 class CircuitBreaker:
-    """Opens after `threshold` connection errors with the same message in a row
-    (any answer in between closes the count): an unreachable endpoint stops the
-    run with its cause after a few calls instead of every item retrying for
-    minutes. Shared by a run's threads."""
+    """Opens after `threshold` connection errors with the same message in a
+    row (any answer in between starts the count again) that span at least
+    `min_seconds`: an unreachable endpoint stops the run with its cause after a
+    few calls and their first retries, instead of every item retrying for
+    minutes, while a burst of refused connections from a busy server that
+    still answers does not. Shared by a run's threads."""
 
-    def __init__(self, threshold: int = 3) -> None:
+    def __init__(self, threshold: int = 3, min_seconds: float = 2.0) -> None:
         self.threshold = threshold
+        self.min_seconds = min_seconds
         self.lock = threading.Lock()
         self.last_message = ""
         self.count = 0
+        self.first_at = 0.0
         self.cause = ""  # set when open
 
     @property
@@ -65,11 +70,17 @@ class CircuitBreaker:
         if failure.kind != FailureKind.CONNECTION:
             return
         with self.lock:
+            now = time.monotonic()
             if failure.message == self.last_message:
                 self.count += 1
             else:
-                self.last_message, self.count = failure.message, 1
-            if self.count >= self.threshold and not self.cause:
+                self.last_message, self.count, self.first_at = failure.message, 1, now
+            if (
+                self.count >= self.threshold
+                and now - self.first_at >= self.min_seconds
+                and not self.cause
+            ):
                 self.cause = (
-                    f"{failure.message} ({self.count} identical connection errors in a row)"
+                    f"{failure.message} ({self.count} identical connection errors in a row "
+                    f"over {now - self.first_at:.1f} s)"
                 )

@@ -18,6 +18,14 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
+class BackloggedServer(ThreadingHTTPServer):
+    """A listen backlog like a real server's (the standard library's is 5: 64
+    clients connecting at once would see refused connections)."""
+
+    request_queue_size = 256
+    daemon_threads = True
+
+
 class FakeOpenAI:
     def __init__(
         self,
@@ -68,7 +76,7 @@ class FakeOpenAI:
                 # /stats: for a server running in another process (benchmarks)
                 fake.reply(self, 200, {"count": fake.count, "max_in_flight": fake.max_in_flight})
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = BackloggedServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)

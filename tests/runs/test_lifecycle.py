@@ -215,7 +215,7 @@ def test_an_unreachable_endpoint_stops_the_run_with_its_cause(two_meetings_commi
     elapsed = time.monotonic() - started
     assert run.status == "failed"
     assert "could not be reached" in run.message and "APIConnectionError" in run.message
-    assert "3 identical connection errors in a row" in run.message
+    assert "identical connection errors in a row" in run.message
     assert elapsed < 10  # not 36 items x 6 tries with backoff
     failed_calls = LLMCall.objects.filter(status="api_error").count()
     assert 1 <= failed_calls <= 8  # only the calls in flight when it opened
