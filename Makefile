@@ -30,7 +30,7 @@ test: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # The core packages that mypy (with django-stubs) checks.
-MYPY_PACKAGES ?= runs llm
+MYPY_PACKAGES ?= runs llm corpus generation judging config
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

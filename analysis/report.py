@@ -26,6 +26,7 @@ from analysis.report_types import (
 )
 from analysis.scores import response_scores, score_table
 from analysis.selection import Selection
+from corpus.choices import DatasetVersion, Language
 from corpus.models import QuestionText
 
 PACKAGES = (
@@ -99,12 +100,13 @@ def choose_gold(table: pd.DataFrame, requested: str | None) -> str | None:
 def differing_question_pks(question_pks) -> set[int]:
     """Questions whose English QA and Conv wordings differ."""
     texts = QuestionText.objects.filter(
-        question_id__in=list(question_pks), dataset__language="en"
+        question_id__in=list(question_pks), dataset__language=Language.ENGLISH
     ).values_list("question_id", "dataset__version", "text")
     by_question: dict[int, dict[str, str]] = {}
     for question, version, text in texts:
         by_question.setdefault(question, {})[version] = text
-    return {q for q, v in by_question.items() if "qa" in v and "conv" in v and v["qa"] != v["conv"]}
+    qa, conv = DatasetVersion.QA, DatasetVersion.CONV
+    return {q for q, v in by_question.items() if qa in v and conv in v and v[qa] != v[conv]}
 
 
 def build_report(

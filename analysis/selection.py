@@ -5,9 +5,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from config.errors import Invalid
+from corpus.choices import DatasetVersion, Language, Mode
 
-VERSIONS = ("qa", "conv")
-MODES = ("st", "mt")
+VERSIONS = tuple(DatasetVersion.values)
+MODES = tuple(Mode.values)
 
 
 class SelectionError(Invalid, ValueError):
@@ -22,7 +23,7 @@ class Selection:
     dataset_version: str | None = None
     split: str | None = None
     mode: str | None = None
-    language: str | None = "en"
+    language: str | None = Language.ENGLISH
     benchmark: str | None = None
     systems: tuple[str, ...] = field(default_factory=tuple)
     evaluators: tuple[str, ...] = field(default_factory=tuple)
@@ -67,7 +68,7 @@ class Selection:
             dataset_version=version,
             split=text("split"),
             mode=mode,
-            language=text("language") or "en",
+            language=text("language") or Language.ENGLISH,
             benchmark=text("benchmark"),
             systems=names("systems"),
             evaluators=names("evaluators"),

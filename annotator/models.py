@@ -17,6 +17,7 @@ from django.db import models
 from django.db.models import Count, Q
 
 from annotator import defaults
+from corpus.choices import Mode
 from corpus.models import Dataset, Document
 from generation.models import Response, System
 from judging.models import Evaluator
@@ -55,9 +56,7 @@ class Study(models.Model):
     # Which responses: those of the runs of `systems` on `dataset` in `mode`
     # (seedless runs unless `seed` is set), for `documents` (empty: all meetings).
     dataset = models.ForeignKey(Dataset, on_delete=models.PROTECT, related_name="studies")
-    mode = models.CharField(
-        max_length=2, choices=[("st", "Single-turn"), ("mt", "Multi-turn")], default="st"
-    )
+    mode = models.CharField(max_length=2, choices=Mode.choices, default=Mode.SINGLE_TURN)
     seed = models.PositiveIntegerField(null=True, blank=True)
     systems = models.ManyToManyField(System, related_name="studies")
     documents = models.ManyToManyField(

@@ -105,7 +105,7 @@ class ConcordAutoSchema(AutoSchema):
         in_path = [p for p in parameters if p["in"] == "path"]
         in_query = {p["name"] for p in parameters if p["in"] == "query"}
         filtered = bool(self.get_filter_backends()) and in_query - LENIENT_QUERY
-        errors = {}
+        errors: dict[str, tuple[type[serializers.Serializer], str]] = {}
         if "requestBody" in operation or filtered:
             errors["400"] = (ValidationErrorSerializer, "The request cannot be done as sent.")
         if not self._anyone_may_call():

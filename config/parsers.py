@@ -13,10 +13,11 @@ from __future__ import annotations
 import codecs
 import json
 import math
+from collections.abc import Iterable
 from typing import Any
 
 from rest_framework.exceptions import ParseError
-from rest_framework.parsers import JSONParser, get_encoding
+from rest_framework.parsers import JSONParser, get_encoding  # type: ignore[attr-defined]  # not in the stubs
 from rest_framework.utils.json import strict_constant
 
 MAX_DEPTH = 64
@@ -28,6 +29,7 @@ def json_depth(value: Any) -> int:
     stack = [(value, 1)]
     while stack:
         item, depth = stack.pop()
+        children: Iterable[Any]
         if isinstance(item, dict):
             children = item.values()
         elif isinstance(item, list):

@@ -4,6 +4,7 @@ what it means, or it is a 400 naming what was wrong."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from rest_framework import serializers
 
@@ -11,7 +12,13 @@ from rest_framework import serializers
 IGNORED = {"csrfmiddlewaretoken"}
 
 
-class KnownFieldsMixin:
+if TYPE_CHECKING:  # the mixin goes before a Serializer class
+    _SerializerBase = serializers.Serializer
+else:
+    _SerializerBase = object
+
+
+class KnownFieldsMixin(_SerializerBase):
     """Refuse fields the serializer does not know instead of dropping them
     silently (a misspelt "raw_scale_mn" would otherwise be a 200 that changed
     nothing). Read-only fields may be sent back as they were read."""
@@ -20,10 +27,9 @@ class KnownFieldsMixin:
         if isinstance(data, Mapping):
             unknown = sorted(str(k) for k in data if k not in self.fields and k not in IGNORED)
             if unknown:
-                raise serializers.ValidationError(
-                    {key: "Unknown field." for key in unknown}
-                    | {"known fields": sorted(self.fields)}
-                )
+                errors: dict[str, Any] = {key: "Unknown field." for key in unknown}
+                errors["known fields"] = sorted(self.fields)
+                raise serializers.ValidationError(errors)
         return super().to_internal_value(data)
 
 

@@ -65,12 +65,11 @@ class QuestionTextFormSet(forms.BaseInlineFormSet):
         super().__init__(*args, **kwargs)
         self.judged = set(judged_texts(self.get_queryset()).values_list("pk", flat=True))
 
-    def _construct_form(self, i, **kwargs):
-        form = super()._construct_form(i, **kwargs)
+    def add_fields(self, form, index):
+        super().add_fields(form, index)  # the last fields of each form: all are there now
         if form.instance.pk in self.judged:
             for field in form.fields.values():
                 field.disabled = True
-        return form
 
 
 class QuestionTextInline(admin.TabularInline):
@@ -228,6 +227,7 @@ class QuestionAdmin(ProtectJudgedAdmin, admin.ModelAdmin):
     @admin.display(description="question (first version)")
     def wording(self, obj):
         texts = sorted(
-            obj.texts.all(), key=lambda t: (t.dataset.language != "en", t.dataset.version)
+            obj.texts.all(),
+            key=lambda t: (t.dataset.language != Dataset.Language.ENGLISH, t.dataset.version),
         )
         return texts[0].text if texts else ""

@@ -8,8 +8,12 @@ ELITR-Bench's QA and Conv versions share question ids but word 16 + 17
 questions differently, and one test2 reference answer differs too.
 """
 
+from typing import TypeAlias
+
 from django.db import models
 from django.db.models import Count, Q
+
+from corpus.choices import DatasetVersion, Language
 
 
 class Benchmark(models.Model):
@@ -28,13 +32,8 @@ class Benchmark(models.Model):
 class Dataset(models.Model):
     """One version x language x split of a benchmark, e.g. ELITR-Bench QA en test2."""
 
-    class Version(models.TextChoices):
-        QA = "qa", "QA (stand-alone questions)"
-        CONV = "conv", "Conv (questions asked in order)"
-
-    class Language(models.TextChoices):
-        ENGLISH = "en", "English"
-        CZECH = "cs", "Czech"
+    Version: TypeAlias = DatasetVersion
+    Language: TypeAlias = Language
 
     benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="datasets")
     version = models.CharField(max_length=8, choices=Version.choices)
@@ -48,10 +47,10 @@ class Dataset(models.Model):
                 fields=["benchmark", "version", "language", "split"], name="dataset_unique"
             ),
             models.CheckConstraint(
-                condition=Q(version__in=["qa", "conv"]), name="dataset_version_valid"
+                condition=Q(version__in=DatasetVersion.values), name="dataset_version_valid"
             ),
             models.CheckConstraint(
-                condition=Q(language__in=["en", "cs"]), name="dataset_language_valid"
+                condition=Q(language__in=Language.values), name="dataset_language_valid"
             ),
         ]
 
@@ -72,7 +71,7 @@ class Document(models.Model):
         max_length=200, help_text="The meeting id, e.g. meeting_en_test2_001."
     )
     split = models.SlugField(max_length=32)
-    language = models.CharField(max_length=8, default="en")
+    language = models.CharField(max_length=8, default=Language.ENGLISH)
     text = models.TextField()
     word_count = models.PositiveIntegerField()
     source = models.CharField(max_length=500, blank=True, help_text="The file it was read from.")

@@ -17,9 +17,11 @@ never imported.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from django.apps import apps
 from django.contrib import messages
+from django.contrib.admin import ModelAdmin
 from django.contrib.admin.actions import delete_selected
 from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.http import HttpResponseRedirect
@@ -43,7 +45,7 @@ def judged_condition() -> Q:
     """A condition on responses: something judges them."""
     condition = Q()
     for app, model, field in RESPONSE_REFERENCES:
-        condition |= Exists(apps.get_model(app, model).objects.filter(**{field: OuterRef("pk")}))
+        condition |= Q(Exists(apps.get_model(app, model).objects.filter(**{field: OuterRef("pk")})))
     return condition
 
 
@@ -71,7 +73,13 @@ def judged_summary(response_ids: Iterable[int]) -> str:
     return ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
-class ProtectJudgedAdmin:
+if TYPE_CHECKING:  # the mixin goes before a ModelAdmin class
+    _ModelAdminBase = ModelAdmin
+else:
+    _ModelAdminBase = object
+
+
+class ProtectJudgedAdmin(_ModelAdminBase):
     """ModelAdmin mixin: rows that hold judged data cannot be deleted.
 
     Their page has no delete button (its delete URL leads back with a message),
@@ -121,8 +129,9 @@ class ProtectJudgedAdmin:
 
     def get_actions(self, request):
         actions = super().get_actions(request)
-        if "delete_selected" in actions:
-            _, name, description = actions["delete_selected"]
+        action = actions.get("delete_selected")
+        if action is not None:
+            _, name, description = action
             actions["delete_selected"] = (delete_unprotected, name, description)
         return actions
 

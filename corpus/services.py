@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from django.db import transaction
 
 from corpus.bulk import SyncCount, id_map, sync_rows
+from corpus.choices import DatasetVersion, Language
 from corpus.importers.elitr_bench import ElitrBundle
 from corpus.importers.jsonl import JsonlBundle
 from corpus.models import Benchmark, Dataset, Document, Question, QuestionText
@@ -65,7 +66,7 @@ def import_elitr_corpus(bundle: ElitrBundle, benchmark_info: dict = ELITR_BENCH)
                 "benchmark_id": benchmark.pk,
                 "external_id": t.meeting_id,
                 "split": bundle.meeting_splits[t.meeting_id],
-                "language": "en",
+                "language": Language.ENGLISH,
                 "text": t.text,
                 "word_count": t.word_count,
                 "source": t.origin[:500],
@@ -208,8 +209,10 @@ def import_jsonl_benchmark(bundle: JsonlBundle) -> dict[str, SyncCount]:
         last_order[doc] = max(last_order.get(doc, 0), order)
     question_rows = []
     for item in bundle.items:
-        order = stored_order.get((item.document_id, item.question_id))
-        if order is None:
+        stored = stored_order.get((item.document_id, item.question_id))
+        if stored is not None:
+            order = stored
+        else:
             order = last_order[item.document_id] = last_order.get(item.document_id, 0) + 1
         question_rows.append(
             {
@@ -253,8 +256,10 @@ def add_dataset_arguments(
 ) -> None:
     """The options that name a dataset, shared by the commands that take one."""
     parser.add_argument("--benchmark", default="elitr-bench")
-    parser.add_argument("--dataset-version", default="qa", choices=("qa", "conv"))
-    parser.add_argument("--language", default="en")
+    parser.add_argument(
+        "--dataset-version", default=DatasetVersion.QA, choices=DatasetVersion.values
+    )
+    parser.add_argument("--language", default=Language.ENGLISH)
     parser.add_argument(
         "--split", required=split_required and default_split is None, default=default_split
     )

@@ -19,6 +19,7 @@ from django.urls import reverse
 
 from annotator import services
 from annotator.models import Study
+from corpus.choices import Mode
 from corpus.importers import ImportFailure
 from corpus.importers.synthetic import write_synthetic_elitr
 from corpus.models import Dataset
@@ -64,17 +65,22 @@ def ensure_demo_study(benchmark_slug: str) -> Study | None:
     if existing is not None:
         return existing
     dataset = Dataset.objects.filter(
-        benchmark__slug=benchmark_slug, version="qa", language="en", split="test2"
+        benchmark__slug=benchmark_slug,
+        version=Dataset.Version.QA,
+        language=Dataset.Language.ENGLISH,
+        split="test2",
     ).first()
     if dataset is None:
         return None
-    systems = list(System.objects.filter(runs__dataset=dataset, runs__mode="st").distinct())
+    systems = list(
+        System.objects.filter(runs__dataset=dataset, runs__mode=Mode.SINGLE_TURN).distinct()
+    )
     paper = [s for s in systems if s.name in PAPER_CROWD_SYSTEMS]
     study = Study.objects.create(
         name="Demo crowd study (test2)",
         kind=Study.Kind.CROWD,
         dataset=dataset,
-        mode="st",
+        mode=Mode.SINGLE_TURN,
         raters_per_task=10,
         attention_checks=True,
         gold_evaluator=Evaluator.objects.filter(name="gold-human-eval").first(),

@@ -1,3 +1,5 @@
+from typing import cast
+
 from django import forms
 from django.contrib import admin, messages
 from django.http import HttpResponseRedirect
@@ -5,7 +7,7 @@ from django.urls import reverse
 
 from corpus.protection import ProtectJudgedAdmin
 from generation.config import GenerationConfig, GenerationConfigError
-from generation.models import GenerationRun, System
+from generation.models import GenerationRun, GenerationRunQuerySet, System
 from generation.runner import (
     GenerationError,
     cancel_generation_run,
@@ -23,7 +25,8 @@ class SystemForm(forms.ModelForm):
         fields = ["name", "model_name", "backend", "config", "description"]
 
     def clean(self):
-        cleaned = super().clean()
+        super().clean()
+        cleaned = self.cleaned_data
         if cleaned.get("backend") in (System.Backend.HF, System.Backend.OPENAI):
             try:
                 GenerationConfig.from_dict(cleaned.get("config") or {})
@@ -80,7 +83,8 @@ class GenerationRunAdmin(ProtectJudgedAdmin, admin.ModelAdmin):
     actions = ["cancel_action", "resume_action"]
 
     def get_queryset(self, request):
-        return super().get_queryset(request).with_counts()
+        # the model's manager makes a GenerationRunQuerySet; the stubs say a QuerySet
+        return cast(GenerationRunQuerySet, super().get_queryset(request)).with_counts()
 
     def get_readonly_fields(self, request, obj=None):
         if obj is None:

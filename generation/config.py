@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from corpus.choices import Language, either
 from generation.prompts import TEMPLATES
 from llm.config import ModelConfig, ModelConfigError, check_types
 
@@ -35,7 +36,7 @@ class GenerationConfig(ModelConfig):
     qa_markers: bool = False
     temperature: float = 0.0  # 0: greedy; the paper's nucleus: 0.6 with top_p 0.9
     max_new_tokens: int = 512
-    language: str = "en"
+    language: str = Language.ENGLISH
     length_instruction: bool = False  # L-Eval: "Answer in about N words."
 
     @property
@@ -58,8 +59,8 @@ class GenerationConfig(ModelConfig):
     def check(self) -> None:
         if self.backend not in ("hf", "openai"):
             raise GenerationConfigError("backend: 'hf' or 'openai'.")
-        if self.language not in ("en", "cs"):
-            raise GenerationConfigError("language: 'en' or 'cs'.")
+        if self.language not in Language.values:
+            raise GenerationConfigError(f"language: {either(Language)}.")
         if self.max_new_tokens < 1:
             raise GenerationConfigError("max_new_tokens must be positive.")
         if self.backend == "hf":

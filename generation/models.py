@@ -1,8 +1,11 @@
 """Systems (a model under a named configuration), generation runs and responses."""
 
+from typing import TypeAlias
+
 from django.db import models
 from django.db.models import Count, Q
 
+from corpus.choices import Mode
 from corpus.models import Dataset, Question
 from runs.models import ModelUsage, Run
 
@@ -44,9 +47,7 @@ class GenerationRun(Run, ModelUsage):
 
     task_name = "generation.run_generation"
 
-    class Mode(models.TextChoices):
-        SINGLE_TURN = "st", "Single-turn"
-        MULTI_TURN = "mt", "Multi-turn"
+    Mode: TypeAlias = Mode
 
     class Origin(models.TextChoices):
         IMPORTED = "imported", "Imported"
@@ -78,7 +79,7 @@ class GenerationRun(Run, ModelUsage):
                 condition=Q(seed__isnull=True),
                 name="run_unique_without_seed",
             ),
-            models.CheckConstraint(condition=Q(mode__in=["st", "mt"]), name="run_mode_valid"),
+            models.CheckConstraint(condition=Q(mode__in=Mode.values), name="run_mode_valid"),
         ]
 
     def __str__(self) -> str:

@@ -11,6 +11,8 @@ template; API models get chat messages with the instruction as system message.
 
 from __future__ import annotations
 
+from corpus.choices import Language, Mode, either
+
 TEMPLATES = ("raw", "llama-2", "vicuna_v1.1", "longalign")
 VICUNA_SYSTEM = (
     "A chat between a curious user and an artificial intelligence assistant. The assistant "
@@ -18,16 +20,16 @@ VICUNA_SYSTEM = (
 )
 
 
-def inference_prompt(transcript: str, language: str = "en") -> str:
+def inference_prompt(transcript: str, language: str = Language.ENGLISH) -> str:
     """The instruction around the transcript (paper Fig. 4)."""
-    if language not in ("en", "cs"):
-        raise ValueError(f"language {language!r}: 'en' or 'cs'.")
+    if language not in Language.values:
+        raise ValueError(f"language {language!r}: {either(Language)}.")
     czech = (
         (
             " Although the transcript is in English, the questions are in Czech and the answers "
             "should also be formulated in Czech."
         )
-        if language == "cs"
+        if language == Language.CZECH
         else ""
     )
     return (
@@ -49,19 +51,19 @@ def openai_messages(
     answers: list[str],
     index: int,
     mode: str,
-    language: str = "en",
+    language: str = Language.ENGLISH,
 ) -> list[dict[str, str]]:
     """The chat messages for question `index`: in multi-turn mode the earlier
     questions and `answers` come first."""
     messages = [{"role": "system", "content": inference_prompt(transcript, language)}]
-    if mode == "mt":
+    if mode == Mode.MULTI_TURN:
         for question, answer in zip(questions[:index], answers[:index], strict=True):
             messages += [
                 {"role": "user", "content": question},
                 {"role": "assistant", "content": answer},
             ]
-    elif mode != "st":
-        raise ValueError(f"mode {mode!r}: 'st' or 'mt'.")
+    elif mode != Mode.SINGLE_TURN:
+        raise ValueError(f"mode {mode!r}: {either(Mode)}.")
     messages.append({"role": "user", "content": questions[index]})
     return messages
 
@@ -74,19 +76,19 @@ def hf_prompt(
     index: int,
     mode: str,
     qa_markers: bool = False,
-    language: str = "en",
+    language: str = Language.ENGLISH,
 ) -> str:
     """The raw prompt string for question `index` under a named chat template.
     The instruction and the first question of the conversation form the first
     user turn, joined by a blank line."""
     if template not in TEMPLATES:
         raise ValueError(f"chat template {template!r}: one of {', '.join(TEMPLATES)}.")
-    if mode == "st":
+    if mode == Mode.SINGLE_TURN:
         asked = [index]
-    elif mode == "mt":
+    elif mode == Mode.MULTI_TURN:
         asked = list(range(index + 1))
     else:
-        raise ValueError(f"mode {mode!r}: 'st' or 'mt'.")
+        raise ValueError(f"mode {mode!r}: {either(Mode)}.")
     turns: list[tuple[str, str | None]] = []
     for position, question_index in enumerate(asked):
         user = question_turn(questions[question_index], qa_markers)

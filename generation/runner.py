@@ -15,11 +15,13 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from os.path import commonprefix
+from typing import TypedDict
 
 from django.db import IntegrityError, transaction
 from django.db.models import F
 
 from config.errors import Invalid
+from corpus.choices import DatasetVersion, Mode, either
 from corpus.models import Document, Question, QuestionText
 from generation.config import GenerationConfig, GenerationConfigError
 from generation.long_inputs import length_instruction, trim_transcript
@@ -75,9 +77,9 @@ def create_generation_run(
         GenerationConfig.from_dict(system.config or {})
     except (GenerationConfigError, TypeError) as error:
         raise GenerationError(f"{system.name}: {error}") from None
-    if mode not in ("st", "mt"):
-        raise GenerationError("mode: 'st' or 'mt'.")
-    if dataset.version == "conv" and mode == "st":
+    if mode not in Mode.values:
+        raise GenerationError(f"mode: {either(Mode)}.")
+    if dataset.version == DatasetVersion.CONV and mode == Mode.SINGLE_TURN:
         raise GenerationError("Conv questions depend on earlier turns: use multi-turn mode.")
     total = QuestionText.objects.filter(dataset=dataset).count()
     if not total:
@@ -281,6 +283,20 @@ def _render(
     )
 
 
+class _Sampling(TypedDict):
+    """The sampling keywords of `llm.hf`'s generate calls."""
+
+    temperature: float
+    top_p: float | None
+    top_k: int | None
+    repetition_penalty: float | None
+
+
+class _TrimFields(TypedDict):
+    removed_tokens: int
+    trim_notice: str
+
+
 def _hf_meeting(run: GenerationRun, config: GenerationConfig, meeting: MeetingWork) -> None:
     from llm.hf import shared_prefix_generate
 
@@ -305,28 +321,29 @@ def _hf_meeting(run: GenerationRun, config: GenerationConfig, meeting: MeetingWo
         longest = max(
             range(len(questions)),
             key=lambda i: (
-                len(questions[i]) + (sum(len(a) for a in answers[:i]) if run.mode == "mt" else 0)
+                len(questions[i])
+                + (sum(len(a) for a in answers[:i]) if run.mode == Mode.MULTI_TURN else 0)
             ),
         )
         trimmed = trim_transcript(transcript, lambda t: tokens(t, longest), budget)
         transcript = trimmed.transcript
-    trim_fields = {
+    trim_fields: _TrimFields = {
         "removed_tokens": trimmed.removed_tokens if trimmed else 0,
         "trim_notice": trimmed.notice if trimmed else "",
     }
     seed = run.seed
-    sampling = {
+    sampling: _Sampling = {
         "temperature": config.temperature,
         "top_p": config.top_p,
         "top_k": config.top_k,
         "repetition_penalty": config.repetition_penalty,
     }
-    if run.mode == "st":
+    if run.mode == Mode.SINGLE_TURN:
         todo = [i for i, q in enumerate(meeting.questions) if q.pk not in stored]
         if not todo:
             return
         prompts = [
-            _render(config, loaded, transcript, questions, answers, i, "st")
+            _render(config, loaded, transcript, questions, answers, i, Mode.SINGLE_TURN)
             for i in range(len(questions))
         ]
         prefix_text = commonprefix(prompts) if config.prefix_cache and len(prompts) > 1 else ""
@@ -369,7 +386,7 @@ def _hf_meeting(run: GenerationRun, config: GenerationConfig, meeting: MeetingWo
     conversation = Conversation(loaded, carry=config.prefix_cache)
     previous_prompt = ""
     for i, question in enumerate(meeting.questions):
-        prompt = _render(config, loaded, transcript, questions, answers, i, "mt")
+        prompt = _render(config, loaded, transcript, questions, answers, i, Mode.MULTI_TURN)
         if question.pk in stored:
             continue
         if conversation.ids is None or not prompt.startswith(previous_prompt):
@@ -391,7 +408,7 @@ def _hf_meeting(run: GenerationRun, config: GenerationConfig, meeting: MeetingWo
             run,
             question,
             text,
-            input_tokens=len(conversation.ids),
+            input_tokens=len(conversation.ids or []),
             output_tokens=len(output),
             finish_reason=finish,
             seconds=time.perf_counter() - started,
@@ -418,7 +435,7 @@ def _api_run(run: GenerationRun, config: GenerationConfig, lease: Lease) -> str:
         caller = ModelCaller(config, LLMCall.Purpose.GENERATE)
     except ProviderSetupError as error:
         raise GenerationError(str(error)) from None
-    jobs = []
+    jobs: list[tuple[MeetingWork, list[int]]] = []
     for meeting in meetings(run):
         if run.mode == GenerationRun.Mode.SINGLE_TURN:
             jobs += [(meeting, [i]) for i in range(len(meeting.questions))]
@@ -426,7 +443,7 @@ def _api_run(run: GenerationRun, config: GenerationConfig, lease: Lease) -> str:
             jobs.append((meeting, list(range(len(meeting.questions)))))
     failures: list[str] = []
 
-    def work(job) -> None:
+    def work(job: tuple[MeetingWork, list[int]]) -> None:
         try:
             _api_turns(run, config, caller, *job, failures)
         finally:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.db import transaction
 
 from corpus.bulk import SyncCount, id_map, sync_rows
+from corpus.choices import Language
 from corpus.importers.elitr_bench import PaperResponse
 from generation.models import GenerationRun, Response, System
 
@@ -43,7 +44,9 @@ def import_paper_responses(
     for r in responses:
         run_sources.setdefault((r.system, r.version, r.split, r.mode), r.origin)
     # The paper's responses answer the English questions.
-    dataset_pks = {pk for (_, language, _), pk in dataset_ids.items() if language == "en"}
+    dataset_pks = {
+        pk for (_, language, _), pk in dataset_ids.items() if language == Language.ENGLISH
+    }
     runs = GenerationRun.objects.filter(
         system_id__in=system_ids.values(), dataset_id__in=dataset_pks, seed__isnull=True
     )
@@ -52,7 +55,7 @@ def import_paper_responses(
         (
             {
                 "system_id": system_ids[system],
-                "dataset_id": dataset_ids[(version, "en", split)],
+                "dataset_id": dataset_ids[(version, Language.ENGLISH, split)],
                 "mode": mode,
                 "seed": None,
                 "origin": GenerationRun.Origin.IMPORTED,

@@ -1,3 +1,5 @@
+from typing import cast
+
 from django import forms
 from django.contrib import admin, messages
 from django.db.models import Exists, OuterRef
@@ -12,6 +14,7 @@ from judging.llm.config import ConfigError
 from judging.models import (
     BenchmarkImport,
     Evaluator,
+    EvaluatorQuerySet,
     JudgeItem,
     JudgingRun,
     Judgment,
@@ -41,7 +44,8 @@ class EvaluatorForm(forms.ModelForm):
         fields = ["name", "kind", "description", "config", "raw_scale_min", "raw_scale_max"]
 
     def clean(self):
-        cleaned = super().clean()
+        super().clean()
+        cleaned = self.cleaned_data
         kind = cleaned.get("kind")
         if kind in (Evaluator.Kind.LLM_RUBRIC, Evaluator.Kind.LLM_PAIRWISE):
             try:
@@ -91,7 +95,8 @@ class EvaluatorAdmin(ProtectJudgedAdmin, admin.ModelAdmin):
         messages.info(request, f"Available: {', '.join(names)}.")
 
     def get_queryset(self, request):
-        return super().get_queryset(request).with_counts()
+        # the model's manager makes an EvaluatorQuerySet; the stubs say a QuerySet
+        return cast(EvaluatorQuerySet, super().get_queryset(request)).with_counts()
 
     @admin.display(description="judgments", ordering="judgment_count")
     def judgment_count(self, obj):
@@ -368,7 +373,7 @@ class JudgingRunAdmin(admin.ModelAdmin):
 
     @admin.display(description="ETA")
     def eta(self, obj):
-        if obj.status != "running" or not obj.started_at or not obj.done:
+        if obj.status != JudgingRun.Status.RUNNING or not obj.started_at or not obj.done:
             return "-"
         from django.utils import timezone
 
@@ -432,6 +437,10 @@ class ResolveForm(forms.Form):
     def __init__(self, protocol: JudgeProtocol, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.protocol = protocol
+
+    def answer(self) -> int | Verdict:
+        """The typed value entered (each form of a kind of answer says how)."""
+        raise NotImplementedError
 
 
 class ScoreForm(ResolveForm):
@@ -504,7 +513,7 @@ class JudgeItemAdmin(admin.ModelAdmin):
         item = self.get_object(request, object_id)
         needs_human = item is not None and item.status == JudgeItem.Status.NEEDS_HUMAN
         form = None
-        if needs_human:
+        if needs_human and item is not None:
             try:
                 protocol = item_protocol(item)
             except (ConfigError, TypeError, ValueError) as error:
@@ -512,7 +521,7 @@ class JudgeItemAdmin(admin.ModelAdmin):
                 needs_human = False
             else:
                 form = RESOLVE_FORMS[protocol.answer_kind](protocol, request.POST or None)
-        if request.method == "POST" and form is not None:
+        if request.method == "POST" and form is not None and item is not None:
             if not form.is_valid():
                 messages.error(request, f"Nothing stored: {form.errors.as_text()}")
             else:

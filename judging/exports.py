@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from collections.abc import Sequence
 
 from corpus.models import QuestionText
 from generation.models import GenerationRun, Response
 from judging.models import Judgment
 
 
-def export_runs(runs: list[GenerationRun], evaluators: list[str] = ()) -> dict:
+def export_runs(runs: list[GenerationRun], evaluators: Sequence[str] = ()) -> dict:
     """One ELITR-Bench file for runs of one dataset and mode: meetings, questions
     with type, position, wording and reference, and each run's response with
     `<evaluator>_score` fields (the mean over seeds and raters, as a string)."""
@@ -67,7 +68,7 @@ def score_text(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else repr(float(value))
 
 
-def file_name(run: GenerationRun, evaluators: list[str]) -> str:
+def file_name(run: GenerationRun, evaluators: Sequence[str]) -> str:
     """The authors' naming: elitr-bench-{version}_{split}_{mode}_{evaluator}.json"""
     suffix = "all-eval" if len(evaluators) > 1 else (evaluators[0] if evaluators else "responses")
     return f"elitr-bench-{run.dataset.version}_{run.dataset.split}_{run.mode}_{suffix}.json"

@@ -29,6 +29,7 @@ from django.db import transaction
 from django.db.models import Q
 
 from corpus.bulk import SyncCount, sync_rows
+from corpus.choices import Language
 from corpus.importers import ImportFailure
 from generation.models import Response
 from judging.models import Evaluator, Judgment
@@ -98,9 +99,10 @@ def parse_ratings(path: str | Path) -> list[ExternalRating]:
             if not match or float(match[1]) >= float(match[2]):
                 raise ImportFailure(f"{where}: scale {record['scale']!r} is not 'MIN-MAX'.")
             low, high = float(match[1]), float(match[2])
+        score = record.get("score")
         try:
-            raw = float(record.get("score"))
-        except (TypeError, ValueError):
+            raw = float(score) if isinstance(score, str | int | float) else math.nan
+        except ValueError:
             raw = math.nan
         if not math.isfinite(raw) or not low <= raw <= high:
             raise ImportFailure(
@@ -121,7 +123,7 @@ def parse_ratings(path: str | Path) -> list[ExternalRating]:
             key = (
                 "natural",
                 *(str(record[f]).strip() for f in KEY_FIELDS),
-                str(record.get("language") or "en"),
+                str(record.get("language") or Language.ENGLISH),
                 int(seed) if seed not in (None, "") else None,
             )
         ratings.append(
@@ -137,7 +139,7 @@ def parse_ratings(path: str | Path) -> list[ExternalRating]:
 def resolve_responses(ratings: list[ExternalRating], path: Path) -> dict[tuple, int]:
     ids = {r.response_key[1] for r in ratings if r.response_key[0] == "id"}
     found = set(Response.objects.filter(pk__in=ids).values_list("pk", flat=True))
-    resolved = {("id", pk): pk for pk in found}
+    resolved: dict[tuple, int] = {("id", pk): pk for pk in found}
     natural = {r.response_key for r in ratings if r.response_key[0] == "natural"}
     if natural:
         condition = Q()

@@ -70,13 +70,14 @@ def reparse_run(run: JudgingRun) -> int:
     for item in JudgeItem.objects.filter(
         run=run, status=JudgeItem.Status.NEEDS_HUMAN, call__isnull=False
     ).select_related("call"):
-        if item.call.finish_reason == "length":
+        call = item.call
+        if call is None or call.finish_reason == "length":
             continue
-        parsed = protocol.parse(item.call.raw_output)
+        parsed = protocol.parse(call.raw_output)
         if not parsed.ok:
             continue
         with transaction.atomic():
-            protocol.record(run, item, parsed.value, item.call.raw_output)
+            protocol.record(run, item, parsed.value, call.raw_output)
             JudgeItem.objects.filter(pk=item.pk).update(
                 status=JudgeItem.Status.DONE, outcome="ok", detail="re-parsed"
             )

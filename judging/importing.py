@@ -17,12 +17,15 @@ from django.conf import settings
 from django.db import transaction
 
 from corpus.bulk import SyncCount
+from corpus.choices import Language
 from corpus.importers import ImportFailure
 from corpus.importers.download import download_elitr_bench
 from corpus.importers.elitr_bench import (
     ANSWER_POSITIONS,
+    LANGUAGES,
     PUBLISHED_PASSWORD,
     QUESTION_TYPES,
+    VERSIONS,
     ElitrBundle,
     Progress,
     parse_elitr_bench,
@@ -107,14 +110,14 @@ def import_elitr_bench(
     source: str | Path,
     *,
     password: str | None = PUBLISHED_PASSWORD,
-    versions: tuple[str, ...] = ("qa", "conv"),
-    languages: tuple[str, ...] = ("en", "cs"),
+    versions: tuple[str, ...] = VERSIONS,
+    languages: tuple[str, ...] = LANGUAGES,
     with_responses: bool = False,
     progress: Progress | None = None,
     benchmark_info: dict = ELITR_BENCH,
 ) -> ElitrImportSummary:
     started = time.perf_counter()
-    if with_responses and "en" not in languages:
+    if with_responses and Language.ENGLISH not in languages:
         raise ImportFailure(
             "--with-responses needs the English questions (the responses answer them): "
             "add en to --languages."

@@ -6,14 +6,24 @@ common 1-10 scale, so the analysis reads one table whatever the source. The
 raw score and the scale it was given on are kept beside it.
 """
 
+from typing import TypeAlias
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Count, F, Q
 
+from corpus.choices import Mode
 from generation.models import Response
 from runs.models import ModelUsage, Run
 
-EVALUATOR_KINDS = ["llm_rubric", "llm_pairwise", "metric", "gold_human", "crowd_human", "imported"]
+
+class EvaluatorKind(models.TextChoices):
+    LLM_RUBRIC = "llm_rubric", "LLM rubric judge"
+    LLM_PAIRWISE = "llm_pairwise", "LLM pairwise judge"
+    METRIC = "metric", "Automatic metric"
+    GOLD_HUMAN = "gold_human", "Gold human (expert)"
+    CROWD_HUMAN = "crowd_human", "Crowd human"
+    IMPORTED = "imported", "Imported scores"
 
 
 class EvaluatorQuerySet(models.QuerySet):
@@ -22,13 +32,7 @@ class EvaluatorQuerySet(models.QuerySet):
 
 
 class Evaluator(models.Model):
-    class Kind(models.TextChoices):
-        LLM_RUBRIC = "llm_rubric", "LLM rubric judge"
-        LLM_PAIRWISE = "llm_pairwise", "LLM pairwise judge"
-        METRIC = "metric", "Automatic metric"
-        GOLD_HUMAN = "gold_human", "Gold human (expert)"
-        CROWD_HUMAN = "crowd_human", "Crowd human"
-        IMPORTED = "imported", "Imported scores"
+    Kind: TypeAlias = EvaluatorKind
 
     class Origin(models.TextChoices):
         CONCORD = "concord", "Made in Concord (a judge, a metric or a study)"
@@ -57,7 +61,7 @@ class Evaluator(models.Model):
         ordering = ["name"]
         constraints = [
             models.CheckConstraint(
-                condition=Q(kind__in=EVALUATOR_KINDS), name="evaluator_kind_valid"
+                condition=Q(kind__in=EvaluatorKind.values), name="evaluator_kind_valid"
             ),
             models.CheckConstraint(
                 condition=Q(raw_scale_min__lt=F("raw_scale_max")), name="evaluator_scale_ordered"
@@ -155,7 +159,7 @@ class JudgingRun(Run, ModelUsage):
 
     evaluator = models.ForeignKey(Evaluator, on_delete=models.PROTECT, related_name="runs")
     dataset = models.ForeignKey("corpus.Dataset", on_delete=models.PROTECT, related_name="+")
-    mode = models.CharField(max_length=2, choices=[("st", "Single-turn"), ("mt", "Multi-turn")])
+    mode = models.CharField(max_length=2, choices=Mode.choices)
     systems = models.ManyToManyField(
         "generation.System", blank=True, related_name="+", help_text="None selected: every system."
     )

@@ -26,6 +26,8 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 from django.db import IntegrityError, transaction
 
+from corpus.choices import Language
+
 # judging.llm.config imports this module only inside JudgeConfig.check: no import cycle.
 from generation.models import Response
 from judging.llm.config import ConfigError, JudgeConfig
@@ -181,7 +183,7 @@ class ScoringProtocol(JudgeProtocol[int]):
 
     @property
     def scale(self) -> Scale:
-        czech = self.czech_zero and self.config.language == "cs"
+        czech = self.czech_zero and self.config.language == Language.CZECH
         return Scale(0 if czech else 1, self.high)
 
     @staticmethod

@@ -112,7 +112,7 @@ def create_judging_run(
     response_ids = list(run_responses(run).values_list("pk", flat=True))
     if not response_ids:
         raise JudgingError(f"No {mode} responses on {dataset} for this selection.")
-    if config is None:
+    if protocol is None:
         run.total = len(response_ids)
     elif protocol.pairwise:
         run.total = _pairwise_items(run, protocol)
@@ -121,9 +121,9 @@ def create_judging_run(
         JudgeItem.objects.bulk_create(
             JudgeItem(run=run, response_id=r, seed=seed)
             for r in response_ids
-            for seed in config.seeds
+            for seed in protocol.config.seeds
         )
-        run.total = len(response_ids) * len(config.seeds)
+        run.total = len(response_ids) * len(protocol.config.seeds)
         run.projected_cost = projected_cost(run, protocol)
     run.save(update_fields=["total", "projected_cost"])
     return run

@@ -14,11 +14,11 @@ def run_judging(run_id: int) -> str:
     """Run a JudgingRun: metrics here; an LLM judge's calls go out from a thread
     pool (on the run's queue: `JudgingRun.queue`)."""
     from judging.llm.executor import run_llm_judging
-    from judging.models import JudgingRun
+    from judging.models import Evaluator, JudgingRun
     from judging.runs import run_metric_judging
 
     kind, use_batch = JudgingRun.objects.values_list("evaluator__kind", "use_batch").get(pk=run_id)
-    if kind == "metric":
+    if kind == Evaluator.Kind.METRIC:
         return run_metric_judging(run_id).status
     if use_batch:
         from django.conf import settings

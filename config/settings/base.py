@@ -175,7 +175,7 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     # several models share these choices: one named enum each
     "ENUM_NAME_OVERRIDES": {
-        "ModeEnum": [("st", "Single-turn"), ("mt", "Multi-turn")],
+        "ModeEnum": "corpus.choices.Mode",
         # one name per choice set of the fields called "status"
         "RunStatusEnum": "runs.models.RunStatus",
         "JudgeItemStatusEnum": "judging.models.JudgeItem.Status",

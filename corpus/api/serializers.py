@@ -1,10 +1,14 @@
+from __future__ import annotations
+
 from rest_framework import serializers
 
-from corpus.models import Dataset, Document, Question, QuestionText
+from corpus.models import Benchmark, Dataset, Document, Question, QuestionText
 
 
 class DatasetSerializer(serializers.ModelSerializer):
-    benchmark = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    benchmark: serializers.SlugRelatedField[Benchmark] = serializers.SlugRelatedField(
+        slug_field="slug", read_only=True
+    )
     question_count = serializers.IntegerField(read_only=True)
 
     class Meta:
@@ -13,7 +17,9 @@ class DatasetSerializer(serializers.ModelSerializer):
 
 
 class DocumentSerializer(serializers.ModelSerializer):
-    benchmark = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    benchmark: serializers.SlugRelatedField[Benchmark] = serializers.SlugRelatedField(
+        slug_field="slug", read_only=True
+    )
     question_count = serializers.IntegerField(read_only=True)
 
     class Meta:

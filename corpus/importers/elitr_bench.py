@@ -21,15 +21,16 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from corpus.choices import DatasetVersion, Language, Mode
 from corpus.importers.errors import ImportFailure
 from corpus.importers.sources import SourceFile, walk
 
 PUBLISHED_PASSWORD = "utter"  # published in the authors' README; it only keeps crawlers out
-VERSIONS = ("qa", "conv")
-LANGUAGES = ("en", "cs")
+VERSIONS = tuple(DatasetVersion.values)
+LANGUAGES = tuple(Language.values)
 QUESTION_TYPES = ("who", "what", "when", "howmany")
 ANSWER_POSITIONS = ("B", "M", "E", "S")
-MODES = ("st", "mt")
+MODES = tuple(Mode.values)
 # The score fields of the generated-responses files, and the evaluator names
 # Concord stores them under (reports and exports use these names).
 SCORE_FIELDS = {
@@ -134,21 +135,26 @@ def parse_elitr_bench(
     progress("scanning the source", 0, 1)
     for item in walk(source, pwd, _wanted):
         if match := QUESTION_FILE.match(item.name):
-            language = "cs" if match["czech"] else "en"
+            language: str = Language.CZECH if match["czech"] else Language.ENGLISH
             if language in languages and match["version"] in versions:
-                key = (language, match["version"], match["split"])
-                _keep_one(question_files, key, item)
+                question_key = (language, match["version"], match["split"])
+                _keep_one(question_files, question_key, item)
         elif match := RESPONSE_FILE.match(item.name):
             if with_responses and match["version"] in versions:
-                key = (match["version"], match["split"], match["mode"], match["evaluators"])
-                _keep_one(response_files, key, item)
+                response_key = (
+                    match["version"],
+                    match["split"],
+                    match["mode"],
+                    match["evaluators"],
+                )
+                _keep_one(response_files, response_key, item)
         else:  # a transcript_MAN* file (see _wanted)
             transcript_files.setdefault(item.parent_name, []).append(item)
 
     for language in languages:
         for version in versions:
             if not any(k[0] == language and k[1] == version for k in question_files):
-                prefix = "elitr-bench-czech-" if language == "cs" else "elitr-bench-"
+                prefix = "elitr-bench-czech-" if language == Language.CZECH else "elitr-bench-"
                 raise ImportFailure(
                     f"{source}: no {language} {version} question file found "
                     f"(looked for {prefix}{version}_<split>.json, also inside archives). "
@@ -169,9 +175,11 @@ def parse_elitr_bench(
     progress("reading transcripts", len(question_files) + 1, total)
 
     seen: dict[tuple, PaperResponse] = {}
-    for done, (key, item) in enumerate(sorted(response_files.items()), len(question_files) + 2):
+    for done, (response_key, item) in enumerate(
+        sorted(response_files.items()), len(question_files) + 2
+    ):
         progress("reading generated responses", done, total)
-        version, split, mode, _ = key
+        version, split, mode, _ = response_key
         _read_response_file(bundle, item, version, split, mode, seen)
         bundle.files_read.append(item.origin)
     bundle.responses = list(seen.values())
@@ -198,7 +206,7 @@ def _wanted(path: str) -> bool:
 
 def _english_first(entry: tuple[tuple[str, str, str], SourceFile]) -> tuple:
     (language, version, split), _ = entry
-    return (language != "en", version != "qa", split)
+    return (language != Language.ENGLISH, version != DatasetVersion.QA, split)
 
 
 def _keep_one(files: dict, key: tuple, item: SourceFile) -> None:
@@ -297,7 +305,7 @@ def _attach_transcripts(
     transcript_files: dict[str, list[SourceFile]],
     question_files: dict[tuple[str, str, str], SourceFile],
 ) -> None:
-    first_file = {}
+    first_file: dict[str, str] = {}
     for (_, _, split), item in sorted(question_files.items()):
         first_file.setdefault(split, item.origin)
     for meeting_id in sorted(bundle.meeting_splits):
@@ -319,9 +327,9 @@ def _attach_transcripts(
 
 
 def _parse_score(raw: object, where: str, item: SourceFile) -> float:
-    try:
-        value = float(raw)  # the files store scores as strings
-    except (TypeError, ValueError):
+    try:  # the files store scores as strings
+        value = float(raw) if isinstance(raw, str | int | float) else math.nan
+    except ValueError:
         value = math.nan
     if isinstance(raw, bool) or not math.isfinite(value) or not 1 <= value <= 10:
         raise ImportFailure(f"{item.origin}: {where}: score {raw!r} is not a number from 1 to 10.")

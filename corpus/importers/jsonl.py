@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from corpus.choices import DatasetVersion, Language
 from corpus.importers.elitr_bench import ANSWER_POSITIONS, LANGUAGES, QUESTION_TYPES, VERSIONS
 from corpus.importers.errors import ImportFailure
 
@@ -64,8 +65,8 @@ def parse_jsonl(
     benchmark: str,
     benchmark_name: str | None = None,
     split: str = "test",
-    version: str = "qa",
-    language: str = "en",
+    version: str = DatasetVersion.QA,
+    language: str = Language.ENGLISH,
 ) -> JsonlBundle:
     path = Path(path)
     for value, name in ((benchmark, "benchmark"), (split, "split")):

@@ -12,6 +12,8 @@ import json
 import random
 from pathlib import Path
 
+from corpus.choices import DatasetVersion
+
 SYSTEMS = ("Synthetic-Echo", "Synthetic-Hedge", "Synthetic-Terse")
 PEOPLE = ("PERSON1", "PERSON2", "PERSON3", "PERSON4")
 FILLER = (
@@ -118,7 +120,7 @@ def write_synthetic_elitr(
     def questions(version: str, czech: bool) -> list[dict]:
         out = []
         for number, (qtype, position, qa, answer, conv, cs_q, cs_a) in enumerate(QUESTIONS, 1):
-            text = cs_q if czech else (conv if version == "conv" and conv else qa)
+            text = cs_q if czech else (conv if version == DatasetVersion.CONV and conv else qa)
             out.append(
                 {
                     "id": str(number),
@@ -135,7 +137,7 @@ def write_synthetic_elitr(
         ("czech", "elitr-bench-czech", True),
     ):
         (target / folder).mkdir(parents=True, exist_ok=True)
-        for version in ("qa", "conv"):
+        for version in DatasetVersion.values:
             data = {
                 "split": split,
                 "meetings": [
@@ -149,7 +151,7 @@ def write_synthetic_elitr(
     response_meetings = []
     for meeting_id in meeting_ids:
         entries = []
-        for entry in questions("qa", czech=False):
+        for entry in questions(DatasetVersion.QA, czech=False):
             generated = []
             for system in SYSTEMS:
                 answer = {

@@ -1,7 +1,10 @@
+from typing import cast
+
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from config.serializers import KnownFieldsMixin, NameRelatedField
+from corpus.choices import Mode
 from corpus.models import Dataset
 from generation.models import GenerationRun, Response, System
 
@@ -96,13 +99,14 @@ class ResponseSerializer(serializers.ModelSerializer):
             response.judgments.all(),
             key=lambda j: (j.evaluator.name, j.rater, j.seed or 0, j.order),
         )
-        return ResponseJudgmentSerializer(judgments, many=True).data
+        # many=True makes a ListSerializer, whose data is a list (the stubs type it a dict)
+        return cast(list[dict], ResponseJudgmentSerializer(judgments, many=True).data)
 
 
 class GenerationStartSerializer(KnownFieldsMixin, serializers.Serializer):
     system = NameRelatedField(slug_field="name", queryset=System.objects.all())
     dataset = serializers.PrimaryKeyRelatedField(queryset=Dataset.objects.all())
-    mode = serializers.ChoiceField(choices=[("st", "Single-turn"), ("mt", "Multi-turn")])
+    mode = serializers.ChoiceField(choices=Mode.choices)
     seed = serializers.IntegerField(
         required=False, allow_null=True, min_value=0, max_value=2**31 - 1
     )

@@ -20,6 +20,7 @@ from judging.models import JudgeItem, JudgingRun
 from judging.protocols import protocol_for
 from llm.ledger import Ledger, request_hash
 from llm.models import LLMCall
+from llm.providers import OpenAICompatibleModel, ProviderSetupError
 from runs.lifecycle import finish, holding_lease
 
 BATCH_PRICE_FACTOR = 0.5  # OpenAI bills batch requests at half the price
@@ -60,6 +61,10 @@ def run_llm_batch(run_id: int) -> JudgingRun:
 def _batch_step(run: JudgingRun, lease) -> None:
     config = JudgeConfig.from_dict(run.evaluator.config)
     caller = judge_caller(config)
+    if not isinstance(caller.model, OpenAICompatibleModel):
+        raise ProviderSetupError(
+            f"{config.endpoint}: the Batch API needs an OpenAI-compatible server."
+        )
     client = caller.model.client  # the openai client: files and batches
     requests = pending_requests(run, config)
     if not run.batch_id:

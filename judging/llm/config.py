@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from corpus.choices import Language, either
 from llm.config import MAX_SEED, ModelConfig, ModelConfigError, check_types
 
 
@@ -22,7 +23,7 @@ class JudgeConfig(ModelConfig):
     `llm.config.ModelConfig`'s (with a judge's defaults: GPT-4 as in the paper)."""
 
     protocol: str = "rubric"
-    language: str = "en"
+    language: str = Language.ENGLISH
     base_url: str = "https://api.openai.com/v1"
     model: str = "gpt-4-0613"
     temperature: float = 0.6
@@ -61,8 +62,8 @@ class JudgeConfig(ModelConfig):
         from judging.protocols import protocol_class
 
         protocol = protocol_class(self.protocol)
-        if self.language not in ("en", "cs"):
-            raise ConfigError("language: 'en' or 'cs'.")
+        if self.language not in Language.values:
+            raise ConfigError(f"language: {either(Language)}.")
         if not self.seeds:
             raise ConfigError("Give at least one seed.")
         if not all(0 <= seed <= MAX_SEED for seed in self.seeds):

@@ -17,11 +17,12 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 
 from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
+from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import Count, F
 
 from corpus.models import QuestionText
 from judging.llm.config import JudgeConfig
-from judging.models import JudgeItem, JudgingRun
+from judging.models import JudgeItem, JudgingRun, Judgment, PairwiseVerdict
 from judging.parsers import PARSER_VERSION
 from judging.prompts.templates import TEMPLATE_VERSION
 from judging.protocols import JudgeProtocol, protocol_for
@@ -138,13 +139,14 @@ class ResultWriter:
     def flush(self) -> None:
         results, self.results = self.results, []
         usage, self.usage = self.usage, {}
-        rows: dict[type, list] = {}
+        rows: dict[type[Judgment | PairwiseVerdict], list] = {}
         changed = []
         for result in results:
             item = result.item
             if result.attempts == 0:
                 continue  # never asked (the run stopped first)
             if result.status == JudgeItem.Status.DONE:
+                assert result.call is not None, "a judged item keeps the call that judged it"
                 row = self.protocol.result_row(
                     self.run, item, self.protocol.check_answer(result.value), result.call.raw_output
                 )
@@ -297,7 +299,7 @@ def _judge_pending(run: JudgingRun, lease: Lease) -> None:
         else:
             to_call.append(item)
 
-    thread_connections: dict[int, object] = {}
+    thread_connections: dict[int, BaseDatabaseWrapper] = {}
 
     def work(item: JudgeItem) -> ItemResult:
         # Each pool thread keeps its own database connection for the whole run

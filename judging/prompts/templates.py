@@ -3,6 +3,7 @@ from __future__ import annotations
 import re
 
 from config.errors import Invalid
+from corpus.choices import Language, either
 
 TEMPLATE_VERSION = "elitr-bench-8364952"
 DEFAULT_SYSTEM_MESSAGE = "You are a helpful assistant."
@@ -54,9 +55,9 @@ _FIVE_POINT = [
 _NOT_CZECH = ("0", "The response to evaluate is not in Czech language.")
 
 
-def rubric_text(points: int, language: str = "en") -> str:
+def rubric_text(points: int, language: str = Language.ENGLISH) -> str:
     """The score rubric (paper Fig. 6 for 10 points, Fig. 8 for 5 points)."""
-    czech = language == "cs"
+    czech = language == Language.CZECH
     levels = _TEN_POINT if points == 10 else _FIVE_POINT
     if czech:
         levels = [_NOT_CZECH, *levels]
@@ -65,14 +66,14 @@ def rubric_text(points: int, language: str = "en") -> str:
 
 
 def _task_description(top: int, language: str, output_format: str) -> str:
-    low = 0 if language == "cs" else 1
+    low = 0 if language == Language.CZECH else 1
     lines = [
         "### Task description:",
         "You are provided below with a question, a response to evaluate, a reference answer "
         f"that gets the maximum score of {top}, and a score rubric representing evaluation "
         "criteria.",
     ]
-    if language == "cs":
+    if language == Language.CZECH:
         lines.append("The question and the reference answer are in Czech.")
     lines += [
         "1. Write a detailed feedback that assess the quality of the response strictly based on "
@@ -103,11 +104,13 @@ def neutralize(text: str) -> str:
 
 
 def _check_language(language: str) -> None:
-    if language not in ("en", "cs"):
-        raise ValueError(f"language {language!r}: 'en' or 'cs'.")
+    if language not in Language.values:
+        raise ValueError(f"language {language!r}: {either(Language)}.")
 
 
-def rubric_judge_prompt(question: str, response: str, reference: str, language: str = "en") -> str:
+def rubric_judge_prompt(
+    question: str, response: str, reference: str, language: str = Language.ENGLISH
+) -> str:
     """The GPT-4 rubric judge prompt (paper Figs. 5 and 6)."""
     _check_language(language)
     description = _task_description(
@@ -128,7 +131,7 @@ def rubric_judge_messages(
     question: str,
     response: str,
     reference: str,
-    language: str = "en",
+    language: str = Language.ENGLISH,
     system: str = DEFAULT_SYSTEM_MESSAGE,
 ) -> list[dict[str, str]]:
     return [
@@ -138,7 +141,7 @@ def rubric_judge_messages(
 
 
 def prometheus_judge_prompt(
-    question: str, response: str, reference: str, language: str = "en"
+    question: str, response: str, reference: str, language: str = Language.ENGLISH
 ) -> str:
     """The Prometheus prompt (paper Figs. 7 and 8): the rubric on 1-5."""
     _check_language(language)

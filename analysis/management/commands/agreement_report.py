@@ -9,6 +9,7 @@ from django.core.management.base import BaseCommand, CommandError
 from analysis.exports import export
 from analysis.render import FORMATS
 from analysis.selection import Selection, SelectionError
+from corpus.choices import DatasetVersion, Language, Mode
 
 
 class Command(BaseCommand):
@@ -17,10 +18,10 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--format", choices=FORMATS, default="html")
         parser.add_argument("--output", required=True, help="File to write ('-': standard output).")
-        parser.add_argument("--dataset-version", choices=("qa", "conv"))
+        parser.add_argument("--dataset-version", choices=DatasetVersion.values)
         parser.add_argument("--split")
-        parser.add_argument("--mode", choices=("st", "mt"))
-        parser.add_argument("--language", default="en")
+        parser.add_argument("--mode", choices=Mode.values)
+        parser.add_argument("--language", default=Language.ENGLISH)
         parser.add_argument("--benchmark", help="Benchmark slug, e.g. elitr-bench.")
         parser.add_argument("--systems", help="Comma-separated system names.")
         parser.add_argument("--evaluators", help="Comma-separated evaluator names.")

@@ -3,6 +3,7 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
+from corpus.choices import DatasetVersion, Language
 from corpus.importers import ImportFailure
 from corpus.importers.jsonl import parse_jsonl
 from corpus.services import import_jsonl_benchmark
@@ -19,8 +20,12 @@ class Command(BaseCommand):
         parser.add_argument("--benchmark", required=True, help="Slug, e.g. zeroscrolls-qasper.")
         parser.add_argument("--name", help="Display name of a new benchmark (default: the slug).")
         parser.add_argument("--split", default="test")
-        parser.add_argument("--dataset-version", default="qa", help="qa or conv")
-        parser.add_argument("--language", default="en", help="en or cs")
+        parser.add_argument(
+            "--dataset-version", default=DatasetVersion.QA, help=" or ".join(DatasetVersion.values)
+        )
+        parser.add_argument(
+            "--language", default=Language.ENGLISH, help=" or ".join(Language.values)
+        )
 
     def handle(self, *args, **options):
         try:

@@ -3,6 +3,7 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
+from corpus.choices import Mode
 from corpus.services import add_dataset_arguments, dataset_from_options
 from generation.models import System
 from generation.runner import (
@@ -22,7 +23,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--system", required=True)
         add_dataset_arguments(parser)
-        parser.add_argument("--mode", default="st", choices=("st", "mt"))
+        parser.add_argument("--mode", default=Mode.SINGLE_TURN, choices=Mode.values)
         parser.add_argument("--seed", type=int)
         parser.add_argument("--now", action="store_true", help="Run in this process.")
 

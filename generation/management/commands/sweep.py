@@ -5,6 +5,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
+from corpus.choices import Mode
 from corpus.services import add_dataset_arguments, dataset_from_options
 from generation.models import System
 from generation.runner import GenerationError, run_generation
@@ -21,7 +22,7 @@ class Command(BaseCommand):
         parser.add_argument("--name", required=True)
         parser.add_argument("--system", required=True, help="The base system.")
         add_dataset_arguments(parser, default_split="dev")
-        parser.add_argument("--mode", default="st", choices=("st", "mt"))
+        parser.add_argument("--mode", default=Mode.SINGLE_TURN, choices=Mode.values)
         parser.add_argument("--grid", default="{}", help="JSON: setting -> list of values.")
         parser.add_argument(
             "--paper-grid",

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import IO, cast
+
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -44,7 +46,8 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **options) -> None:
-        console = Console(file=self.stdout, width=110, highlight=False)
+        # OutputWrapper is a text stream (a TextIOBase), which the stubs do not say is an IO[str]
+        console = Console(file=cast(IO[str], self.stdout), width=110, highlight=False)
         try:
             source = resolve_elitr_source(
                 options["source"], mirror=options["download_from"], report=console.print

@@ -4,6 +4,7 @@ python manage.py judge --resume RUN_ID [--now]"""
 
 from django.core.management.base import BaseCommand, CommandError
 
+from corpus.choices import Mode
 from corpus.services import add_dataset_arguments, dataset_from_options
 from generation.models import System
 from judging.llm.executor import run_llm_judging
@@ -40,7 +41,7 @@ class Command(BaseCommand):
             help="Call again even when the ledger holds the same request.",
         )
         add_dataset_arguments(parser, split_required=False)
-        parser.add_argument("--mode", default="st", choices=("st", "mt"))
+        parser.add_argument("--mode", default=Mode.SINGLE_TURN, choices=Mode.values)
         parser.add_argument("--systems", help="Comma-separated system names (default: all).")
         parser.add_argument("--now", action="store_true", help="Run in this process.")
         parser.add_argument(
@@ -95,7 +96,7 @@ class Command(BaseCommand):
 
     def finish(self, run: JudgingRun, options: dict) -> None:
         if options["now"] and not run.use_batch:
-            if run.evaluator.kind == "metric":
+            if run.evaluator.kind == Evaluator.Kind.METRIC:
                 run = run_metric_judging(run.pk)
             else:
                 run = run_llm_judging(run.pk)
