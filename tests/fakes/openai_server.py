@@ -109,6 +109,17 @@ class FakeOpenAI:
             fault = self.plan.pop(0) if self.plan else "ok"
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        answered = threading.Event()
+
+        def stop_counting() -> None:
+            # before the answer is written: a client that has its answer may
+            # send its next request before this thread gets to a `finally`
+            with self.lock:
+                if not answered.is_set():
+                    answered.set()
+                    self.in_flight -= 1
+
+        request.stop_counting = stop_counting  # type: ignore[attr-defined]
         try:
             time.sleep(self.latency)
             user = next(
@@ -154,8 +165,7 @@ class FakeOpenAI:
                 text, finish = "The response covers the refer", "length"
             return self.reply(request, 200, self.completion(body, text, finish))
         finally:
-            with self.lock:
-                self.in_flight -= 1
+            stop_counting()
 
     # --- Batch API ---------------------------------------------------------------------------
 
@@ -297,6 +307,9 @@ class FakeOpenAI:
         request: BaseHTTPRequestHandler, status: int, payload: dict, headers: dict | None = None
     ) -> None:
         data = json.dumps(payload).encode()
+        stop_counting = getattr(request, "stop_counting", None)
+        if stop_counting is not None:
+            stop_counting()
         try:
             request.send_response(status)
             request.send_header("Content-Type", "application/json")
