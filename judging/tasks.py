@@ -23,7 +23,8 @@ def run_judging(run_id: int) -> str:
     if use_batch:
         from django.conf import settings
 
-        from judging.llm.batch import WAITING, run_llm_batch
+        from judging.llm.batch import run_llm_batch
+        from llm.batch import WAITING
 
         run = run_llm_batch(run_id)
         if run.batch_id and run.batch_status in WAITING:

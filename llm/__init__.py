@@ -5,7 +5,7 @@ ledger (an identical request is answered from it), the run's rate limits and
 the endpoint's in-flight gate, one retry policy and one circuit breaker, to a
 provider (`llm.providers`: OpenAI-compatible servers or a local HF
 transformers model); every answer and every final failure is an `LLMCall`.
-The Batch API (`llm.batch`) writes its answers into the same ledger.
+The Batch API (`llm.batch`: submit, poll, collect) writes its answers into the same ledger.
 Modelled on inspect_ai's `ModelAPI` (one interface, per-provider retry and
 connection rules) and its cache policy.
 """

@@ -12,20 +12,34 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterable
+from concurrent.futures import Future
 from dataclasses import dataclass
+
+from django.db import connection
 
 from llm.config import ModelConfig
 from llm.gate import RateLimiter, gate_for
-from llm.ledger import Ledger, estimated_tokens, request_hash
+from llm.ledger import Ledger, LedgerThread, estimated_tokens, request_hash
 from llm.models import LLMCall
 from llm.policy import BreakerOpen, CircuitBreaker, RetryPolicy
 from llm.providers import ChatModel, chat_model_for
 
 
 @dataclass(frozen=True)
+class Request:
+    """A request with its hash, computed once (`ModelCaller.request`)."""
+
+    messages: list[dict]
+    params: dict
+    digest: str
+
+
+@dataclass(frozen=True)
 class CallResult:
-    call: LLMCall
+    call: LLMCall  # unsaved until `written` is done (write_behind)
     cached: bool  # answered from the ledger: no request, no cost
+    written: Future | None = None  # the ledger's write, when it was left behind
 
 
 class Stopped(Exception):
@@ -80,6 +94,30 @@ class ModelCaller:
         self.refreshed: set[str] = set()
         self.halted = threading.Event()
         self.halt_reason = ""
+        # Made inside a transaction (a test, a command run in one), the ledger's
+        # reads and writes stay on the calling thread: another connection would
+        # not see that transaction, nor be rolled back with it.
+        self.ledger_thread = None if connection.in_atomic_block else LedgerThread(self.ledger)
+        self.unrecorded = threading.local()  # each calling thread's last write, if behind
+
+    def _on_ledger_thread(self, function, *args):
+        if self.ledger_thread is None:
+            return function(*args)
+        return self.ledger_thread.run(function, *args)
+
+    def flush(self) -> None:
+        """Wait until every call answered so far is on the record."""
+        if self.ledger_thread is not None:
+            self.ledger_thread.flush()
+
+    def close(self) -> None:
+        """Write what is left, stop the ledger's thread and let go of the
+        provider's connections (call when the run ends)."""
+        try:
+            if self.ledger_thread is not None:
+                self.ledger_thread.close()
+        finally:
+            self.model.close()
 
     # --- the run's controls --------------------------------------------------------------
 
@@ -93,34 +131,57 @@ class ModelCaller:
     def stop_reason(self) -> str:
         return self.breaker.cause or self.halt_reason
 
-    def digest(self, messages: list[dict], params: dict) -> str:
-        return request_hash(self.endpoint, self.model_name, messages, params)
+    def request(self, messages: list[dict], params: dict) -> Request:
+        return Request(
+            messages, params, request_hash(self.endpoint, self.model_name, messages, params)
+        )
 
-    def prefetch(self, requests) -> None:
-        """Look up the ledger's answers to many (messages, params) at once."""
+    def prefetch(self, requests: Iterable[Request]) -> None:
+        """Look up the ledger's answers to many requests at once."""
         if not self.refresh:
-            self.ledger.prefetch(self.digest(m, p) for m, p in requests)
+            self.ledger.prefetch(r.digest for r in requests)
 
-    def cached(self, messages: list[dict], params: dict) -> LLMCall | None:
+    def cached(self, request: Request) -> LLMCall | None:
         """The ledger's answer without calling (None when the run refreshes)."""
         if self.refresh:
             return None
-        return self.ledger.answer(self.digest(messages, params))
+        return self.ledger.answer(request.digest)
 
     # --- calling -----------------------------------------------------------------------
 
-    def complete(self, messages: list[dict], params: dict) -> CallResult:
-        digest = self.digest(messages, params)
+    def complete(self, request: Request, *, write_behind: bool = False) -> CallResult:
+        """Answer a request from the ledger or by calling the model. The call is
+        on the record when this returns, unless `write_behind`: then the calling
+        thread goes on at once and the ledger's thread writes the call with
+        others (`result.written`; `flush` waits for every one). Either way a
+        thread sends its next request only once its last call is on the
+        record, so a worker killed at any moment has paid for at most one
+        unrecorded call per calling thread (the ones in flight)."""
+        messages, params, digest = request.messages, request.params, request.digest
         with self.locks(digest):
             refresh = self.refresh and digest not in self.refreshed
-            if not refresh:
-                answer = self.ledger.answer(digest)
-                if answer is not None:
-                    return CallResult(answer, True)
+            known, answer = self.ledger.answer_in_memory(digest)
+            if not known:  # not prefetched: one look-up
+                answer = self._on_ledger_thread(self.ledger.answer, digest)
+            if not refresh and answer is not None:
+                if answer.pk is None and not write_behind:
+                    self.flush()  # answered a moment ago in this run, not yet written
+                return CallResult(answer, True)
             result = self._call(digest, messages, params)
             if refresh:
                 self.refreshed.add(digest)
-            return result
+        if not write_behind and result.written is not None:
+            result.written.result()  # a failed write raises here
+        return result
+
+    def _record(self, digest: str, messages: list[dict], params: dict, **fields) -> CallResult:
+        """Put a call on the record: handed to the ledger's thread, or written here."""
+        call = self.ledger.new_call(digest, messages, params, **fields)
+        if self.ledger_thread is None:
+            self.ledger.write([call])
+            return CallResult(call, False)
+        written = self.unrecorded.written = self.ledger_thread.submit(call)
+        return CallResult(call, False, written)
 
     def _check(self) -> None:
         if self.halted.is_set():
@@ -128,6 +189,9 @@ class ModelCaller:
         self.breaker.check()
 
     def _call(self, digest: str, messages: list[dict], params: dict) -> CallResult:
+        last = getattr(self.unrecorded, "written", None)
+        if last is not None:
+            last.result()  # usually written already, while this request was prepared
         error_text = ""
         started = time.perf_counter()
         for attempt in range(self.policy.max_retries + 1):
@@ -162,7 +226,7 @@ class ModelCaller:
                 )
                 / 1e6
             )
-            call = self.ledger.store(
+            return self._record(
                 digest,
                 messages,
                 params,
@@ -175,8 +239,7 @@ class ModelCaller:
                 latency_ms=(time.perf_counter() - started) * 1000,
                 system_fingerprint=output.fingerprint,
             )
-            return CallResult(call, False)
-        call = self.ledger.store(
+        return self._record(
             digest,
             messages,
             params,
@@ -184,4 +247,3 @@ class ModelCaller:
             error=error_text,
             latency_ms=(time.perf_counter() - started) * 1000,
         )
-        return CallResult(call, False)

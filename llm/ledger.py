@@ -1,16 +1,19 @@
 """The call ledger's reads and writes, batched where a run allows it.
 
 A run looks up the answers it may already have in one query per thousand
-requests (`prefetch`) instead of one per item, and writes each call as soon as
-it is answered: the row is what makes a resumed run not pay again, so it is
-never held back.
+requests (`prefetch`) instead of one per item. A call is written as soon as it
+is answered: the row is what makes a resumed run not pay again, so it is
+never held back for a progress flush. `LedgerThread` writes the calls that
+answered at about the same moment in one INSERT, off the calling threads.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import queue
 import threading
+from concurrent.futures import Future
 from contextlib import nullcontext
 
 from django.db import IntegrityError, connection, transaction
@@ -84,6 +87,72 @@ class Ledger:
         with self.lock:
             return self.answers[digest]
 
+    def knows(self, digest: str) -> bool:
+        """Whether this request was looked up (its answer and last attempt are known)."""
+        with self.lock:
+            return digest in self.answers or digest in self.last_attempt
+
+    def answer_in_memory(self, digest: str) -> tuple[bool, LLMCall | None]:
+        """(looked up, answer): no query."""
+        with self.lock:
+            if digest in self.answers:
+                return True, self.answers[digest]
+            return False, None
+
+    def new_call(self, digest: str, messages: list[dict], params: dict, **fields) -> LLMCall:
+        """An unsaved call under the request's next attempt number, taken now (so
+        that two calls of one request never share one), and remembered as the
+        request's answer when it is one. The request must have been looked up."""
+        if "raw_output" in fields:
+            fields["raw_output"] = storable(fields["raw_output"])
+        with self.lock:
+            attempt = self.last_attempt.get(digest, -1) + 1
+            self.last_attempt[digest] = attempt
+            call = LLMCall(
+                request_hash=digest,
+                attempt=attempt,
+                purpose=self.purpose,
+                base_url=self.endpoint,
+                model=self.model,
+                params=params,
+                messages=messages,
+                template_version=self.template_version,
+                parser_version=self.parser_version,
+                **fields,
+            )
+            if call.status == LLMCall.Status.OK:
+                self.answers[digest] = call
+        return call
+
+    def write(self, calls: list[LLMCall]) -> None:
+        """Insert new calls in one statement. When another process stored one of
+        the same requests at once (the attempt number is taken), each call goes
+        alone under the next free attempt number."""
+        try:
+            with transaction.atomic():
+                LLMCall.objects.bulk_create(calls)
+        except IntegrityError:
+            for call in calls:
+                self._write_one(call)
+
+    def _write_one(self, call: LLMCall) -> None:
+        for _ in range(5):
+            try:
+                with transaction.atomic():
+                    call.save(force_insert=True)
+                return
+            except IntegrityError:
+                last = LLMCall.objects.filter(request_hash=call.request_hash).aggregate(
+                    m=Max("attempt")
+                )["m"]
+                call.attempt = (last or 0) + 1
+                call.pk = None
+                with self.lock:
+                    self.last_attempt[call.request_hash] = max(
+                        call.attempt, self.last_attempt.get(call.request_hash, -1)
+                    )
+        raise RuntimeError("Could not store an LLM call after 5 tries.")
+
     def store(self, digest: str, messages: list[dict], params: dict, **fields) -> LLMCall:
         """Write a call under the request's next attempt number (a refresh or a
         retry after an API error keeps the earlier rows)."""
@@ -121,3 +190,104 @@ class Ledger:
                     self.answers[digest] = call
             return call
         raise RuntimeError("Could not store an LLM call after 5 tries.")
+
+
+class LedgerThread:
+    """The ledger's database work for one caller, on one thread with one
+    connection of its own: the look-ups a prefetch missed, and answered calls
+    written in batches (one INSERT for every call that arrived while the last
+    one was written). A run's 32 or 64 calling threads then neither open a
+    connection each nor wait for a commit each: a wave of answers costs one
+    round trip. `flush` returns once every call handed in before it is on the
+    record; a write that failed raises there."""
+
+    BATCH = 500
+
+    def __init__(self, ledger: Ledger) -> None:
+        self.ledger = ledger
+        self.jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self.guard = threading.Lock()
+        self.thread: threading.Thread | None = None
+        self.error: BaseException | None = None
+
+    def _start(self) -> None:
+        with self.guard:
+            if self.thread is None:
+                self.thread = threading.Thread(target=self._serve, name="ledger", daemon=True)
+                self.thread.start()
+
+    def submit(self, call: LLMCall) -> Future:
+        """Queue an unsaved call for writing; the future holds it once saved."""
+        self._start()
+        done: Future = Future()
+        self.jobs.put(("write", call, done))
+        return done
+
+    def run(self, function, *args):
+        """Run a read on the ledger's thread and wait for its result."""
+        self._start()
+        done: Future = Future()
+        self.jobs.put(("read", (function, args), done))
+        return done.result()
+
+    def flush(self) -> None:
+        """Wait until every call submitted so far is written."""
+        if self.thread is None:
+            return
+        done: Future = Future()
+        self.jobs.put(("barrier", None, done))
+        done.result()
+        if self.error is not None:
+            raise self.error
+
+    def close(self) -> None:
+        """Write what is queued, then stop the thread (and close its connection)."""
+        if self.thread is None:
+            return
+        self.flush()
+        self.jobs.put(("stop", None, None))
+        self.thread.join()
+        self.thread = None
+
+    def _serve(self) -> None:
+        try:
+            while True:
+                jobs = [self.jobs.get()]
+                while len(jobs) < self.BATCH:
+                    try:
+                        jobs.append(self.jobs.get_nowait())
+                    except queue.Empty:
+                        break
+                writes: list[tuple[LLMCall, Future]] = []
+                for kind, payload, done in jobs:
+                    if kind == "write":
+                        writes.append((payload, done))
+                        continue
+                    self._write(writes)  # in order: what came before a read or barrier first
+                    writes = []
+                    if kind == "stop":
+                        return
+                    if kind == "barrier":
+                        done.set_result(None)
+                        continue
+                    function, args = payload
+                    try:
+                        done.set_result(function(*args))
+                    except BaseException as error:  # the caller's thread raises it
+                        done.set_exception(error)
+                self._write(writes)
+        finally:
+            connection.close()
+
+    def _write(self, writes: list[tuple[LLMCall, Future]]) -> None:
+        if not writes:
+            return
+        try:
+            self.ledger.write([call for call, _ in writes])
+        except BaseException as error:
+            self.error = error
+            for _, done in writes:
+                done.set_exception(error)
+            return
+        for call, done in writes:
+            done.set_result(call)

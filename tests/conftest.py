@@ -14,12 +14,14 @@ from pathlib import Path
 
 import pytest
 from django.apps import apps
+from django.db import connections
 
 REPO = Path(__file__).resolve().parent.parent
 REQUIRE_SERVICES = os.environ.get("CONCORD_REQUIRE_SERVICES") == "1"
 ELITR_DATA = Path(
     os.environ.get("CONCORD_ELITR_DATA") or REPO.parent / "shared" / "datasets" / "elitr-bench"
 )
+CHROMIUM = Path(os.environ.get("CONCORD_CHROMIUM", "/usr/bin/chromium"))
 # The ELITR-Bench authors' prompts, byte for byte (the golden vectors)
 PROMPT_VECTORS = Path(
     os.environ.get("CONCORD_PROMPT_VECTORS")
@@ -135,3 +137,31 @@ def eager_celery():
     celery_app.conf.task_always_eager = True
     yield
     celery_app.conf.task_always_eager = previous
+
+
+@pytest.fixture
+def browser(monkeypatch, live_server):
+    """Debian's Chromium driven by Playwright (never a downloaded browser).
+
+    Depends on live_server so that Chromium closes its connections before the
+    server stops (else a request thread keeps a database connection open).
+    Playwright's sync API keeps an event loop in this thread; the ORM calls a
+    test makes between browser steps are still plain synchronous calls."""
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    require(
+        CHROMIUM.exists(), f"Chromium is not installed at {CHROMIUM} (apt-get install chromium)"
+    )
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        require(False, "the playwright package is not installed")
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path=str(CHROMIUM),
+            args=["--no-sandbox", "--disable-background-networking", "--disable-component-update"],
+        )
+        yield chromium
+        # While Playwright's loop runs, Django keys connections by that context:
+        # close the ones this test opened before the loop goes away.
+        connections.close_all()
+        chromium.close()

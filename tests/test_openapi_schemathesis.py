@@ -167,7 +167,9 @@ def test_call_sequences_keep_to_the_schema(api_data):
 
     Recorded.run(
         settings=settings(
-            max_examples=MAX_EXAMPLES,
+            # twice the examples of one operation: a sequence spends draws on every
+            # operation's parameters before it reaches a link
+            max_examples=2 * MAX_EXAMPLES,
             stateful_step_count=6,
             derandomize=True,
             database=None,

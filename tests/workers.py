@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from urllib.parse import quote
 
 from django.db import connection
@@ -88,6 +89,29 @@ def wait_for(condition, seconds: float) -> bool:
             return True
         time.sleep(0.2)
     return False
+
+
+@contextmanager
+def app_sends_to(url: str):
+    """Point the Celery app's own sending (what the services' `enqueue` uses)
+    at the broker at `url` for the block. The app keeps the connection and
+    producer pools of the broker it first sent to, so they are dropped on the
+    way in and out: changing broker_url alone would leave an earlier test's
+    broker (the filesystem one when CELERY_BROKER_URL is unset) in use."""
+    from config.celery import app as celery_app
+
+    previous = celery_app.conf.broker_url
+
+    def use(broker: str) -> None:
+        celery_app.conf.broker_url = broker
+        celery_app._pool = None
+        celery_app.amqp._producer_pool = None
+
+    use(url)
+    try:
+        yield
+    finally:
+        use(previous)
 
 
 def send_run(task, run, queue: str, url: str) -> None:

@@ -26,7 +26,7 @@ from judging.models import JudgeItem, JudgingRun, Judgment, PairwiseVerdict
 from judging.parsers import PARSER_VERSION
 from judging.prompts.templates import TEMPLATE_VERSION
 from judging.protocols import JudgeProtocol, protocol_for
-from llm.calls import ModelCaller, Stopped
+from llm.calls import ModelCaller, Request, Stopped
 from llm.models import LLMCall
 from llm.policy import BreakerOpen
 from llm.providers import ProviderSetupError
@@ -62,23 +62,39 @@ class ItemResult:
     usage: dict[str, float] = field(default_factory=dict)
 
 
-def judge_item(
+def first_request(
     item: JudgeItem,
     config: JudgeConfig,
     caller: ModelCaller,
     protocol: JudgeProtocol,
     texts: dict[int, tuple[str, str]],
+) -> Request:
+    """The item's first ask (its messages and hash, computed once)."""
+    messages = protocol.item_messages(item, *texts[item.response.question_id])
+    return caller.request(messages, item_params(config, item, 0))
+
+
+def judge_item(
+    item: JudgeItem,
+    config: JudgeConfig,
+    caller: ModelCaller,
+    protocol: JudgeProtocol,
+    first: Request,
 ) -> ItemResult:
     """Ask about one item (re-asking with new seeds when the answer does not
     parse), writing nothing but the ledger's calls. A stopped run (cancelled,
     budget spent, endpoint unreachable) leaves the item pending."""
     result = ItemResult(item)
     usage = result.usage
-    question, reference = texts[item.response.question_id]
-    messages = protocol.item_messages(item, question, reference)
     for attempt in range(config.reask + 1):
+        request = (
+            first
+            if attempt == 0
+            else caller.request(first.messages, item_params(config, item, attempt))
+        )
         try:
-            answer = caller.complete(messages, item_params(config, item, attempt))
+            # the ledger's thread writes the call; the run's flush waits for it
+            answer = caller.complete(request, write_behind=True)
         except (Stopped, BreakerOpen):
             return result
         call = result.call = answer.call
@@ -252,13 +268,6 @@ def _judge_pending(run: JudgingRun, lease: Lease) -> None:
         ).values_list("question_id", "text", "reference_answer")
     }
     protocol = protocol_for(config)
-    caller.prefetch(
-        (
-            protocol.item_messages(item, *texts[item.response.question_id]),
-            item_params(config, item, 0),
-        )
-        for item in items
-    )
     budget = float(run.budget) if run.budget is not None else None
     writer = ResultWriter(run, protocol)
     last_flush = time.monotonic()
@@ -267,6 +276,7 @@ def _judge_pending(run: JudgingRun, lease: Lease) -> None:
         """Write what is done, then look at cancellation and the budget."""
         nonlocal last_flush
         last_flush = time.monotonic()
+        caller.flush()  # the calls first: results point at them
         writer.flush()
         current = JudgingRun.objects.values("status", "cost").get(pk=run.pk)
         if lease.lost.is_set():
@@ -285,43 +295,50 @@ def _judge_pending(run: JudgingRun, lease: Lease) -> None:
         # answer, so that the run stops as soon as the budget is spent.
         return budget is not None or time.monotonic() - last_flush > 0.25
 
-    # Items whose first answer the ledger holds are judged here at once, with
-    # no thread and no query; the others go to the pool.
-    to_call = []
-    for item in items:
-        if caller.cached(
-            protocol.item_messages(item, *texts[item.response.question_id]),
-            item_params(config, item, 0),
-        ):
-            writer.add(judge_item(item, config, caller, protocol, texts))
-            if due():
-                flush()
-        else:
-            to_call.append(item)
-
     thread_connections: dict[int, BaseDatabaseWrapper] = {}
 
-    def work(item: JudgeItem) -> ItemResult:
-        # Each pool thread keeps its own database connection for the whole run
-        # (opening one per item costs more than the item); they are closed below.
+    def work(item: JudgeItem, request: Request) -> ItemResult:
+        # The ledger's database work is on its own thread, unless the run was
+        # started inside a transaction: then these threads' connections do it,
+        # and are closed below.
         if threading.get_ident() not in thread_connections:
             wrapper = connections[DEFAULT_DB_ALIAS]
             wrapper.inc_thread_sharing()  # so that the main thread may close it
             thread_connections[threading.get_ident()] = wrapper
         if caller.halted.is_set():
             return ItemResult(item)
-        return judge_item(item, config, caller, protocol, texts)
+        return judge_item(item, config, caller, protocol, request)
 
-    with ThreadPoolExecutor(max_workers=config.max_concurrency) as pool:
-        futures = [pool.submit(work, item) for item in to_call]
-        for future in as_completed(futures):
-            writer.add(future.result())
-            if due():
-                flush()
-    flush()
-    for wrapper in thread_connections.values():
-        wrapper.close()
-        wrapper.dec_thread_sharing()
+    try:
+        with ThreadPoolExecutor(max_workers=config.max_concurrency) as pool:
+            # Items go out a chunk at a time as soon as the ledger was asked about
+            # them, so the first requests leave while the rest are prepared.
+            # Items whose first answer the ledger holds are judged here at once,
+            # with no thread and no query.
+            futures = []
+            for start in range(0, len(items), config.max_concurrency):
+                chunk = [
+                    (item, first_request(item, config, caller, protocol, texts))
+                    for item in items[start : start + config.max_concurrency]
+                ]
+                caller.prefetch(request for _, request in chunk)
+                for item, request in chunk:
+                    if caller.cached(request):
+                        writer.add(judge_item(item, config, caller, protocol, request))
+                        if due():
+                            flush()
+                    else:
+                        futures.append(pool.submit(work, item, request))
+            for future in as_completed(futures):
+                writer.add(future.result())
+                if due():
+                    flush()
+        flush()
+    finally:
+        caller.close()
+        for wrapper in thread_connections.values():
+            wrapper.close()
+            wrapper.dec_thread_sharing()
     pending = JudgeItem.objects.filter(run=run, status=JudgeItem.Status.PENDING).count()
     human = JudgeItem.objects.filter(run=run, status=JudgeItem.Status.NEEDS_HUMAN).count()
     if caller.breaker.is_open:

@@ -3,7 +3,8 @@
 Answers like a rubric judge: \\boxed{N} (or Prometheus' [RESULT] N when the
 prompt asks for it), N chosen from the response being judged. Configurable
 latency and faults: `plan` lists what the next requests get ("429", "500",
-"timeout", "garbled", "truncated", "400"), then normal answers; response texts
+"timeout", "garbled", "truncated", "400", "notjson": a 200 whose body is an
+HTML error page, as a misconfigured proxy sends), then normal answers; response texts
 containing GARBLE or TRUNCATE always get that fault.
 """
 
@@ -145,6 +146,15 @@ class FakeOpenAI:
                 )
             if fault in ("500", "400"):
                 return self.reply(request, int(fault), {"error": {"message": f"fault {fault}"}})
+            if fault == "notjson":
+                page = b"<html><body>502 Bad Gateway</body></html>"
+                stop_counting()
+                request.send_response(200)
+                request.send_header("Content-Type", "text/html")
+                request.send_header("Content-Length", str(len(page)))
+                request.end_headers()
+                request.wfile.write(page)
+                return None
             if fault == "timeout":
                 time.sleep(self.hang)
                 return self.reply(request, 500, {"error": {"message": "too late"}})

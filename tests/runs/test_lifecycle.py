@@ -28,6 +28,7 @@ from runs.lifecycle import holding_lease, reclaim_stale_runs
 from tests.conftest import REPO, port_open, require
 from tests.fakes.openai_server import FakeOpenAI
 from tests.workers import (
+    app_sends_to,
     database_url_for_worker,
     redis_url,
     send_run,
@@ -137,15 +138,9 @@ def test_two_resumes_of_a_stopped_run_queue_it_once(two_meetings_committed, tmp_
         run = create_judging_run(make_judge(server.url), qa_test2(), "st")
         cancel_run(run)
         JudgingRun.objects.filter(pk=run.pk).update(queue_name=queue)
-        from config.celery import app as celery_app
-
         # the services send on the app's broker: point it at the test's Redis
-        previous = celery_app.conf.broker_url
-        celery_app.conf.broker_url = url
-        try:
+        with app_sends_to(url):
             outcomes = in_threads(lambda: resume_run(JudgingRun.objects.get(pk=run.pk)))
-        finally:
-            celery_app.conf.broker_url = previous
         assert sorted(o.changed for o in outcomes) == [False, True]
         assert {o.code for o in outcomes} == {"ok", "already_queued"}
         worker = start_worker(queue, url, tmp_path, "resume2")
