@@ -29,6 +29,9 @@ class GenerationConfig(ModelConfig):
     rope_scaling: bool = False  # factor ceil(context_length / original), as in the paper
     rope_type: str = "linear"  # or "dynamic" (NTK), "yarn"
     prefix_cache: bool = True
+    # prompts decoded together at most: a meeting's questions (single-turn) or
+    # meetings (multi-turn); fewer when the free memory says so
+    max_batch_size: int = 16
     # openai
     timeout_s: float = 300.0
     max_concurrency: int = 8  # requests at once (single-turn: questions; multi-turn: meetings)
@@ -72,6 +75,8 @@ class GenerationConfig(ModelConfig):
                 raise GenerationConfigError("RoPE scaling needs context_length.")
             if self.rope_type not in ("linear", "dynamic", "yarn"):
                 raise GenerationConfigError("rope_type: 'linear', 'dynamic' or 'yarn'.")
+            if self.max_batch_size < 1:
+                raise GenerationConfigError("max_batch_size must be at least 1 (1: one at a time).")
             return
         if not self.base_url or not self.model:
             raise GenerationConfigError("An OpenAI-compatible system needs base_url and model.")

@@ -4,8 +4,9 @@ meeting, in single-turn or multi-turn mode.
 Each response is stored as soon as it is made, with token counts and timing;
 a crashed or cancelled run resumes where it stopped (multi-turn conversations
 are rebuilt from their stored turns). Local models (gpu queue) compute a
-meeting's transcript prefix once in single-turn mode and reuse its KV cache
-for every question.
+meeting's transcript prefix once in single-turn mode and decode its questions
+together over it; in multi-turn mode they talk with several meetings at once
+(llm.hf.BatchedDecoding, docs/generation.md).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import math
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from os.path import commonprefix
 from typing import TypedDict
 
@@ -48,14 +50,17 @@ class OutOfMemory(GenerationError):
 @contextmanager
 def naming_the_prompt(prompt_tokens: int, config: GenerationConfig):
     """torch.cuda.OutOfMemoryError (a RuntimeError, named here without importing
-    torch) becomes a message that says which prompt did not fit."""
+    torch) becomes a message that says which prompt did not fit: the one that
+    did not fit alone when batches were halved down to one (llm.hf's
+    PromptOutOfMemory), else `prompt_tokens`."""
     try:
         yield
     except Exception as error:
-        if type(error).__name__ != "OutOfMemoryError":
+        if type(error).__name__ not in ("OutOfMemoryError", "PromptOutOfMemory"):
             raise
+        tokens = getattr(error, "prompt_tokens", prompt_tokens)
         raise OutOfMemory(
-            f"Out of memory on the GPU generating for a prompt of {prompt_tokens} tokens "
+            f"Out of memory on the GPU generating for a prompt of {tokens} tokens "
             f"(+{config.max_new_tokens} new): {error}. The run stopped cleanly; lower "
             "context_length or max_new_tokens, or use a bigger GPU, then resume."
         ) from error
@@ -162,11 +167,14 @@ def _generate(run: GenerationRun, lease: Lease) -> None:
     config = GenerationConfig.from_dict(run.system.config)
     problem = ""
     try:
-        if config.backend == "hf":
+        if config.backend == "hf" and run.mode == Mode.MULTI_TURN:
+            if not _hf_multi_turn(run, config, meetings(run), lease):
+                return
+        elif config.backend == "hf":
             for meeting in meetings(run):
                 if _stopping(run, lease):
                     return
-                _hf_meeting(run, config, meeting)
+                _hf_single_turn(run, config, meeting)
         else:
             problem = _api_run(run, config, lease)
     except MemoryError as error:  # the host ran out
@@ -297,10 +305,24 @@ class _TrimFields(TypedDict):
     trim_notice: str
 
 
-def _hf_meeting(run: GenerationRun, config: GenerationConfig, meeting: MeetingWork) -> None:
-    from llm.hf import shared_prefix_generate
+@dataclass
+class _Prepared:
+    """A meeting's prompts as a local model gets them: its questions (with the
+    length instruction), the answers stored so far, the transcript (trimmed to
+    the context) and what the trimming removed."""
 
-    loaded = _load(config)
+    meeting: MeetingWork
+    questions: list[str]
+    answers: list[str]
+    answered: set[int]  # question ids stored
+    transcript: str
+    trim_fields: _TrimFields
+
+    def missing(self) -> list[int]:
+        return [i for i, q in enumerate(self.meeting.questions) if q.pk not in self.answered]
+
+
+def _prepare(run: GenerationRun, config: GenerationConfig, loaded, meeting: MeetingWork):
     tokenizer = loaded.tokenizer
     context = config.context_length or loaded.context_length
     questions = _questions_for_prompt(config, meeting)
@@ -331,92 +353,201 @@ def _hf_meeting(run: GenerationRun, config: GenerationConfig, meeting: MeetingWo
         "removed_tokens": trimmed.removed_tokens if trimmed else 0,
         "trim_notice": trimmed.notice if trimmed else "",
     }
-    seed = run.seed
-    sampling: _Sampling = {
+    return _Prepared(meeting, questions, answers, set(stored), transcript, trim_fields)
+
+
+def _sampling(config: GenerationConfig) -> _Sampling:
+    return {
         "temperature": config.temperature,
         "top_p": config.top_p,
         "top_k": config.top_k,
         "repetition_penalty": config.repetition_penalty,
     }
-    if run.mode == Mode.SINGLE_TURN:
-        todo = [i for i, q in enumerate(meeting.questions) if q.pk not in stored]
-        if not todo:
-            return
-        prompts = [
-            _render(config, loaded, transcript, questions, answers, i, Mode.SINGLE_TURN)
-            for i in range(len(questions))
-        ]
-        prefix_text = commonprefix(prompts) if config.prefix_cache and len(prompts) > 1 else ""
-        prefix_ids = (
-            tokenizer(prefix_text, add_special_tokens=True)["input_ids"] if prefix_text else []
-        )
-        for i in todo:
-            suffix_ids = tokenizer(
-                prompts[i][len(prefix_text) :], add_special_tokens=not prefix_ids
-            )["input_ids"]
-            started = time.perf_counter()
-            with naming_the_prompt(len(prefix_ids) + len(suffix_ids), config):
-                result = shared_prefix_generate(
-                    loaded,
-                    prefix_ids,
-                    [suffix_ids],
-                    max_tokens=config.max_new_tokens,
-                    seed=seed,
-                    use_cache=bool(prefix_ids),
-                    **sampling,
-                )
-            text = tokenizer.decode(result.outputs[0], skip_special_tokens=True).strip()
-            _save(
-                run,
-                meeting.questions[i],
-                text,
-                input_tokens=len(prefix_ids) + len(suffix_ids),
-                output_tokens=len(result.outputs[0]),
-                finish_reason=result.finish_reasons[0],
-                seconds=time.perf_counter() - started,
-                length_instruction=length_instruction(meeting.references[i])
-                if config.length_instruction
-                else "",
-                **trim_fields,
-            )
-        return
-    # multi-turn: in order, each answer appended; the KV cache is carried across turns
-    from llm.hf import Conversation
 
-    conversation = Conversation(loaded, carry=config.prefix_cache)
-    previous_prompt = ""
-    for i, question in enumerate(meeting.questions):
-        prompt = _render(config, loaded, transcript, questions, answers, i, Mode.MULTI_TURN)
-        if question.pk in stored:
-            continue
-        if conversation.ids is None or not prompt.startswith(previous_prompt):
-            conversation = Conversation(loaded, carry=config.prefix_cache)
-            new_ids = tokenizer(prompt)["input_ids"]
-        else:  # only the last answer and this question are new
-            new_ids = tokenizer(prompt[len(previous_prompt) :], add_special_tokens=False)[
-                "input_ids"
-            ]
-        started = time.perf_counter()
-        with naming_the_prompt(len(conversation.ids or []) + len(new_ids), config):
-            output, finish = conversation.turn(
-                new_ids, max_tokens=config.max_new_tokens, seed=seed, **sampling
-            )
+
+def _length_instruction(config: GenerationConfig, meeting: MeetingWork, index: int) -> str:
+    return length_instruction(meeting.references[index]) if config.length_instruction else ""
+
+
+def _hf_single_turn(run: GenerationRun, config: GenerationConfig, meeting: MeetingWork) -> None:
+    """The meeting's unanswered questions over its transcript prefix, computed
+    once and decoded together (up to max_batch_size at once, fewer when memory
+    is short); each answer is stored as soon as it is done."""
+    from llm.hf import shared_prefix_generate
+
+    loaded = _load(config)
+    tokenizer = loaded.tokenizer
+    prepared = _prepare(run, config, loaded, meeting)
+    todo = prepared.missing()
+    if not todo:
+        return
+    prompts = [
+        _render(
+            config, loaded, prepared.transcript, prepared.questions, prepared.answers, i, run.mode
+        )
+        for i in range(len(prepared.questions))
+    ]
+    prefix_text = commonprefix(prompts) if config.prefix_cache and len(prompts) > 1 else ""
+    prefix_ids = tokenizer(prefix_text, add_special_tokens=True)["input_ids"] if prefix_text else []
+    suffixes = [
+        tokenizer(prompts[i][len(prefix_text) :], add_special_tokens=not prefix_ids)["input_ids"]
+        for i in todo
+    ]
+    started = time.perf_counter()
+
+    def answered(k: int, output: list[int], finish: str) -> None:
+        i = todo[k]
+        _save(
+            run,
+            meeting.questions[i],
+            tokenizer.decode(output, skip_special_tokens=True).strip(),
+            input_tokens=len(prefix_ids) + len(suffixes[k]),
+            output_tokens=len(output),
+            finish_reason=finish,
+            seconds=time.perf_counter() - started,  # answers decoded together share it
+            length_instruction=_length_instruction(config, meeting, i),
+            **prepared.trim_fields,
+        )
+
+    with naming_the_prompt(len(prefix_ids) + max(map(len, suffixes)), config):
+        shared_prefix_generate(
+            loaded,
+            prefix_ids,
+            suffixes,
+            max_tokens=config.max_new_tokens,
+            seed=run.seed,
+            use_cache=bool(prefix_ids),
+            max_batch_size=config.max_batch_size,
+            on_answer=answered,
+            **_sampling(config),
+        )
+
+
+class _Cancelled(Exception):
+    pass
+
+
+@dataclass
+class _Talk:
+    """One meeting's conversation in a multi-turn batch."""
+
+    prepared: _Prepared
+    turn: int = -1  # the question being answered
+    prompt: str = ""  # its prompt
+    previous_prompt: str = ""  # the prompt of the turn before, as the batch holds it
+    prompt_tokens: int = 0
+
+
+def _hf_multi_turn(
+    run: GenerationRun, config: GenerationConfig, work: list[MeetingWork], lease: Lease
+) -> bool:
+    """Meetings side by side, up to max_batch_size at once (fewer when memory
+    is short): each conversation carries its own KV cache (llm.hf's
+    ConversationBatch), its turns in order; every answer is stored as soon as
+    it is done, and a resumed run rebuilds each conversation from its stored
+    turns. Returns False when the run was cancelled or its lease lost."""
+    from llm.hf import BatchedDecoding, ConversationBatch, in_halving_batches
+
+    loaded = _load(config)
+    tokenizer = loaded.tokenizer
+    talks = [_Talk(_prepare(run, config, loaded, meeting)) for meeting in work]
+    talks = [talk for talk in talks if talk.prepared.missing()]
+    if not talks:
+        return True
+    decoding = BatchedDecoding(
+        loaded, max_tokens=config.max_new_tokens, seed=run.seed, **_sampling(config)
+    )
+
+    def final_tokens(talk: _Talk) -> int:
+        """About the longest prompt of the conversation: the last question's,
+        each answer still to come counted at max_new_tokens."""
+        p = talk.prepared
+        last = len(p.questions) - 1
+        prompt = _render(config, loaded, p.transcript, p.questions, p.answers, last, run.mode)
+        return len(tokenizer(prompt)["input_ids"]) + len(p.missing()) * config.max_new_tokens
+
+    longest = max(map(final_tokens, talks))
+    size = decoding.batch_size(
+        shared_tokens=0,
+        row_tokens=longest + config.max_new_tokens,
+        query_tokens=0,
+        cap=config.max_batch_size,
+    )
+
+    def store(talk: _Talk, output: list[int], finish: str, started: float) -> None:
+        p = talk.prepared
+        question = p.meeting.questions[talk.turn]
         text = tokenizer.decode(output, skip_special_tokens=True).strip()
-        answers[i] = text
-        previous_prompt = prompt
+        p.answers[talk.turn] = text
+        p.answered.add(question.pk)
         _save(
             run,
             question,
             text,
-            input_tokens=len(conversation.ids or []),
+            input_tokens=talk.prompt_tokens,
             output_tokens=len(output),
             finish_reason=finish,
-            seconds=time.perf_counter() - started,
-            length_instruction=length_instruction(meeting.references[i])
-            if config.length_instruction
-            else "",
-            **trim_fields,
+            seconds=time.perf_counter() - started,  # the turn's, shared by the batch
+            length_instruction=_length_instruction(config, p.meeting, talk.turn),
+            **p.trim_fields,
         )
+
+    def store_row(
+        rows: tuple[_Talk, ...], started: float, row: int, output: list[int], finish: str
+    ) -> None:
+        store(rows[row], output, finish, started)
+
+    def converse(group: list[_Talk]) -> None:
+        batch = ConversationBatch(loaded, len(group), carry=config.prefix_cache)
+        active = list(group)
+        for talk in active:
+            talk.previous_prompt = ""  # a new batch: every conversation from its start
+        while active:
+            if _stopping(run, lease):
+                raise _Cancelled
+            new_ids, restart = [], []
+            for row, talk in enumerate(active):
+                p = talk.prepared
+                talk.turn = p.missing()[0]
+                talk.prompt = _render(
+                    config, loaded, p.transcript, p.questions, p.answers, talk.turn, run.mode
+                )
+                again = not talk.previous_prompt or not talk.prompt.startswith(talk.previous_prompt)
+                if again:
+                    ids = tokenizer(talk.prompt)["input_ids"]
+                else:  # only the last answer and this question are new
+                    ids = tokenizer(
+                        talk.prompt[len(talk.previous_prompt) :], add_special_tokens=False
+                    )["input_ids"]
+                talk.prompt_tokens = len(ids) + (0 if again else len(batch.ids[row] or []))
+                new_ids.append(ids)
+                restart.append(again)
+            started = time.perf_counter()
+            batch.turn(
+                new_ids,
+                decoding,
+                partial(store_row, tuple(active), started),
+                restart=restart,
+            )
+            for talk in active:
+                talk.previous_prompt = talk.prompt
+            going_on = [row for row, talk in enumerate(active) if talk.prepared.missing()]
+            if len(going_on) < len(active):
+                batch.keep(going_on)
+                active = [active[row] for row in going_on]
+
+    try:
+        with naming_the_prompt(longest, config):
+            in_halving_batches(
+                talks,
+                size,
+                converse,
+                pending=lambda talk: bool(talk.prepared.missing()),
+                prompt_tokens=lambda talk: talk.prompt_tokens,
+            )
+    except _Cancelled:
+        return False
+    return True
 
 
 # --- OpenAI-compatible servers -----------------------------------------------------------------
@@ -449,14 +580,17 @@ def _api_run(run: GenerationRun, config: GenerationConfig, lease: Lease) -> str:
         finally:
             connection.close()  # each thread's own connection
 
-    with ThreadPoolExecutor(max_workers=config.max_concurrency) as pool:
-        pending = {pool.submit(work, job) for job in jobs}
-        while pending:
-            finished, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
-            for future in finished:
-                future.result()  # a bug reaches the task
-            if not caller.halted.is_set() and _stopping(run, lease):
-                caller.halt("cancelled")
+    try:
+        with ThreadPoolExecutor(max_workers=config.max_concurrency) as pool:
+            pending = {pool.submit(work, job) for job in jobs}
+            while pending:
+                finished, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    future.result()  # a bug reaches the task
+                if not caller.halted.is_set() and _stopping(run, lease):
+                    caller.halt("cancelled")
+    finally:
+        caller.close()
     GenerationRun.objects.filter(pk=run.pk).update(failed=len(failures))
     if caller.breaker.is_open:
         return (
@@ -493,7 +627,7 @@ def _api_turns(
             meeting.document.text, questions, answers, i, run.mode, config.language
         )
         try:
-            result = caller.complete(messages, config.api_params(run.seed))
+            result = caller.complete(caller.request(messages, config.api_params(run.seed)))
         except (Stopped, BreakerOpen):
             return
         call = result.call

@@ -13,8 +13,17 @@ CHAT_TEMPLATE = (
 
 
 def build_tiny_llama(
-    folder: Path, training_text: str, vocab_size: int = 600, seed: int = 0
+    folder: Path,
+    training_text: str,
+    vocab_size: int = 600,
+    seed: int = 0,
+    initializer_range: float = 0.02,
+    hidden_size: int = 64,
+    layers: int = 2,
 ) -> Path:
+    """`initializer_range` above the default 0.02 gives weights large enough
+    that different prompts get different greedy answers (at 0.02 the random
+    model answers nearly every question alike)."""
     import torch
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
@@ -42,15 +51,16 @@ def build_tiny_llama(
     torch.manual_seed(seed)
     config = LlamaConfig(
         vocab_size=len(fast),
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
+        hidden_size=hidden_size,
+        intermediate_size=2 * hidden_size,
+        num_hidden_layers=layers,
         num_attention_heads=4,
         num_key_value_heads=4,
         max_position_embeddings=32768,
         bos_token_id=fast.bos_token_id,
         eos_token_id=fast.eos_token_id,
         pad_token_id=fast.pad_token_id,
+        initializer_range=initializer_range,
     )
     LlamaForCausalLM(config).save_pretrained(folder)
     return folder

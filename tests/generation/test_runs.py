@@ -265,17 +265,19 @@ def test_out_of_memory_stops_the_run_cleanly(two_meetings, tiny_model, monkeypat
 
 
 def test_every_decoding_option_reaches_generate(two_meetings, tiny_model, monkeypatch):
-    """No option is dropped on the way: repetition penalty and top-k included."""
+    """No option is dropped on the way: repetition penalty and top-k included,
+    down to the logits processors that the batched decoding has transformers
+    build, as generate() builds them."""
     from llm import hf
 
     seen = []
-    real_generate_ids = hf.generate_ids
+    real_init = hf.BatchedDecoding.__init__
 
-    def spy(loaded, input_ids, **kwargs):
-        seen.append(kwargs)
-        return real_generate_ids(loaded, input_ids, **kwargs)
+    def spy(self, loaded, **kwargs):
+        real_init(self, loaded, **kwargs)
+        seen.append((kwargs, self))
 
-    monkeypatch.setattr(hf, "generate_ids", spy)
+    monkeypatch.setattr(hf.BatchedDecoding, "__init__", spy)
     system = local_system(
         tiny_model,
         name="tiny-options",
@@ -284,15 +286,22 @@ def test_every_decoding_option_reaches_generate(two_meetings, tiny_model, monkey
         top_k=40,
         repetition_penalty=1.1,
     )
-    run_generation(create_generation_run(system, dataset(), "st", seed=2025).pk)
+    run = run_generation(create_generation_run(system, dataset(), "st", seed=2025).pk)
+    assert run.status == "done"
     assert seen and all(
         k["repetition_penalty"] == 1.1
         and k["top_k"] == 40
         and k["top_p"] == 0.9
         and k["temperature"] == 0.6
         and k["seed"] == 2025
-        for k in seen
+        for k, _ in seen
     )
+    processors = {type(p).__name__: p for p in seen[0][1].processors}
+    assert processors["RepetitionPenaltyLogitsProcessor"].penalty == 1.1
+    assert processors["TopKLogitsWarper"].top_k == 40
+    assert processors["TopPLogitsWarper"].top_p == 0.9
+    assert processors["TemperatureLogitsWarper"].temperature == 0.6
+    assert seen[0][1].sample
     options = hf.generation_options(
         hf.load_model(hf.HFModelSpec(str(tiny_model), "float32")).tokenizer, 8, 0.6, 0.9, 40, 1.1
     )
