@@ -13,7 +13,9 @@ CONTENT_TYPES = {
 }
 
 
-def export(selection: Selection, fmt: str, *, bootstrap: int = 0) -> str:
+def export(selection: Selection, fmt: str, *, bootstrap: int = 0, request=None) -> str:
+    """The report in `fmt`. With the page's `request`, the HTML carries the
+    planner's form (a file written by the command does not)."""
     # pandas, numpy and scipy load with the first report, not with every process
     # that imports the URLs (manage.py, the worker).
     from analysis import render
@@ -32,4 +34,4 @@ def export(selection: Selection, fmt: str, *, bootstrap: int = 0) -> str:
         return report.to_json()
     if fmt == "latex":
         return render.to_latex(report)
-    return render.to_html(report)
+    return render.to_html(report, request=request)

@@ -110,6 +110,7 @@ def to_latex(report: AgreementReport) -> str:
         r"\end{table}",
         "",
     ]
+    lines += latex_trust(report)
     pearson = report.correlations.pearson
     lines += [
         r"\begin{table}[t]",
@@ -133,6 +134,78 @@ def to_latex(report: AgreementReport) -> str:
         r"\end{table}",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _ci(values) -> str:
+    return f"[{_fmt(values[0])}, {_fmt(values[1])}]" if values else "--"
+
+
+def latex_trust(report: AgreementReport) -> list[str]:
+    """booktabs tables: the judge-trust rows and the PPI++ system scores."""
+    lines: list[str] = []
+    trust = report.trust
+    if is_computed(trust) and trust.rows:
+        reference = _latex_escape(trust.reference or "reference")
+        lines += [
+            r"\begin{table}[t]",
+            r"\centering",
+            r"\begin{tabular}{lllll}",
+            r"\toprule",
+            f"Judge & alt-test ($\\omega$ / $\\rho$) & $r$ with {reference} & levels & "
+            r"Kendall $\tau$ \\",
+            r"\midrule",
+        ]
+        for judge, row in trust.rows.items():
+            test = row.alt_test
+            alt = (
+                f"{_fmt(test.winning_rate)} / {_fmt(test.advantage_probability)}"
+                + (" pass" if test.passed else " fail")
+                if is_computed(test)
+                else "n/c"
+            )
+            r = row.correlation
+            corr = f"{_fmt(r.r)} {_ci(r.ci95)}" if is_computed(r) else "n/c"
+            levels = str(row.levels.levels) if is_computed(row.levels) else "n/c"
+            rank = row.ranking
+            tau = f"{_fmt(rank.kendall_tau)} {_ci(rank.ci95)}" if is_computed(rank) else "n/c"
+            lines.append(f"{_latex_escape(judge)} & {alt} & {corr} & {levels} & {tau} " + r"\\")
+        lines += [
+            r"\bottomrule",
+            r"\end{tabular}",
+            f"\\caption{{Judge trust at $\\varepsilon = {trust.epsilon:g}$; 95\\% intervals "
+            f"from {trust.resamples} resamples of the {trust.clusters} meetings; n/c: not "
+            "computable (see the JSON report).}",
+            r"\end{table}",
+            "",
+        ]
+    ppi = report.ppi
+    if is_computed(ppi):
+        lines += [
+            r"\begin{table}[t]",
+            r"\centering",
+            r"\begin{tabular}{llrll}",
+            r"\toprule",
+            r"Judge & System & $n$ & gold only & PPI++ \\",
+            r"\midrule",
+        ]
+        for judge, entry in ppi.judges.items():
+            for system, e in entry.systems.items():
+                if not is_computed(e):
+                    continue
+                lines.append(
+                    f"{_latex_escape(judge)} & {_latex_escape(system)} & {e.n_labelled} & "
+                    f"{_fmt(e.gold_mean)} {_ci(e.gold_ci95)} & {_fmt(e.ppi_mean)} "
+                    f"{_ci(e.ppi_ci95)} " + r"\\"
+                )
+        lines += [
+            r"\bottomrule",
+            r"\end{tabular}",
+            f"\\caption{{System means on the {_latex_escape(ppi.gold)} scale from $n$ gold "
+            "ratings per system, alone and with the judge's scores (PPI++), 95\\% CIs.}",
+            r"\end{table}",
+            "",
+        ]
+    return lines
 
 
 # --- HTML -------------------------------------------------------------------------------------
@@ -219,6 +292,8 @@ def plots(report: AgreementReport) -> dict[str, str]:
         axis.legend(fontsize=7)
         out["gold_bins"] = _png(figure)
 
+    out.update(trust_plots(report))
+
     breakdown = report.breakdown
     if is_computed(breakdown) and breakdown.question_type:
         figure, axes = plt.subplots(1, 2, figsize=(9, 3), sharey=True)
@@ -242,8 +317,87 @@ def plots(report: AgreementReport) -> dict[str, str]:
     return out
 
 
-def to_html(report: AgreementReport) -> str:
-    return render_to_string(
-        "analysis/report.html",
-        {"report": report, "plots": plots(report), "report_json": report.to_json()},
-    )
+MAX_PLOTTED_JUDGES = 4
+
+
+def trust_plots(report: AgreementReport) -> dict[str, str]:
+    """The reliability plot (judge score against the mean gold score of the
+    responses that got it, with the isotonic map) and the PPI forest plot
+    (per system: the gold-only and the PPI++ intervals)."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    out: dict[str, str] = {}
+    diagnostics = report.diagnostics
+    calibration = diagnostics.calibration if is_computed(diagnostics) else None
+    if calibration is not None and is_computed(calibration):
+        judges = [j for j, c in calibration.items() if is_computed(c)][:MAX_PLOTTED_JUDGES]
+        if judges:
+            figure, axis = plt.subplots(figsize=(6, 3.6))
+            for judge in judges:
+                levels = calibration[judge].map
+                xs = [level.judge_score for level in levels]
+                ys = [level.mean_gold for level in levels]
+                errors = np.array(
+                    [
+                        [y - (lv.ci95 or [y, y])[0], (lv.ci95 or [y, y])[1] - y]
+                        for y, lv in zip(ys, levels, strict=True)
+                    ]
+                ).T
+                line = axis.errorbar(xs, ys, yerr=errors, fmt="o", capsize=3, label=judge)
+                axis.step(
+                    xs,
+                    [level.calibrated for level in levels],
+                    where="mid",
+                    color=line[0].get_color(),
+                    linewidth=1,
+                )
+            axis.plot([1, 10], [1, 10], color="grey", linewidth=0.5)
+            axis.set_xlabel("judge score (steps: the isotonic map)")
+            axis.set_ylabel("mean gold score, 95% CI")
+            axis.legend(fontsize=7)
+            out["calibration"] = _png(figure)
+    ppi = report.ppi
+    if is_computed(ppi) and ppi.judges:
+        judges = list(ppi.judges)[:MAX_PLOTTED_JUDGES]
+        figure, axes = plt.subplots(
+            1, len(judges), figsize=(3.4 * len(judges) + 1, 2.8), sharey=True, squeeze=False
+        )
+        for axis, judge in zip(axes[0], judges, strict=True):
+            systems = [(s, e) for s, e in ppi.judges[judge].systems.items() if is_computed(e)]
+            for row, (_, entry) in enumerate(systems):
+                axis.plot(entry.gold_ci95, [row + 0.15] * 2, color="#8a6100", linewidth=2)
+                axis.plot(entry.ppi_ci95, [row - 0.15] * 2, color="#1f5fa8", linewidth=2)
+                axis.plot([entry.gold_mean], [row + 0.15], "o", color="#8a6100")
+                axis.plot([entry.ppi_mean], [row - 0.15], "o", color="#1f5fa8")
+                if entry.all_gold_mean is not None:
+                    axis.plot([entry.all_gold_mean], [row], "k|", markersize=14)
+            axis.set_yticks(range(len(systems)), [s for s, _ in systems])
+            axis.set_title(judge, fontsize=9)
+            axis.set_xlabel("mean gold score, 95% CI")
+        axes[0][0].plot([], [], color="#8a6100", label="gold only")
+        axes[0][0].plot([], [], color="#1f5fa8", label="PPI++")
+        axes[0][0].legend(fontsize=7)
+        out["ppi"] = _png(figure)
+    return out
+
+
+def to_html(report: AgreementReport, request=None) -> str:
+    """The page; with the request that asked for it, the planner's form to
+    create a study (posted back to Concord, so never in a file on its own)."""
+    from analysis.selection import ITEM_METHODS
+
+    context = {
+        "report": report,
+        "plots": plots(report),
+        "report_json": report.to_json(),
+        "live": request is not None,
+        "methods": ITEM_METHODS,
+    }
+    if request is not None:
+        context["selection_fields"] = {
+            key: ",".join(value) if isinstance(value, list) else value
+            for key, value in report.stamp.selection.model_dump().items()
+            if value not in (None, [], "")
+        }
+    return render_to_string("analysis/report.html", context, request=request)

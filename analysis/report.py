@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import hashlib
 import importlib.metadata
+import math
 import platform
 from datetime import UTC, datetime
 
 import numpy as np
 import pandas as pd
 
-from analysis import stats
+from analysis import stats, trust
 from analysis.report_types import (
     SCHEMA_VERSION,
     AgreementReport,
@@ -24,7 +25,7 @@ from analysis.report_types import (
     NotComputable,
     Stamp,
 )
-from analysis.scores import response_scores, score_table
+from analysis.scores import individual_ratings, response_scores, score_table
 from analysis.selection import Selection
 from corpus.choices import DatasetVersion, Language
 from corpus.models import QuestionText
@@ -45,13 +46,33 @@ def data_hash(table: pd.DataFrame) -> str:
     """SHA-256 of the judgments a report reads (ids, raters, seeds, orders, scores)."""
     if table.empty:
         return hashlib.sha256(b"").hexdigest()
-    keyed = table[["response_id", "evaluator", "rater", "judgment_seed", "order", "score"]].copy()
-    keyed["evaluator"] = keyed["evaluator"].astype(str)
-    keyed = keyed.sort_values(
-        ["response_id", "evaluator", "rater", "judgment_seed", "order"], na_position="first"
+    keyed = table[["response_id", "evaluator", "rater", "judgment_seed", "order", "score"]]
+    # sorted by response, evaluator name, rater, seed (missing first) and order, as
+    # sort_values would, from integer codes of the names in their sorted order
+    seed = keyed["judgment_seed"].to_numpy(float)
+    order = np.lexsort(
+        (
+            keyed["order"].to_numpy(),
+            np.nan_to_num(seed, nan=-np.inf),
+            _sorted_codes(keyed["rater"]),
+            _sorted_codes(keyed["evaluator"]),
+            keyed["response_id"].to_numpy(),
+        )
     )
-    hashed = pd.util.hash_pandas_object(keyed, index=False).to_numpy()
+    # a row's hash does not depend on where the row is: hash, then put in order
+    keyed = keyed.assign(evaluator=keyed["evaluator"].astype(str))
+    hashed = pd.util.hash_pandas_object(keyed, index=False).to_numpy()[order]
     return hashlib.sha256(hashed.tobytes()).hexdigest()
+
+
+def _sorted_codes(column: pd.Series) -> np.ndarray:
+    """Integer codes that sort as the column's values (strings) sort."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        categories = np.asarray(column.cat.categories).astype(str)
+        rank = np.empty(len(categories), dtype=np.int64)
+        rank[np.argsort(categories, kind="stable")] = np.arange(len(categories))
+        return rank[column.cat.codes.to_numpy()]
+    return pd.factorize(column.astype(str), sort=True)[0]
 
 
 def verdicts_hash(verdicts: pd.DataFrame) -> str:
@@ -79,10 +100,9 @@ def choose_gold(table: pd.DataFrame, requested: str | None) -> str | None:
     names = list(table["evaluator"].cat.categories) if len(table) else []
     if requested:
         return requested
-    kinds = (
-        dict(zip(table["evaluator"].astype(str), table["evaluator_kind"].astype(str), strict=True))
-        if len(table)
-        else {}
+    pairs = table[["evaluator", "evaluator_kind"]].drop_duplicates("evaluator")
+    kinds = dict(
+        zip(pairs["evaluator"].astype(str), pairs["evaluator_kind"].astype(str), strict=True)
     )
     for name in sorted(names):
         if kinds.get(name) == "gold_human":
@@ -98,15 +118,25 @@ def choose_gold(table: pd.DataFrame, requested: str | None) -> str | None:
 
 
 def differing_question_pks(question_pks) -> set[int]:
-    """Questions whose English QA and Conv wordings differ."""
-    texts = QuestionText.objects.filter(
-        question_id__in=list(question_pks), dataset__language=Language.ENGLISH
-    ).values_list("question_id", "dataset__version", "text")
-    by_question: dict[int, dict[str, str]] = {}
-    for question, version, text in texts:
-        by_question.setdefault(question, {})[version] = text
-    qa, conv = DatasetVersion.QA, DatasetVersion.CONV
-    return {q for q, v in by_question.items() if qa in v and conv in v and v[qa] != v[conv]}
+    """Questions whose English QA and Conv wordings differ: found by the
+    database (two versions, two wordings), then kept if the selection has them,
+    so that the query does not carry the selection's question ids."""
+    from django.db.models import Count
+
+    differing = (
+        QuestionText.objects.filter(
+            dataset__language=Language.ENGLISH,
+            dataset__version__in=(DatasetVersion.QA, DatasetVersion.CONV),
+        )
+        .values("question_id")
+        .annotate(
+            versions=Count("dataset__version", distinct=True), wordings=Count("text", distinct=True)
+        )
+        .filter(versions=2, wordings=2)
+        .values_list("question_id", flat=True)
+    )
+    wanted = set(int(q) for q in question_pks)
+    return {q for q in differing if q in wanted}
 
 
 def build_report(
@@ -123,6 +153,9 @@ def build_report(
             schema_version=SCHEMA_VERSION,
             stamp=stamp(selection, table, pd.DataFrame(), bootstrap),
             counts=Counts(judgments=0),
+            trust=reason,
+            ppi=reason,
+            planner=reason,
             evaluators=[],
             systems=[],
             mean_scores=reason,
@@ -150,6 +183,9 @@ def build_report(
     detailed = stats.correlations(wide, bootstrap=bootstrap)
     system_detailed = stats.correlations(system_wide, bootstrap=0)
     verdicts = pairwise_verdicts(selection, set(rs["response_id"].unique()))
+    pairwise = ready(pairwise_parts(verdicts))
+    ratings = individual_ratings(table)
+    judged = ready(trust.build(table, rs, wide, selection, gold, pairwise, ratings=ratings))
     return AgreementReport(
         schema_version=SCHEMA_VERSION,
         stamp=stamp(selection, table, verdicts, bootstrap),
@@ -166,6 +202,7 @@ def build_report(
                 .items()
             },
         ),
+        trust=judged["trust"],
         evaluators=sorted(wide.columns),
         systems=sorted(str(s) for s in rs["system"].unique()),
         mean_scores=ready(means),
@@ -175,7 +212,7 @@ def build_report(
         correlations=ready(stats.correlation_values(detailed)),
         correlation_details=ready(detailed),
         system_correlations=ready(stats.correlation_values(system_detailed)),
-        rater_agreement=ready(stats.rater_agreement(table)),
+        rater_agreement=ready(stats.rater_agreement(table, ratings)),
         gold_bins=ready(stats.gold_bins(wide, gold))
         if gold
         else NotComputable.because("no gold evaluator in the selection"),
@@ -188,8 +225,13 @@ def build_report(
         ),
         diagnostics=Diagnostics(
             length_correlation=ready(stats.length_correlation(rs)),
-            **ready(pairwise_parts(verdicts)),
+            **pairwise,
+            calibration=judged["calibration"],
+            self_consistency=judged["self_consistency"],
+            reliability=judged["reliability"],
         ),
+        ppi=judged["ppi"],
+        planner=judged["planner"],
     )
 
 
@@ -216,7 +258,10 @@ def pairwise_verdicts(selection: Selection, response_ids: set) -> pd.DataFrame:
     evaluators = Evaluator.objects.filter(verdicts__isnull=False).distinct()
     if selection.evaluators:
         evaluators = evaluators.filter(name__in=selection.evaluators)
-    return verdict_table(list(evaluators.values_list("pk", flat=True)), response_ids)
+    pks = list(evaluators.values_list("pk", flat=True))
+    if not pks:  # nothing to read: no query with the selection's response ids
+        return verdict_table([], [])
+    return verdict_table(pks, response_ids)
 
 
 def pairwise_parts(table: pd.DataFrame) -> dict:
@@ -243,14 +288,27 @@ def pairwise_parts(table: pd.DataFrame) -> dict:
     }
 
 
+PLAIN = frozenset({str, int, bool, type(None)})
+
+
 def to_json_ready(value):
-    """NaN and infinities become None; numpy scalars become Python numbers."""
+    """NaN and infinities become None; numpy scalars become Python numbers.
+    (The exact type is looked at first: a report at scale has 10^5 values.)"""
+    kind = type(value)
+    if kind in PLAIN:
+        return value
+    if kind is float:
+        return value if math.isfinite(value) else None
+    if kind is dict:
+        return {str(k): to_json_ready(v) for k, v in value.items()}
+    if kind is list or kind is tuple:
+        return [to_json_ready(v) for v in value]
     if isinstance(value, dict):
         return {str(k): to_json_ready(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [to_json_ready(v) for v in value]
     if isinstance(value, np.generic):
         value = value.item()
-    if isinstance(value, float) and not np.isfinite(value):
+    if isinstance(value, float) and not math.isfinite(value):
         return None
     return value

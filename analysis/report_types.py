@@ -30,9 +30,9 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Tag, model_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: the judge-trust section, PPI, the planner, new diagnostics
 
 # Keys chosen by the data. Aliases document what a dictionary is keyed by.
 EvaluatorName = str
@@ -44,7 +44,9 @@ SettingKey = str  # "mode/version/split" ("st/qa/test2") or "mode/version/mean"
 class ReportPart(BaseModel):
     """A part of the report: frozen, strict, and no field it does not declare."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, strict=True, validate_by_name=True, serialize_by_alias=True
+    )
 
 
 class NotComputable(ReportPart):
@@ -93,6 +95,11 @@ class SelectionStamp(ReportPart):
     evaluators: list[str]
     study: int | None
     gold_evaluator: str | None
+    humans: list[str]
+    epsilon: float | None
+    alignment: str
+    ppi_labelled: int
+    target_width: float
 
 
 class Stamp(ReportPart):
@@ -390,11 +397,243 @@ class HumanPairwiseStudy(ReportPart):
     agreement_with_judges: dict[EvaluatorName, JudgeAgreement]
 
 
+# --- Judge diagnostics beyond correlation -----------------------------------------------------
+
+
+class CalibrationLevel(ReportPart):
+    """One judge score: how many responses got it, their mean gold score with its
+    95% t-interval (None for one response), and the isotonic map's value."""
+
+    judge_score: float
+    n: int
+    mean_gold: float
+    ci95: list[float] | None
+    calibrated: float
+
+
+class Calibration(ReportPart):
+    n: int
+    map: list[CalibrationLevel]
+    calibration_error: float
+    rmse_raw: float
+    rmse_calibrated: float
+
+
+class SelfConsistencyIcc(ReportPart):
+    responses: int
+    samples: int
+    forms: list[IccForm]
+
+
+class SelfConsistency(ReportPart):
+    """A judge scored with several seeds: the spread of its samples per response."""
+
+    responses: int
+    samples_per_response: list[int]
+    mean_spread: float
+    max_spread: float
+    share_differing: float
+    icc: OrNot[SelfConsistencyIcc]
+
+
+class CategoryReliability(ReportPart):
+    n: int
+    mae: float
+    bias: float
+    r: float | None
+
+
+class ReliabilityBy(ReportPart):
+    """Per question type and answer position (values chosen by the data)."""
+
+    question_type: dict[str, CategoryReliability]
+    answer_position: dict[str, CategoryReliability]
+
+
 class Diagnostics(ReportPart):
     length_correlation: dict[EvaluatorName, OrNot[Correlation]]
     pairwise: OrNot[dict[EvaluatorName, JudgeDiagnostics]]
     win_rates: OrNot[WinRates]
     human_pairwise: OrNot[dict[EvaluatorName, HumanPairwiseStudy]]
+    calibration: OrNot[dict[EvaluatorName, OrNot[Calibration]]]
+    self_consistency: OrNot[dict[EvaluatorName, SelfConsistency]]
+    reliability: OrNot[dict[EvaluatorName, ReliabilityBy]]
+
+
+# --- Judge trust ------------------------------------------------------------------------------
+
+
+class AltTestRater(ReportPart):
+    """One left-out human rater: items compared, the judge's win share on them
+    (advantage), mean(W_h - W_f), the one-sided t-test's p and whether the
+    Benjamini-Yekutieli procedure rejected its null."""
+
+    rater: str
+    items: int
+    advantage: float
+    mean_difference: float
+    p: float | None
+    rejected: bool
+
+
+class AltTest(ReportPart):
+    epsilon: float
+    alignment: str
+    q_fdr: float
+    winning_rate: float
+    advantage_probability: float
+    passed: bool
+    items: int
+    raters_per_item: list[int]
+    raters_tested: int
+    raters_skipped: int
+    warnings: list[str]
+    raters: list[AltTestRater]
+
+
+class ClusteredCorrelation(ReportPart):
+    """Pearson r with its meeting-clustered percentile bootstrap interval."""
+
+    r: float
+    ci95: list[float | None]
+    n: int
+    clusters: int
+    resamples: int
+    undefined_resamples: int
+
+
+class PartialCorrelation(ReportPart):
+    r: float
+    p: float | None
+    n: int
+    ci95: list[float | None]
+
+
+class RankingAgreement(ReportPart):
+    judge_ranking: list[SystemName]
+    human_ranking: list[SystemName]
+    kendall_tau: float | None
+    ci95: list[float | None]
+    top_same: bool
+    top_same_probability: float | None
+    resamples: int
+    undefined_resamples: int
+
+
+class JudgeTrust(ReportPart):
+    alt_test: OrNot[AltTest]
+    correlation: OrNot[ClusteredCorrelation]
+    levels: OrNot[QualityLevels]
+    length_bias: OrNot[PartialCorrelation]
+    ranking: OrNot[RankingAgreement]
+    summary: str
+
+
+class HumanEvaluator(ReportPart):
+    """A chosen human evaluator and what it gives the alt-test."""
+
+    kind: str
+    raters: int
+    role: str
+
+
+class PositionBiasRow(ReportPart):
+    kind: Literal["LLM judge", "human study"]
+    first_position_win_rate: float | None
+    flip_rate: float | None
+    ci95: list[float | None] | None
+
+
+class TrustSection(ReportPart):
+    humans: dict[EvaluatorName, HumanEvaluator]
+    reference: EvaluatorName | None
+    judges: list[EvaluatorName]
+    epsilon: float
+    epsilon_rule: str
+    alignment: str
+    alignment_description: str
+    cluster_by: str
+    clusters: int
+    resamples: int
+    seed: int
+    rows: dict[EvaluatorName, JudgeTrust]
+    position_bias: OrNot[dict[EvaluatorName, PositionBiasRow]]
+
+
+# --- PPI and the planner ----------------------------------------------------------------------
+
+
+class PpiSystem(ReportPart):
+    n_labelled: int
+    n_unlabelled: int
+    gold_mean: float
+    gold_ci95: list[float]
+    judge_mean: float
+    ppi_mean: float
+    ppi_ci95: list[float]
+    ppi_clustered_ci95: list[float | None]
+    # the power tuning lambda (JSON name "lambda", a Python keyword)
+    lambda_: float = Field(alias="lambda")
+    width_ratio: float | None
+    effective_labelled: float | None
+    labels_saved: float | None
+    all_gold_mean: float | None = None
+    ppi_covers_all_gold: bool | None = None
+    gold_covers_all_gold: bool | None = None
+
+
+class RankInterval(ReportPart):
+    system: SystemName
+    rank: int
+    rank_ci95: list[int] | None
+
+
+class PpiRanking(ReportPart):
+    ppi: list[RankInterval]
+    gold_only: list[RankInterval]
+    resamples: int
+
+
+class PpiJudge(ReportPart):
+    systems: dict[SystemName, OrNot[PpiSystem]]
+    ranking: OrNot[PpiRanking]
+
+
+class PpiLabelled(ReportPart):
+    sampled: bool
+    description: str
+    per_system: int | None = None
+    seed: int | None = None
+
+
+class PpiSection(ReportPart):
+    gold: EvaluatorName
+    labelled: PpiLabelled
+    resamples: int
+    judges: dict[EvaluatorName, PpiJudge]
+
+
+class JudgeBudget(ReportPart):
+    ppi: int | None
+    more: int | None
+    beyond_ceiling: bool
+
+
+class SystemBudget(ReportPart):
+    responses: int
+    gold_now: int
+    judges: dict[EvaluatorName, JudgeBudget]
+    gold_only: int
+    ceiling: int
+    gold_only_more: int
+    gold_only_reachable: bool
+
+
+class BudgetPlan(ReportPart):
+    gold: EvaluatorName
+    target_width: float
+    systems: dict[SystemName, OrNot[SystemBudget]]
+    summary: str
 
 
 # --- The report -------------------------------------------------------------------------------
@@ -405,6 +644,7 @@ EMPTY_REPORT_ORDER = (
     "schema_version",
     "stamp",
     "counts",
+    "trust",
     "mean_scores",
     "settings",
     "seeds",
@@ -416,6 +656,8 @@ EMPTY_REPORT_ORDER = (
     "middle_position_welch",
     "qa_conv_differentiating",
     "diagnostics",
+    "ppi",
+    "planner",
     "correlation_details",
     "evaluators",
     "systems",
@@ -426,9 +668,10 @@ class AgreementReport(ReportPart):
     """Every statistic of analysis.stats on one selection, stamped. Built by
     analysis.report.build_report; to_json() is the layout of docs/analysis.md."""
 
-    schema_version: Literal[1]
+    schema_version: Literal[2]
     stamp: Stamp
     counts: Counts
+    trust: OrNot[TrustSection]
     evaluators: list[EvaluatorName]
     systems: list[SystemName]
     mean_scores: OrNot[dict[SystemName, dict[EvaluatorName, float]]]
@@ -447,6 +690,8 @@ class AgreementReport(ReportPart):
         dict[EvaluatorName, dict[SystemName, dict[str, DifferentiatingSetting]]]
     ]
     diagnostics: OrNot[Diagnostics]
+    ppi: OrNot[PpiSection]
+    planner: OrNot[BudgetPlan]
 
     @model_validator(mode="after")
     def _means_have_their_counts(self) -> AgreementReport:

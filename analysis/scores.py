@@ -4,16 +4,21 @@ One row per judgment: (response, evaluator, rater, score on 1-10) with the
 response's metadata. Judgments come from LLM judges, metrics, imported files,
 and human studies (whose accepted, completed ratings annotator writes as one
 judgment per rater), so the analysis never cares where a score came from.
-Loaded with one SQL query straight into pandas.
+Loaded from PostgreSQL with COPY ... TO STDOUT (judgments, then their
+responses' metadata once per response) into pandas' C CSV reader, without a
+Python object per row; elsewhere with one SQL query.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
+from django.core.exceptions import EmptyResultSet
 from django.db import connection
 from django.db.models.functions import Length
 
 from analysis.selection import Selection, SelectionError
+from generation.models import GenerationRun, Response
 from judging.models import Evaluator, Judgment
 
 COLUMNS = {
@@ -41,25 +46,48 @@ COLUMNS = {
 }
 
 
-def judgments_for(selection: Selection):
-    queryset = Judgment.objects.all()
-    filters = {
-        "response__run__dataset__version": selection.dataset_version,
-        "response__run__dataset__split": selection.split,
-        "response__run__mode": selection.mode,
-        "response__run__dataset__language": selection.language,
-        "response__run__dataset__benchmark__slug": selection.benchmark,
-    }
-    queryset = queryset.filter(**{k: v for k, v in filters.items() if v is not None})
-    if selection.systems:
-        queryset = queryset.filter(response__run__system__name__in=selection.systems)
-    if selection.evaluators:
-        known = set(
-            Evaluator.objects.filter(name__in=selection.evaluators).values_list("name", flat=True)
+def check_evaluators(selection: Selection) -> None:
+    """Every evaluator the selection names exists, and the human evaluators are
+    among the selected ones (when it selects some)."""
+    named = set(selection.evaluators) | set(selection.humans)
+    if not named:
+        return
+    known = set(Evaluator.objects.filter(name__in=named).values_list("name", flat=True))
+    unknown = sorted(set(selection.evaluators) - known)
+    if unknown:
+        raise SelectionError(f"Unknown evaluator(s): {', '.join(unknown)}.")
+    unknown = sorted(set(selection.humans) - known)
+    if unknown:
+        raise SelectionError(f"humans: unknown evaluator(s) {', '.join(unknown)}.")
+    outside = sorted(set(selection.humans) - set(selection.evaluators))
+    if selection.evaluators and outside:
+        raise SelectionError(
+            f"humans: {', '.join(outside)} not among the selected evaluators; add them to "
+            "evaluators or leave evaluators empty."
         )
-        unknown = sorted(set(selection.evaluators) - known)
-        if unknown:
-            raise SelectionError(f"Unknown evaluator(s): {', '.join(unknown)}.")
+
+
+def runs_for(selection: Selection) -> list[int]:
+    """The generation runs the selection covers: every filter but the study and
+    the evaluators is a property of a run, so the judgments' query joins one
+    table (responses) instead of four."""
+    filters = {
+        "dataset__version": selection.dataset_version,
+        "dataset__split": selection.split,
+        "mode": selection.mode,
+        "dataset__language": selection.language,
+        "dataset__benchmark__slug": selection.benchmark,
+    }
+    runs = GenerationRun.objects.filter(**{k: v for k, v in filters.items() if v is not None})
+    if selection.systems:
+        runs = runs.filter(system__name__in=selection.systems)
+    return list(runs.values_list("pk", flat=True))
+
+
+def judgments_for(selection: Selection):
+    queryset = Judgment.objects.filter(response__run_id__in=runs_for(selection))
+    check_evaluators(selection)
+    if selection.evaluators:
         queryset = queryset.filter(evaluator__name__in=selection.evaluators)
     if selection.study is not None:
         from annotator.models import Item  # the study's responses
@@ -70,27 +98,163 @@ def judgments_for(selection: Selection):
     return queryset.annotate(response_chars=Length("response__text"))
 
 
+CATEGORIES = (
+    "evaluator",
+    "system",
+    "mode",
+    "dataset_version",
+    "split",
+    "meeting",
+    "question_type",
+    "answer_position",
+    "evaluator_kind",
+    "language",
+)
+# Per judgment: what the judgment itself holds. Everything else describes the
+# response and is read once per response (a response has 4 to 12 judgments).
+JUDGMENT_COLUMNS = {
+    "response_id": "response_id",
+    "evaluator_id": "evaluator_id",
+    "rater": "rater",
+    "judgment_seed": "seed",
+    "order": "order",
+    "score": "score",
+}
+RESPONSE_COLUMNS = {
+    "response_id": "pk",
+    "system": "run__system__name",
+    "mode": "run__mode",
+    "run_seed": "run__seed",
+    "run_id": "run_id",
+    "dataset_version": "run__dataset__version",
+    "language": "run__dataset__language",
+    "split": "run__dataset__split",
+    "benchmark": "run__dataset__benchmark__slug",
+    "meeting": "question__document__external_id",
+    "question_pk": "question_id",
+    "question_id": "question__external_id",
+    "question_type": "question__question_type",
+    "answer_position": "question__answer_position",
+    "response_chars": "response_chars",
+}
+
+
 def score_table(selection: Selection) -> pd.DataFrame:
-    """The tidy table for a selection (possibly empty)."""
-    queryset = judgments_for(selection).values_list(*COLUMNS.values()).order_by()
+    """The tidy table for a selection (possibly empty). On PostgreSQL it is
+    streamed with COPY (judgments and responses apart); elsewhere one query."""
+    if connection.vendor == "postgresql":
+        return copied_score_table(selection)
+    return fetched_score_table(selection)
+
+
+def _copy_csv(queryset, dtypes: dict, columns: list[str]) -> pd.DataFrame:
+    """COPY (the queryset's SELECT) TO STDOUT as CSV, parsed by pandas' C reader.
+    NULL is an unquoted empty field, an empty string a quoted one: only the
+    nullable numeric columns read empty fields as NaN."""
+    import io
+
+    from psycopg import ClientCursor
+
     sql, params = queryset.query.sql_with_params()
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        rows = cursor.fetchall()
+    connection.ensure_connection()
+    raw = connection.connection
+    literal = ClientCursor(raw).mogrify(sql, params)
+    buffer = io.BytesIO()
+    with raw.cursor() as cursor, cursor.copy(f"COPY ({literal}) TO STDOUT (FORMAT csv)") as copy:
+        for block in copy:
+            buffer.write(block)
+    buffer.seek(0)
+    nullable = [c for c, t in dtypes.items() if t == "float64"]
+    return pd.read_csv(
+        buffer,
+        names=columns,
+        header=None,
+        dtype=dtypes,
+        keep_default_na=False,
+        na_values={c: [""] for c in nullable},
+    )
+
+
+def copied_score_table(selection: Selection) -> pd.DataFrame:
+    judgments = judgments_for(selection)
+    if not judgments.exists():  # nothing to stream (and the same empty table as the ORM's)
+        return fetched_score_table(selection)
+    table = _copy_csv(
+        judgments.values_list(*JUDGMENT_COLUMNS.values()).order_by(),
+        {
+            "response_id": "int64",
+            "evaluator_id": "int64",
+            "rater": "category",
+            "judgment_seed": "float64",
+            "order": "int64",
+            "score": "float64",
+        },
+        list(JUDGMENT_COLUMNS),
+    )
+    responses = _copy_csv(
+        Response.objects.filter(pk__in=judgments.values("response_id"))
+        .annotate(response_chars=Length("text"))
+        .values_list(*RESPONSE_COLUMNS.values())
+        .order_by(),
+        {
+            "response_id": "int64",
+            "run_seed": "float64",
+            "run_id": "int64",
+            "question_pk": "int64",
+            "question_id": "category",
+            "response_chars": "int64",
+            "benchmark": "category",
+        }
+        | {c: "category" for c in CATEGORIES if c not in ("evaluator", "evaluator_kind")},
+        list(RESPONSE_COLUMNS),
+    )
+    evaluators = pd.DataFrame(
+        list(Evaluator.objects.values_list("pk", "name", "kind")), columns=["id", "name", "kind"]
+    ).set_index("id")
+    evaluators = evaluators.reindex(np.unique(table["evaluator_id"].to_numpy()))
+    names = pd.Categorical(evaluators["name"])
+    kinds = pd.Categorical(evaluators["kind"])
+    at = evaluators.index.get_indexer(table["evaluator_id"].to_numpy())
+    rows = pd.Index(responses["response_id"]).get_indexer(table["response_id"].to_numpy())
+    columns = {
+        "response_id": table["response_id"].to_numpy(),
+        "evaluator": pd.Categorical.from_codes(names.codes[at], names.categories),
+        "evaluator_kind": pd.Categorical.from_codes(kinds.codes[at], kinds.categories),
+        "rater": table["rater"].array,
+        "judgment_seed": table["judgment_seed"].to_numpy(),
+        "order": table["order"].to_numpy(),
+        "score": table["score"].to_numpy(),
+    }
+    for name in list(RESPONSE_COLUMNS)[1:]:
+        column = responses[name]
+        if isinstance(column.dtype, pd.CategoricalDtype):
+            columns[name] = pd.Categorical.from_codes(
+                column.cat.codes.to_numpy()[rows], column.cat.categories
+            )
+        else:
+            columns[name] = column.to_numpy()[rows]
+    out = pd.DataFrame(columns)
+    out["rater"] = out["rater"].astype("category")
+    return out[list(COLUMNS)]
+
+
+def fetched_score_table(selection: Selection) -> pd.DataFrame:
+    """The tidy table from one query fetched row by row (SQLite, and the
+    reference the COPY loader is tested against)."""
+    queryset = judgments_for(selection).values_list(*COLUMNS.values()).order_by()
+    try:
+        sql, params = queryset.query.sql_with_params()
+    except EmptyResultSet:  # no run matches: nothing to ask the database
+        rows = []
+    else:
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            rows = cursor.fetchall()
     table = pd.DataFrame.from_records(rows, columns=list(COLUMNS))
     table["score"] = table["score"].astype(float)
-    for column in (
-        "evaluator",
-        "system",
-        "mode",
-        "dataset_version",
-        "split",
-        "meeting",
-        "question_type",
-        "answer_position",
-        "evaluator_kind",
-        "language",
-    ):
+    for column in ("judgment_seed", "run_seed"):  # NaN where none, as the COPY loader reads them
+        table[column] = pd.to_numeric(table[column]).astype(float)
+    for column in CATEGORIES:
         table[column] = table[column].astype("category")
     return table
 
@@ -118,3 +282,47 @@ def response_scores(table: pd.DataFrame) -> pd.DataFrame:
     raters = grouped["score"].size().rename("ratings")
     first = grouped[meta].first()
     return pd.concat([scores, raters, first], axis=1).reset_index()
+
+
+def individual_ratings(table: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """Per evaluator with individual raters: one rating per (response, rater)
+    (a rater's repeated judgments of a response, e.g. over seeds: their mean),
+    columns meeting, response_id, rater, score, sorted by meeting and response.
+
+    Integer codes and one stable sort, never a groupby on strings, unless some
+    rater judged a response twice: 10^6 ratings in a fraction of a second."""
+    if table.empty:
+        return {}
+    evaluators = table["evaluator"].astype("category")
+    raters = table["rater"].astype("category")
+    meetings = table["meeting"].astype("category")
+    rated = raters.to_numpy() != ""
+    rater_codes = raters.cat.codes.to_numpy()
+    meeting_codes = meetings.cat.codes.to_numpy()
+    evaluator_codes = evaluators.cat.codes.to_numpy()
+    response = table["response_id"].to_numpy()
+    score = table["score"].to_numpy(float)
+    out = {}
+    for code, name in enumerate(evaluators.cat.categories):
+        rows = np.flatnonzero(rated & (evaluator_codes == code))
+        if not len(rows):
+            continue
+        r, k, m, s = response[rows], rater_codes[rows], meeting_codes[rows], score[rows]
+        key = r.astype(np.int64) * (len(raters.cat.categories) + 1) + k
+        if pd.Index(key).has_duplicates:
+            means = pd.DataFrame({"key": key, "m": m, "r": r, "k": k, "s": s}).groupby(
+                "key", sort=False
+            )
+            first = means[["m", "r", "k"]].first()
+            r, k, m = first["r"].to_numpy(), first["k"].to_numpy(), first["m"].to_numpy()
+            s = means["s"].mean().to_numpy()
+        order = np.lexsort((k, r, m))
+        out[str(name)] = pd.DataFrame(
+            {
+                "meeting": pd.Categorical.from_codes(m[order], meetings.cat.categories),
+                "response_id": r[order],
+                "rater": pd.Categorical.from_codes(k[order], raters.cat.categories),
+                "score": s[order],
+            }
+        )
+    return out

@@ -1,16 +1,35 @@
-"""The report page (researchers only) and its API twin."""
+"""The report page (researchers only) and its API twin; the planner's "select items
+for humans" action as a form the page posts to and as an API call."""
 
+from django import forms
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, HttpResponseForbidden
+from django.shortcuts import render
+from django.views.decorators.http import require_POST
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import serializers
 from rest_framework.decorators import api_view
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from analysis.exports import CONTENT_TYPES, export
-from analysis.selection import MODES, VERSIONS, Selection, SelectionError
-from config.api import ErrorSerializer
+from analysis.selection import (
+    ALIGNMENTS,
+    ITEM_METHODS,
+    MAX_ITEMS,
+    MAX_LABELLED,
+    MAX_WIDTH,
+    MODES,
+    VERSIONS,
+    Selection,
+    SelectionError,
+)
+from annotator.models import Study
+from annotator.services import StudyError
+from config.api import ErrorSerializer, ValidationErrorSerializer
+from config.serializers import KnownFieldsMixin
 
 SELECTION_PARAMETERS = (
     "dataset_version",
@@ -22,6 +41,11 @@ SELECTION_PARAMETERS = (
     "evaluators",
     "study",
     "gold_evaluator",
+    "humans",
+    "epsilon",
+    "alignment",
+    "ppi_labelled",
+    "target_width",
 )
 
 
@@ -33,10 +57,10 @@ def selection_from(params) -> Selection:
 def report_page(request: HttpRequest) -> HttpResponse:
     """/analysis/report/?split=test2&mode=st&format=html (or json, csv, csv-wide, latex)."""
     if not request.user.is_researcher:
-        return HttpResponseForbidden("Reports are for researchers and admins.")
+        raise PermissionDenied("Reports are for researchers and admins.")  # the styled 403 page
     fmt = request.GET.get("format", "html")
     try:
-        text = export(selection_from(request.GET), fmt)
+        text = export(selection_from(request.GET), fmt, request=request if fmt == "html" else None)
     except SelectionError as error:
         return HttpResponse(
             f"Bad selection: {error}", status=error.http_status, content_type="text/plain"
@@ -64,6 +88,36 @@ REPORT_PARAMETERS = [
         description="Only the responses a study rates (its id).",
     ),
     OpenApiParameter("gold_evaluator", str, description="The evaluator taken as reference."),
+    OpenApiParameter(
+        "humans",
+        str,
+        description="The human evaluators of the judge-trust section, comma-separated "
+        "(default: every gold or crowd evaluator of the selection).",
+    ),
+    OpenApiParameter(
+        "epsilon",
+        {"type": "number", "minimum": 0, "maximum": 1},
+        description="The alternative annotator test's cost-benefit margin (default: the "
+        "authors' rule of thumb, 0.2 experts, 0.15 skilled, 0.1 crowd workers).",
+    ),
+    OpenApiParameter(
+        "alignment",
+        str,
+        enum=list(ALIGNMENTS),
+        description="The alt-test's alignment function: neg_rmse or neg_mae (scores), "
+        "accuracy (labels), rank (order only). Default neg_rmse.",
+    ),
+    OpenApiParameter(
+        "ppi_labelled",
+        {"type": "integer", "minimum": 2, "maximum": MAX_LABELLED},
+        description="Gold ratings per system PPI keeps as its labelled sample when every "
+        "response has a gold score (default 40).",
+    ),
+    OpenApiParameter(
+        "target_width",
+        {"type": "number", "minimum": 0.01, "maximum": MAX_WIDTH},
+        description="The planner's target 95% CI width on a system mean, in points (default 1).",
+    ),
 ]
 
 
@@ -81,3 +135,109 @@ def report_api(request: Request) -> Response:
     from analysis.report import build_report  # with pandas and scipy: see exports.export
 
     return Response(build_report(selection_from(request.query_params)).to_dict())
+
+
+class SelectItemsForm(forms.Form):
+    """What the planner's action needs besides the selection."""
+
+    method = forms.ChoiceField(choices=[(m, m) for m in ITEM_METHODS])
+    count = forms.IntegerField(min_value=1, max_value=MAX_ITEMS)
+    kind = forms.ChoiceField(choices=Study.Kind.choices)
+    name = forms.CharField(max_length=200)
+    raters_per_task = forms.IntegerField(min_value=1, max_value=1000, initial=1)
+
+
+@login_required
+@require_POST
+def select_items_page(request: HttpRequest) -> HttpResponse:
+    """The report page's "select items for humans" form: create the study, then
+    show what it rates."""
+    from analysis.items_for_humans import create_study
+
+    if not request.user.is_researcher:
+        return HttpResponseForbidden("Studies are created by researchers and admins.")
+    form = SelectItemsForm(request.POST)
+    try:
+        selection = selection_from(request.POST)
+        if not form.is_valid():
+            raise SelectionError(
+                "; ".join(f"{field}: {' '.join(errors)}" for field, errors in form.errors.items())
+            )
+        study = create_study(selection, actor=request.user, **form.cleaned_data)
+    except (SelectionError, StudyError) as error:
+        return render(request, "analysis/items_refused.html", {"message": str(error)}, status=400)
+    items = study.items.filter(kind="response").select_related(
+        "response__run__system", "response__question__document"
+    )
+    return render(
+        request,
+        "analysis/study_created.html",
+        {"study": study, "items": items, "method": form.cleaned_data["method"]},
+        status=201,
+    )
+
+
+class SelectItemsSerializer(KnownFieldsMixin, serializers.Serializer):
+    method = serializers.ChoiceField(choices=list(ITEM_METHODS))
+    count = serializers.IntegerField(min_value=1, max_value=MAX_ITEMS)
+    kind = serializers.ChoiceField(choices=Study.Kind.values)
+    name = serializers.CharField(max_length=200)
+    raters_per_task = serializers.IntegerField(min_value=1, max_value=1000, default=1)
+    # the selection, as the report's query parameters take it
+    dataset_version = serializers.ChoiceField(choices=list(VERSIONS), required=False)
+    split = serializers.CharField(max_length=200, required=False)
+    mode = serializers.ChoiceField(choices=list(MODES), required=False)
+    language = serializers.CharField(max_length=20, required=False)
+    benchmark = serializers.CharField(max_length=200, required=False)
+    systems = serializers.CharField(required=False, help_text="System names, comma-separated.")
+    evaluators = serializers.CharField(
+        required=False, help_text="Evaluator names, comma-separated."
+    )
+    study = serializers.IntegerField(min_value=0, max_value=2**31 - 1, required=False)
+    gold_evaluator = serializers.CharField(max_length=200, required=False)
+    humans = serializers.CharField(required=False, help_text="Human evaluators, comma-separated.")
+
+
+class CreatedStudySerializer(serializers.Serializer):
+    study = serializers.IntegerField()
+    name = serializers.CharField()
+    kind = serializers.CharField()
+    method = serializers.CharField()
+    items = serializers.IntegerField()
+    responses = serializers.ListField(child=serializers.IntegerField())
+
+
+@extend_schema(
+    request=SelectItemsSerializer,
+    responses={
+        201: CreatedStudySerializer,
+        400: OpenApiResponse(
+            ValidationErrorSerializer,
+            "A selection, method or study that cannot be used, or refused fields.",
+        ),
+    },
+)
+@api_view(["POST"])
+def select_items_api(request: Request) -> Response:
+    """Pick responses of a selection for humans to rate (by the judges'
+    disagreement, their samples' spread, or stratified at random) and create a
+    gold or crowd study of exactly those (closed: open it when ready)."""
+    from analysis.items_for_humans import create_study
+
+    body = SelectItemsSerializer(data=request.data)
+    body.is_valid(raise_exception=True)
+    data = dict(body.validated_data)
+    action = {key: data.pop(key) for key in ("method", "count", "kind", "name", "raters_per_task")}
+    study = create_study(Selection.from_options(data), actor=request.user, **action)
+    responses = sorted(study.responses.values_list("pk", flat=True))
+    return Response(
+        {
+            "study": study.pk,
+            "name": study.name,
+            "kind": study.kind,
+            "method": action["method"],
+            "items": study.items.filter(kind="response").count(),
+            "responses": responses,
+        },
+        status=201,
+    )

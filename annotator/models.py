@@ -54,7 +54,8 @@ class Study(models.Model):
     )
     public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     # Which responses: those of the runs of `systems` on `dataset` in `mode`
-    # (seedless runs unless `seed` is set), for `documents` (empty: all meetings).
+    # (seedless runs unless `seed` is set), for `documents` (empty: all meetings),
+    # and of those only `responses` when it holds some (a planner's choice).
     dataset = models.ForeignKey(Dataset, on_delete=models.PROTECT, related_name="studies")
     mode = models.CharField(max_length=2, choices=Mode.choices, default=Mode.SINGLE_TURN)
     seed = models.PositiveIntegerField(null=True, blank=True)
@@ -64,6 +65,13 @@ class Study(models.Model):
         blank=True,
         related_name="studies",
         help_text="Meetings to include; none selected: all.",
+    )
+    responses = models.ManyToManyField(
+        Response,
+        blank=True,
+        related_name="+",
+        help_text="Only these responses of the selection (chosen by the report's human "
+        "budget planner); none: every response.",
     )
     baseline_system = models.ForeignKey(
         System,

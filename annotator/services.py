@@ -54,6 +54,7 @@ SELECTION_FIELDS = (
     "systems",
     "baseline_system",
     "documents",
+    "responses",
     "attention_checks",
     "practice_items",
     "practice_pass",
@@ -328,6 +329,8 @@ def _selected_responses(study: Study, systems, documents) -> list[Response]:
     )
     if documents:
         responses = responses.filter(question__document__in=documents)
+    if study.pk is not None and study.responses.exists():
+        responses = responses.filter(pk__in=study.responses.values("pk"))
     responses = list(
         responses.order_by(
             "question__document__external_id", "question__order", "run__system__name"

@@ -43,3 +43,10 @@ def pvalue(value):
     if value is None:
         return "–"
     return f"{value:.3f}" if value >= 0.001 else f"{value:.1e}"
+
+
+@register.filter
+def percent(value):
+    if value is None:
+        return "–"
+    return f"{float(value):.0%}"

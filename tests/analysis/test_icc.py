@@ -168,3 +168,20 @@ def test_unbalanced_one_way_f_matches_scipy_anova():
     assert result["ICC(1,1)"]["p"] == pytest.approx(anova.pvalue, rel=1e-9)
     msb_over_msw = anova.statistic
     assert result["ICC(1,k)"]["icc"] == pytest.approx(1 - 1 / msb_over_msw, rel=1e-12)
+
+
+def test_interval_alpha_matches_the_krippendorff_package():
+    import krippendorff
+
+    from analysis.stats import interval_alpha
+
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        raters, units = rng.integers(2, 7), rng.integers(5, 60)
+        truth = rng.integers(1, 11, size=units)
+        data = np.clip(truth + rng.integers(-2, 3, size=(raters, units)), 1, 10).astype(float)
+        data[rng.random(data.shape) < 0.3] = np.nan  # missing ratings, some units unpairable
+        values = np.unique(data[~np.isnan(data)])
+        counts = np.stack([(data == v).sum(axis=0) for v in values], axis=1)
+        expected = krippendorff.alpha(reliability_data=data, level_of_measurement="interval")
+        assert interval_alpha(counts, values) == pytest.approx(expected, abs=1e-12)

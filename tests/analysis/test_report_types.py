@@ -37,6 +37,7 @@ TOP_LEVEL = [
     "schema_version",
     "stamp",
     "counts",
+    "trust",
     "evaluators",
     "systems",
     "mean_scores",
@@ -52,6 +53,8 @@ TOP_LEVEL = [
     "middle_position_welch",
     "qa_conv_differentiating",
     "diagnostics",
+    "ppi",
+    "planner",
 ]
 
 
@@ -198,6 +201,15 @@ def test_every_part_has_its_type(every_part):
     study = report.diagnostics.human_pairwise[CROWD]
     assert set(study.agreement_with_judges) == {JUDGE, ONE_ORDER}
     assert study.inter_rater.pairs == 24  # 2 systems x 12 questions against the baseline
+    # position bias: the pairwise judges beside the human study, from the same verdicts
+    bias = report.trust.position_bias
+    assert bias[JUDGE].kind == "LLM judge" and bias[CROWD].kind == "human study"
+    assert bias[JUDGE].first_position_win_rate == pairwise[JUDGE].first_position_win_rate
+    assert bias[JUDGE].flip_rate == pairwise[JUDGE].flip_rate
+    effect = study.position_effect
+    assert bias[CROWD].first_position_win_rate == effect.first_position_win_rate
+    assert bias[CROWD].ci95 == effect.binomial_test.ci95
+    assert bias[ONE_ORDER].flip_rate is None
 
 
 def test_json_model_json_gives_the_same_text(every_part):
@@ -226,7 +238,7 @@ def test_an_empty_report_round_trips_in_its_own_order(two_meetings):
     text = report.to_json()
     assert AgreementReport.from_json(text).to_json() == text
     data = json.loads(text)
-    assert list(data)[:4] == ["schema_version", "stamp", "counts", "mean_scores"]
+    assert list(data)[:5] == ["schema_version", "stamp", "counts", "trust", "mean_scores"]
     assert list(data)[-3:] == ["correlation_details", "evaluators", "systems"]
     assert data["counts"] == {"judgments": 0}
     assert "mean_scores_n" not in data
@@ -288,7 +300,7 @@ def test_a_misspelt_or_mistyped_field_is_an_error(every_part):
 
 
 def test_a_stored_report_of_another_schema_version_is_refused(every_part):
-    data = every_part.to_dict() | {"schema_version": 2}
+    data = every_part.to_dict() | {"schema_version": 1}  # before the judge-trust section
     with pytest.raises(ValidationError, match="schema_version"):
         AgreementReport.from_dict(data)
 
@@ -307,6 +319,8 @@ def test_the_html_reads_only_attributes_the_report_has(every_part):
     html = to_html(every_part)
     assert "INVALID[" not in html
     assert f"{CROWD} · {JUDGE}" in html and "left out 1 rater(s)" in html
-    assert r"\begin{tabular}" in to_latex(every_part)
+    latex = to_latex(every_part)
+    assert r"\begin{tabular}" in latex and "Judge trust at" in latex and "PPI++" in latex
+    assert 'alt="reliability plot"' in html and 'alt="PPI system scores"' in html
     empty = to_html(build_report(Selection(split="nosuch")))
     assert "INVALID[" not in empty and "empty selection: no judgment matches it" in empty

@@ -1,6 +1,8 @@
 """python manage.py agreement_report --format html|json|csv|csv-wide|latex --output FILE
 [--dataset-version qa|conv] [--split dev|test2] [--mode st|mt] [--systems A,B]
-[--evaluators X,Y] [--study ID] [--gold EVALUATOR] [--bootstrap N]"""
+[--evaluators X,Y] [--study ID] [--gold EVALUATOR] [--bootstrap N] [--humans X,Y]
+[--epsilon E] [--alignment neg_rmse|neg_mae|accuracy|rank] [--ppi-labelled N]
+[--target-width W]"""
 
 from pathlib import Path
 
@@ -27,6 +29,21 @@ class Command(BaseCommand):
         parser.add_argument("--evaluators", help="Comma-separated evaluator names.")
         parser.add_argument("--study", help="A human study's id: its responses only.")
         parser.add_argument("--gold", dest="gold_evaluator", help="Evaluator for the gold bins.")
+        parser.add_argument(
+            "--humans", help="Comma-separated human evaluators for the judge-trust section."
+        )
+        parser.add_argument(
+            "--epsilon", help="Alt-test margin, 0-1 (default: 0.2 experts, 0.1 crowd workers)."
+        )
+        parser.add_argument(
+            "--alignment", help="Alt-test alignment: neg_rmse, neg_mae, accuracy or rank."
+        )
+        parser.add_argument(
+            "--ppi-labelled", help="Gold ratings per system PPI keeps when all have gold (40)."
+        )
+        parser.add_argument(
+            "--target-width", help="Planner: target 95%% CI width on a system mean (1.0)."
+        )
         parser.add_argument(
             "--bootstrap",
             type=int,

@@ -1,0 +1,55 @@
+"""python manage.py select_items --method disagreement|uncertainty|random --count N
+--kind gold|crowd --name NAME [--raters N] [selection options as agreement_report's]
+
+Picks responses of a selection for humans to rate and creates a study of
+exactly those (closed: open it from the admin when ready)."""
+
+from django.core.management.base import BaseCommand, CommandError
+
+from analysis.selection import ITEM_METHODS, Selection, SelectionError
+from corpus.choices import DatasetVersion, Language, Mode
+
+
+class Command(BaseCommand):
+    help = "Create a gold or crowd study of the responses the judges are least sure of."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--method", choices=ITEM_METHODS, required=True)
+        parser.add_argument("--count", type=int, required=True, help="Responses to pick.")
+        parser.add_argument("--kind", choices=("gold", "crowd"), required=True)
+        parser.add_argument("--name", required=True, help="The new study's name.")
+        parser.add_argument("--raters", type=int, default=1, help="Raters per task (1).")
+        parser.add_argument("--dataset-version", choices=DatasetVersion.values)
+        parser.add_argument("--split")
+        parser.add_argument("--mode", choices=Mode.values)
+        parser.add_argument("--language", default=Language.ENGLISH)
+        parser.add_argument("--benchmark")
+        parser.add_argument("--systems", help="Comma-separated system names.")
+        parser.add_argument("--evaluators", help="Comma-separated evaluator names.")
+        parser.add_argument("--study", help="A human study's id: its responses only.")
+        parser.add_argument("--gold", dest="gold_evaluator")
+        parser.add_argument("--humans", help="Comma-separated human evaluators (not judges).")
+
+    def handle(self, *args, **options):
+        from analysis.items_for_humans import create_study
+        from annotator.services import StudyError
+
+        if not 1 <= options["raters"] <= 1000:
+            raise CommandError("--raters: from 1 to 1000.")
+        try:
+            study = create_study(
+                Selection.from_options(options),
+                method=options["method"],
+                count=options["count"],
+                kind=options["kind"],
+                name=options["name"],
+                raters_per_task=options["raters"],
+            )
+        except (SelectionError, StudyError) as error:
+            raise CommandError(str(error)) from None
+        items = study.items.filter(kind="response").count()
+        self.stdout.write(
+            f"Created the {study.kind} study '{study.name}' (#{study.pk}): {items} responses "
+            f"picked by {options['method']}, {study.raters_per_task} rater(s) per task. "
+            "It is closed: open it from the admin when ready."
+        )

@@ -1,0 +1,243 @@
+"""The judge-trust section end to end: on the paper's released data it says
+what the paper says (GPT-4 tracks gold closely and separates three levels;
+Prometheus does not track it), with numbers and intervals checked against
+independent computations; on a Concord gold study with three raters the
+alternative annotator test is computable and matches the reference procedure;
+new selection parameters are validated on the page, the API and the command."""
+
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+from django.core.management import CommandError, call_command
+from rest_framework.test import APIClient
+from scipy import stats
+
+from analysis.report import build_report
+from analysis.report_types import AltTest, NotComputable
+from analysis.selection import Selection
+from annotator import services
+from annotator.models import Study
+from judging.importing import import_elitr_bench
+from judging.models import Judgment
+from tests.analysis.test_alt_test import neg_rmse, reference_alt_test
+from tests.annotator.conftest import make_study
+
+pytestmark = pytest.mark.django_db
+PAPER = Selection(
+    dataset_version="qa",
+    split="test2",
+    mode="st",
+    systems=("GPT-4", "LongAlpaca-7B", "Vicuna-13B-v1.5"),
+)
+
+
+@pytest.fixture
+def paper(elitr_data):
+    import_elitr_bench(elitr_data, with_responses=True, languages=("en",))
+
+
+def paper_frame():
+    rows = Judgment.objects.filter(
+        response__run__dataset__version="qa",
+        response__run__dataset__split="test2",
+        response__run__mode="st",
+        response__run__system__name__in=PAPER.systems,
+    ).values_list(
+        "response_id",
+        "evaluator__name",
+        "score",
+        "response__question__document__external_id",
+        "response__run__system__name",
+    )
+    long = pd.DataFrame(list(rows), columns=["response", "evaluator", "score", "meeting", "system"])
+    wide = long.pivot(index="response", columns="evaluator", values="score")
+    meta = long.drop_duplicates("response").set_index("response")[["meeting", "system"]]
+    return wide.join(meta)
+
+
+def test_trust_on_the_paper_data_says_what_the_paper_says(paper):
+    report = build_report(PAPER)
+    trust = report.trust
+    assert trust.reference == "gold-human-eval" and trust.clusters == 8
+    gpt4, prometheus = trust.rows["gpt-4-eval"], trust.rows["prometheus-eval"]
+    # Section 6.2: GPT-4 0.82 with gold, Prometheus between 0.2 and 0.3
+    assert round(gpt4.correlation.r, 2) == 0.82
+    assert 0.2 <= prometheus.correlation.r <= 0.3
+    assert gpt4.correlation.ci95[0] >= 0.7 and prometheus.correlation.ci95[1] < 0.5
+    # Fig. 2a: GPT-4 separates three levels, gold [1,2], [3,5], [6,10]
+    assert gpt4.levels.gold_ranges == [[1, 2], [3, 5], [6, 10]]
+    assert "gpt-4-eval tracks gold-human-eval closely (Pearson r 0.82" in gpt4.summary
+    assert "separates 3 quality levels along the gold-human-eval scale ([1–2], [3–5], [6–10])" in (
+        gpt4.summary
+    )
+    assert "prometheus-eval does not track gold-human-eval (Pearson r 0.24" in prometheus.summary
+    # Table 4: every evaluator ranks GPT-4 > Vicuna-13B-v1.5 > LongAlpaca-7B
+    for row in (gpt4, prometheus):
+        assert row.ranking.judge_ranking == ["GPT-4", "Vicuna-13B-v1.5", "LongAlpaca-7B"]
+        assert row.ranking.human_ranking == row.ranking.judge_ranking
+        assert row.ranking.kendall_tau == 1.0
+    # the release has no individual crowd ratings: the alt-test says why not
+    assert isinstance(gpt4.alt_test, NotComputable)
+    assert "fewer than 2 human raters" in gpt4.alt_test.reason
+    assert "silver-human-eval is a mean of 10 ratings per response" in gpt4.alt_test.reason
+    assert "alt-test not computable because" in gpt4.summary
+    assert trust.epsilon == 0.1  # crowd workers among the humans: the authors' rule of thumb
+
+
+def test_paper_intervals_against_direct_computations(paper):
+    report = build_report(PAPER)
+    frame = paper_frame()
+    boot_rows = []
+    rng = np.random.default_rng(report.trust.seed)
+    meetings = sorted(frame["meeting"].unique())
+    draws = rng.integers(0, len(meetings), size=(report.trust.resamples, len(meetings)))
+    groups = {m: g for m, g in frame.groupby("meeting")}
+    for draw in draws:
+        sample = pd.concat([groups[meetings[m]] for m in draw])
+        boot_rows.append(stats.pearsonr(sample["gpt-4-eval"], sample["gold-human-eval"]).statistic)
+    assert report.trust.rows["gpt-4-eval"].correlation.ci95 == pytest.approx(
+        list(np.percentile(boot_rows, [2.5, 97.5])), abs=1e-10
+    )
+    assert report.trust.rows["gpt-4-eval"].correlation.r == pytest.approx(
+        stats.pearsonr(frame["gpt-4-eval"], frame["gold-human-eval"]).statistic, abs=1e-12
+    )
+    # PPI on the paper's data: a random gold sample of 40 per system, checked by ppi-python
+    ppi_py = pytest.importorskip("ppi_py", reason="ppi-python is a dev dependency")
+    section = report.ppi
+    assert section.labelled.sampled and section.labelled.per_system == 40
+    for system, entry in section.judges["gpt-4-eval"].systems.items():
+        assert entry.n_labelled == 40 and entry.n_unlabelled == 90
+        assert entry.all_gold_mean == pytest.approx(
+            frame.loc[frame["system"] == system, "gold-human-eval"].mean()
+        )
+        assert entry.ppi_ci95[0] < entry.ppi_mean < entry.ppi_ci95[1]
+        assert entry.width_ratio < 1  # GPT-4's scores narrow the interval
+    assert ppi_py is not None
+
+
+def test_concord_gold_study_with_three_raters_gets_an_alt_test(two_meetings, django_user_model):
+    study = make_study(name="Three experts", kind=Study.Kind.GOLD, raters=3)
+    gold = dict(
+        Judgment.objects.filter(evaluator__name="gold-human-eval").values_list(
+            "response_id", "score"
+        )
+    )
+    for number in range(3):
+        user = django_user_model.objects.create_user(f"expert{number}", role="gold_annotator")
+        assignment = services.start_assignment(study, user=user)
+        for position, item_id in enumerate(assignment.item_order, 1):
+            item = study.items.get(pk=item_id)
+            score = int(min(10, max(1, gold[item.response_id] + (position + number) % 3 - 1)))
+            services.submit_rating(assignment, position, score)
+        services.complete_assignment(assignment)
+    study.refresh_from_db()
+    evaluator = study.evaluator.name
+    report = build_report(
+        Selection(
+            dataset_version="qa",
+            split="test2",
+            mode="st",
+            humans=(evaluator,),
+            epsilon=0.2,
+            evaluators=(evaluator, "gpt-4-eval", "gold-human-eval"),
+        )
+    )
+    trust = report.trust
+    assert trust.humans[evaluator].raters == 3
+    assert trust.epsilon == 0.2 and trust.epsilon_rule == "chosen for this report"
+    test = trust.rows["gpt-4-eval"].alt_test
+    assert isinstance(test, AltTest) and test.raters_tested == 3 and test.items == 36
+    # the same data through the transcription of the reference procedure
+    humans: dict = {}
+    for rater, response, score in Judgment.objects.filter(evaluator=study.evaluator).values_list(
+        "rater", "response_id", "score"
+    ):
+        humans.setdefault(f"{evaluator}: {rater}", {})[response] = score
+    llm = dict(
+        Judgment.objects.filter(evaluator__name="gpt-4-eval", response_id__in=gold).values_list(
+            "response_id", "score"
+        )
+    )
+    winning_rate, advantage, _ = reference_alt_test(llm, humans, neg_rmse, 0.2)
+    assert test.winning_rate == pytest.approx(winning_rate)
+    assert test.advantage_probability == pytest.approx(advantage)
+    assert ("passes" if test.passed else "fails") + " the alternative annotator test" in (
+        trust.rows["gpt-4-eval"].summary
+    )
+    # the study is a gold evaluator: the reference; the imported gold is tested like a judge
+    assert trust.reference == evaluator
+    assert set(trust.rows) == {"gpt-4-eval", "gold-human-eval"}
+
+
+def test_crowd_raters_with_too_few_items_are_explained(two_meetings):
+    study = make_study(raters=3)
+    for number, pid in enumerate(("P1", "P2", "P3", "P4", "P5", "P6")):
+        assignment = services.start_assignment(study, pid=pid)
+        for position, _ in enumerate(assignment.item_order, 1):
+            services.submit_rating(assignment, position, 1 + (number + position) % 10)
+        services.complete_assignment(assignment)
+    crowd = "crowd human (Crowd pilot)"
+    report = build_report(Selection(study=study.pk, humans=(crowd,)))
+    test = report.trust.rows["gpt-4-eval"].alt_test
+    assert isinstance(test, NotComputable)
+    assert "fewer than 30 items per human rater (at most 18)" in test.reason
+    assert report.trust.epsilon == 0.1  # a crowd study
+    # crowd and gold together (the default: every human evaluator): the gold
+    # expert rated all 36 items and is tested; the crowd raters are left out
+    both = build_report(Selection(study=study.pk)).trust
+    assert both.humans["gold-human-eval"].role == "one rater"
+    test = both.rows["gpt-4-eval"].alt_test
+    assert test.raters_tested == 1 and [r.rater for r in test.raters] == ["gold-human-eval"]
+    assert "6 rater(s) with fewer than 30 items left out of the tests" in test.warnings
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"epsilon": "2"}, "epsilon '2': give a number from 0 to 1"),
+        ({"epsilon": "nan"}, "epsilon 'nan'"),
+        ({"alignment": "cosine"}, "alignment 'cosine': choose from neg_rmse, neg_mae"),
+        ({"humans": "nobody"}, "humans: unknown evaluator(s) nobody"),
+        (
+            {"humans": "gold-human-eval", "evaluators": "gpt-4-eval"},
+            "humans: gold-human-eval not among the selected evaluators",
+        ),
+        ({"ppi_labelled": "1"}, "ppi_labelled '1': give a whole number"),
+        ({"ppi_labelled": "9" * 5000}, "ppi_labelled"),
+        ({"target_width": "0"}, "target_width '0': give a CI width from 0.01 to 9"),
+    ],
+)
+def test_bad_trust_parameters_are_refused_everywhere(
+    two_meetings, client, researcher, tmp_path, params, message
+):
+    client.force_login(researcher)
+    page = client.get("/analysis/report/", params)
+    assert page.status_code == 400 and message in page.content.decode()
+    api = APIClient()
+    api.force_login(researcher)
+    answer = api.get("/api/reports/agreement/", params)
+    assert answer.status_code == 400 and message in answer.json()["detail"]
+    options = [f"--{key.replace('_', '-')}={value}" for key, value in params.items()]
+    with pytest.raises(CommandError, match=re.escape(message)):
+        call_command(
+            "agreement_report", "--format", "json", "--output", str(tmp_path / "r.json"), *options
+        )
+
+
+def test_trust_parameters_reach_the_report(two_meetings, client, researcher):
+    api = APIClient()
+    api.force_login(researcher)
+    body = api.get(
+        "/api/reports/agreement/",
+        {"epsilon": "0.15", "alignment": "rank", "target_width": "2", "ppi_labelled": "3"},
+    ).json()
+    assert body["trust"]["epsilon"] == 0.15 and body["trust"]["alignment"] == "rank"
+    assert body["planner"]["target_width"] == 2.0
+    assert body["ppi"]["labelled"]["per_system"] == 3
+    assert body["stamp"]["selection"]["alignment"] == "rank"
+    client.force_login(researcher)
+    page = client.get("/analysis/report/", {"epsilon": "0.15"}).content.decode()
+    assert "Judge trust" in page and "ε = 0.15" in page
+    assert page.index("Judge trust") < page.index("Mean score per system and evaluator")
