@@ -7,7 +7,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint install install-gpu benchmark
+.PHONY: demo test lint install install-gpu benchmark screenshots
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -30,7 +30,7 @@ test: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # The core packages that mypy (with django-stubs) checks.
-MYPY_PACKAGES ?= runs llm corpus generation judging config
+MYPY_PACKAGES ?= runs llm corpus generation judging config console
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -39,3 +39,8 @@ lint: $(STAMP)
 
 benchmark: $(STAMP)
 	$(BIN)/python benchmarks/import_speed.py
+
+# Every page a person sees at 1280 and 375 px, into docs/screenshots/ (builds its
+# own data in a scratch folder; needs Debian's Chromium: apt-get install chromium).
+screenshots: $(STAMP)
+	$(BIN)/python -m demo.screenshots --output docs/screenshots $(SCREENSHOT_ARGS)

@@ -110,6 +110,7 @@ class StudyAdmin(admin.ModelAdmin):
     autocomplete_fields = ("dataset", "gold_evaluator")
     readonly_fields = (
         "status",
+        "chosen_responses",
         "evaluator",
         "participant_link",
         "progress",
@@ -148,6 +149,7 @@ class StudyAdmin(admin.ModelAdmin):
                     "systems",
                     "baseline_system",
                     "documents",
+                    "chosen_responses",
                     "attention_checks",
                 ),
             },
@@ -186,6 +188,14 @@ class StudyAdmin(admin.ModelAdmin):
             },
         ),
     )
+
+    @admin.display(description="Chosen responses")
+    def chosen_responses(self, obj):
+        """A study the report's planner created rates only the responses it chose."""
+        if obj is None or obj.pk is None:
+            return "-"
+        count = obj.responses.count()
+        return f"{count} chosen by the report's planner" if count else "all of the selection"
 
     def get_form(self, request, obj=None, **kwargs):
         self._request = request
@@ -663,6 +673,7 @@ class ParticipantAdmin(admin.ModelAdmin):
             request,
             "admin/annotator/exclude.html",
             {
+                **self.admin_site.each_context(request),
                 "form": form,
                 "participants": queryset,
                 "title": "Reject on Prolific",

@@ -153,6 +153,9 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=4, help="gunicorn worker processes")
     parser.add_argument("--postgres", default="postgres://postgres@127.0.0.1:5432/postgres")
     parser.add_argument(
+        "--scratch-db", default=SCRATCH_DB, help="its own name when others benchmark beside you"
+    )
+    parser.add_argument(
         "--data", type=Path, default=Path(os.environ.get("CONCORD_ELITR_DATA") or DEFAULT_DATA)
     )
     parser.add_argument(
@@ -163,9 +166,9 @@ def main() -> None:
     import psycopg
 
     admin = psycopg.connect(args.postgres, autocommit=True)
-    admin.execute(f"DROP DATABASE IF EXISTS {SCRATCH_DB} WITH (FORCE)")
-    admin.execute(f"CREATE DATABASE {SCRATCH_DB}")
-    database_url = args.postgres.rsplit("/", 1)[0] + f"/{SCRATCH_DB}"
+    admin.execute(f"DROP DATABASE IF EXISTS {args.scratch_db} WITH (FORCE)")
+    admin.execute(f"CREATE DATABASE {args.scratch_db}")
+    database_url = args.postgres.rsplit("/", 1)[0] + f"/{args.scratch_db}"
     port = free_port()
     tmp = tempfile.mkdtemp(prefix="concord-load-")
     env = {
@@ -223,7 +226,7 @@ def main() -> None:
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=30)
-        admin.execute(f"DROP DATABASE IF EXISTS {SCRATCH_DB} WITH (FORCE)")
+        admin.execute(f"DROP DATABASE IF EXISTS {args.scratch_db} WITH (FORCE)")
         admin.close()
 
     rows = []

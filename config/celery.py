@@ -9,7 +9,7 @@ or with `queue=` when sent.
 import os
 
 from celery import Celery
-from celery.signals import worker_ready
+from celery.signals import worker_ready, worker_shutdown
 from kombu import Queue
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.base")
@@ -36,3 +36,30 @@ def start_run_reaper(**kwargs) -> None:
     from runs.lifecycle import Reaper
 
     Reaper().start()
+
+
+_beat = None
+
+
+@worker_ready.connect
+def start_worker_beat(sender=None, **kwargs) -> None:
+    """Every worker writes its heartbeat (node name, queues, what it runs) for
+    the console's workers panel (runs.workers)."""
+    global _beat
+    from runs.workers import WorkerBeat, WorkerIdentity
+
+    consumer = sender
+    try:
+        queues = sorted(q.name for q in consumer.task_consumer.queues)
+    except AttributeError:  # no consumer (a test calling the handler): the app's queues
+        queues = sorted(app.amqp.queues.consume_from or app.amqp.queues)
+    name = getattr(consumer, "hostname", "") or "worker"
+    concurrency = getattr(getattr(consumer, "pool", None), "limit", 0) or 0
+    _beat = WorkerBeat(WorkerIdentity(name=name, queues=queues, concurrency=concurrency))
+    _beat.start()
+
+
+@worker_shutdown.connect
+def stop_worker_beat(**kwargs) -> None:
+    if _beat is not None:
+        _beat.stop()

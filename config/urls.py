@@ -1,12 +1,14 @@
 from django.contrib import admin
 from django.contrib.auth.views import LoginView, LogoutView
+from django.templatetags.static import static
 from django.urls import include, path
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
-from rest_framework.routers import DefaultRouter
+from rest_framework.routers import APIRootView, DefaultRouter
 
-from analysis.views import report_api, report_page
+from analysis.views import report_api, report_page, select_items_api, select_items_page
 from annotator.api.views import ParticipantViewSet, StudyViewSet
+from console.views import start_page
 from corpus.api.views import DatasetViewSet, DocumentViewSet, QuestionViewSet
 from generation.api.views import GenerationRunViewSet, ResponseViewSet, SystemViewSet
 from judging.api.views import (
@@ -16,7 +18,21 @@ from judging.api.views import (
     JudgmentViewSet,
 )
 
-router = DefaultRouter()
+
+class ConcordAPIRoot(APIRootView):
+    """Concord's REST API: benchmarks (datasets, documents, questions), systems,
+    generation runs and their responses, evaluators, judgments, judging runs and
+    their items, human studies and their participants. Researchers and admins
+    only (a session, or `Authorization: Token <key>`). The OpenAPI schema is at
+    /api/schema/, browsable documentation at /api/docs/; every error answers
+    `{"detail", "code"}` with its HTTP status."""
+
+
+class ConcordRouter(DefaultRouter):
+    APIRootView = ConcordAPIRoot
+
+
+router = ConcordRouter()
 router.register("datasets", DatasetViewSet)
 router.register("documents", DocumentViewSet)
 router.register("questions", QuestionViewSet)
@@ -37,16 +53,22 @@ handler500 = "config.api.server_error"
 admin.site.site_header = "Concord"
 admin.site.site_title = "Concord"
 admin.site.index_title = "Meta-evaluation studies of long-context LLMs"
+# "View site" leads to the researcher console.
+admin.site.site_url = "/console/"
 
 urlpatterns = [
     path("accounts/login/", LoginView.as_view(), name="login"),
     path("accounts/logout/", LogoutView.as_view(), name="logout"),
-    path("", RedirectView.as_view(pattern_name="admin:index", permanent=False)),
+    path("", start_page, name="start"),
+    path("console/", include("console.urls")),
+    path("favicon.ico", RedirectView.as_view(url=static("favicon.ico"), permanent=True)),
     path("admin/", admin.site.urls),
     path("", include("annotator.urls")),
     path("api/reports/agreement/", report_api, name="api-agreement-report"),
+    path("api/reports/select-items/", select_items_api, name="api-select-items"),
     path("api/", include(router.urls)),
     path("analysis/report/", report_page, name="analysis-report"),
+    path("analysis/select-items/", select_items_page, name="analysis-select-items"),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
     path("api/redoc/", SpectacularRedocView.as_view(url_name="schema"), name="api-redoc"),

@@ -4,6 +4,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.http import HttpResponseRedirect
 from django.urls import reverse
+from django.utils.html import format_html
 
 from corpus.protection import ProtectJudgedAdmin
 from generation.config import GenerationConfig, GenerationConfigError
@@ -90,6 +91,7 @@ class GenerationRunAdmin(ProtectJudgedAdmin, admin.ModelAdmin):
         if obj is None:
             return ()
         return (
+            "console_page",
             "system",
             "dataset",
             "mode",
@@ -109,6 +111,11 @@ class GenerationRunAdmin(ProtectJudgedAdmin, admin.ModelAdmin):
 
     def has_change_permission(self, request, obj=None):
         return obj is None and super().has_change_permission(request, obj)
+
+    @admin.display(description="live progress")
+    def console_page(self, obj):
+        url = reverse("console:run", args=["generation", obj.pk])
+        return format_html("<a href='{}'>Open the run in the console</a>", url)
 
     @admin.display(description="responses", ordering="response_count")
     def response_count(self, obj):

@@ -345,19 +345,33 @@ class JudgingRunAdmin(admin.ModelAdmin):
         if obj is None:
             return ()
         return (
+            "console_page",
             "evaluator",
             "dataset",
             "mode",
-            "systems",
+            "systems_chosen",
             "status",
             "total",
             "done",
             "failed",
             "message",
+            "requests",
+            "cache_hits",
+            "prompt_tokens",
+            "completion_tokens",
+            "cost_so_far",
+            "eta",
             "created_by",
             "created_at",
             "started_at",
             "finished_at",
+        )
+
+    def get_fields(self, request, obj=None):
+        return (
+            self.get_readonly_fields(request, obj)
+            if obj is not None
+            else super().get_fields(request, obj)
         )
 
     def has_change_permission(self, request, obj=None):
@@ -366,6 +380,22 @@ class JudgingRunAdmin(admin.ModelAdmin):
     @admin.display(description="done / total")
     def progress(self, obj):
         return f"{obj.done}/{obj.total}"
+
+    @admin.display(description="systems")
+    def systems_chosen(self, obj):
+        names = [s.name for s in obj.systems.all()]
+        return ", ".join(names) if names else "every system of the dataset"
+
+    @admin.display(description="live progress")
+    def console_page(self, obj):
+        from django.urls import reverse
+
+        url = reverse("console:run", args=["judging", obj.pk])
+        return format_html(
+            "<a href='{}'>Open the run in the console</a> (progress, failures by cause, "
+            "cancel / resume / retry)",
+            url,
+        )
 
     @admin.display(description="cost")
     def cost_so_far(self, obj):

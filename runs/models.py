@@ -1,6 +1,8 @@
-"""The abstract run: what generation runs, judging runs and imports share.
+"""The abstract run: what generation runs, judging runs and imports share; and
+the heartbeat of the workers that run them.
 
-No table of its own: each kind of run keeps its own table with these columns.
+A run has no table of its own: each kind of run keeps its own table with these
+columns.
 """
 
 from __future__ import annotations
@@ -78,3 +80,28 @@ class ModelUsage(models.Model):
 
     class Meta:
         abstract = True
+
+
+class WorkerHeartbeat(models.Model):
+    """A Celery worker as it last said it was: written by the worker itself (its
+    beat thread, every CONCORD_WORKER_BEAT_SECONDS), read by the console's
+    workers panel. Works on every broker, the demo's filesystem one included,
+    where Celery's remote control (`inspect`) does not."""
+
+    name = models.CharField(max_length=200, unique=True, help_text="Celery's node name.")
+    host = models.CharField(max_length=200)
+    pid = models.PositiveIntegerField()
+    queues = models.JSONField(default=list)
+    concurrency = models.PositiveIntegerField(default=0)
+    running = models.JSONField(
+        default=list, help_text="The runs whose lease this worker's processes hold."
+    )
+    started_at = models.DateTimeField()
+    last_beat_at = models.DateTimeField()
+    stopped_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name

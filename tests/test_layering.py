@@ -6,7 +6,7 @@ from pathlib import Path
 
 from tests.conftest import REPO
 
-ORDER = ["runs", "llm", "corpus", "generation", "judging", "annotator", "analysis"]
+ORDER = ["runs", "llm", "corpus", "generation", "judging", "annotator", "analysis", "console"]
 
 
 def imported_apps(path: Path) -> set[tuple[int, str]]:

@@ -57,6 +57,7 @@ INSTALLED_APPS = [
     "judging",
     "annotator",
     "analysis",
+    "console",
     "demo",
 ]
 
@@ -118,7 +119,9 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 LOGIN_URL = "login"
-LOGIN_REDIRECT_URL = "annotator:gold_home"
+# `/` sends each role where it works: researchers to the console, gold annotators
+# to their studies.
+LOGIN_REDIRECT_URL = "start"
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -237,6 +240,9 @@ CONCORD_BATCH_POLL_SECONDS = int(os.environ.get("CONCORD_BATCH_POLL_SECONDS", "6
 # CONCORD_RUN_REAP_SECONDS.
 CONCORD_RUN_LEASE_SECONDS = float(os.environ.get("CONCORD_RUN_LEASE_SECONDS", "45"))
 CONCORD_RUN_REAP_SECONDS = float(os.environ.get("CONCORD_RUN_REAP_SECONDS", "15"))
+# Every worker writes its heartbeat (queues, what it runs) this often, for the
+# console's workers panel (runs.workers).
+CONCORD_WORKER_BEAT_SECONDS = float(os.environ.get("CONCORD_WORKER_BEAT_SECONDS", "5"))
 
 # Prolific's API, optional: without a token studies are set up on Prolific by hand.
 PROLIFIC_API_TOKEN = os.environ.get("PROLIFIC_API_TOKEN", "")

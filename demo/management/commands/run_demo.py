@@ -71,6 +71,7 @@ class Command(BaseCommand):
             "",
             "Concord demo is running.",
             f"  Data:        {setup.data_origin}",
+            f"  Console:     {base}/console/  (studies, runs, workers, documents, reports)",
             f"  Admin:       {base}/admin/",
             f"  Login:       user {setup.username}, password {setup.password}",
             f"  API:         {base}/api/",

@@ -1,0 +1,237 @@
+"""What the console shows about a run or a study, computed from what is stored.
+Plain functions a test can call without HTTP; no state changes here (those
+are the apps' services: judging.runs, generation.runner, annotator.services).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from django.db.models import Count, Q
+from django.utils import timezone
+
+from annotator.models import Participant, Study
+from generation.models import GenerationRun
+from judging.models import JudgeItem, JudgingRun
+from runs.models import ACTIVE, RunStatus
+
+OUTCOME_LABELS = {
+    "api_error": "API errors",
+    "parse_failure": "Answers without a readable score",
+    "out_of_range": "Scores outside the scale",
+    "truncated": "Answers cut off at max_tokens",
+}
+
+
+@dataclass
+class FailureGroup:
+    """Failed items that share a cause, with the first one's message."""
+
+    outcome: str
+    label: str
+    cause: str
+    count: int
+    first: str
+    needs_human: int = 0  # of them, in the "needs a human" list (the rest wait for a resume)
+
+
+@dataclass
+class RunMonitor:
+    run: GenerationRun | JudgingRun
+    kind: str  # "judging" or "generation"
+    percent: float
+    failed_percent: float
+    elapsed_seconds: float | None
+    rate_per_minute: float | None
+    eta_seconds: float | None
+    systems_label: str
+    failures: list[FailureGroup] = field(default_factory=list)
+    needs_human: int = 0
+    pending: int = 0
+    budget_percent: float | None = None
+    can_cancel: bool = False
+    can_resume: bool = False
+    can_retry: bool = False
+
+    @property
+    def active(self) -> bool:
+        return self.run.status in ACTIVE
+
+    @property
+    def tokens(self) -> int:
+        return self.run.prompt_tokens + self.run.completion_tokens
+
+
+def cause_of(outcome: str, detail: str) -> str:
+    """What failed items are grouped by: for API errors the error's kind (the
+    exception's name, or the first line), else the outcome itself."""
+    if outcome != "api_error":
+        return OUTCOME_LABELS.get(outcome, outcome or "unknown")
+    first_line = (detail or "").strip().splitlines()[0] if (detail or "").strip() else ""
+    head = first_line.split(":", 1)[0].strip()
+    if head and head.replace("_", "").replace(".", "").isalnum() and " " not in head:
+        return head  # e.g. APIConnectionError, RateLimitError, Error code 500 is a line
+    return first_line[:120] or "no message"
+
+
+def judging_failures(run: JudgingRun) -> list[FailureGroup]:
+    """The run's items that failed (waiting for a resume, or needing a human),
+    grouped by cause, largest group first, each with its first item's message."""
+    rows = (
+        JudgeItem.objects.filter(run=run)
+        .filter(
+            Q(status=JudgeItem.Status.NEEDS_HUMAN)
+            | Q(status=JudgeItem.Status.PENDING, outcome__in=list(OUTCOME_LABELS))
+        )
+        .order_by("pk")
+        .values_list("outcome", "detail", "status")
+    )
+    groups: dict[tuple[str, str], FailureGroup] = {}
+    for outcome, detail, status in rows.iterator(chunk_size=2000):
+        cause = cause_of(outcome, detail)
+        group = groups.get((outcome, cause))
+        if group is None:
+            group = groups[(outcome, cause)] = FailureGroup(
+                outcome, OUTCOME_LABELS.get(outcome, outcome), cause, 0, detail or ""
+            )
+        group.count += 1
+        if status == JudgeItem.Status.NEEDS_HUMAN:
+            group.needs_human += 1
+    return sorted(groups.values(), key=lambda g: (-g.count, g.label, g.cause))
+
+
+def _elapsed(run, now: datetime) -> float | None:
+    if not run.started_at:
+        return None
+    end = run.finished_at if run.status not in ACTIVE and run.finished_at else now
+    return max((end - run.started_at).total_seconds(), 1e-6)
+
+
+def run_monitor(run: GenerationRun | JudgingRun, now: datetime | None = None) -> RunMonitor:
+    now = now or timezone.now()
+    kind = "judging" if isinstance(run, JudgingRun) else "generation"
+    total = run.total or 0
+    elapsed = _elapsed(run, now)
+    handled = run.done + run.failed
+    rate = handled / elapsed * 60 if elapsed and handled else None
+    remaining = max(total - handled, 0)
+    eta = remaining / rate * 60 if rate and run.status == RunStatus.RUNNING else None
+    if isinstance(run, JudgingRun):
+        systems = [s.name for s in run.systems.all()]
+    else:
+        systems = [run.system.name]
+    monitor = RunMonitor(
+        run=run,
+        kind=kind,
+        percent=100 * run.done / total if total else 0,
+        failed_percent=100 * run.failed / total if total else 0,
+        elapsed_seconds=elapsed,
+        rate_per_minute=rate,
+        eta_seconds=eta,
+        systems_label=", ".join(systems) if systems else "every system of the dataset",
+    )
+    live = run.status == RunStatus.RUNNING and run.lease_is_live
+    monitor.can_cancel = run.status in ACTIVE
+    finished_not_done = run.status in (RunStatus.FAILED, RunStatus.CANCELLED)
+    stalled = run.status == RunStatus.RUNNING and not live
+    monitor.can_resume = finished_not_done or stalled
+    if kind == "judging":
+        assert isinstance(run, JudgingRun)
+        counts = dict(
+            JudgeItem.objects.filter(run=run)
+            .values_list("status")
+            .annotate(n=Count("pk"))
+            .values_list("status", "n")
+        )
+        monitor.needs_human = counts.get(JudgeItem.Status.NEEDS_HUMAN, 0)
+        monitor.pending = counts.get(JudgeItem.Status.PENDING, 0)
+        monitor.failures = judging_failures(run)
+        monitor.can_retry = monitor.needs_human > 0 and run.status not in ACTIVE
+        if run.budget:
+            monitor.budget_percent = min(100.0, 100 * run.cost / float(run.budget))
+    else:
+        assert isinstance(run, GenerationRun)
+        monitor.can_resume = monitor.can_resume and run.origin == GenerationRun.Origin.GENERATED
+    return monitor
+
+
+# --- studies -------------------------------------------------------------------------------
+
+
+@dataclass
+class Bar:
+    x: float
+    y: float
+    width: float
+    height: float
+    count: int
+    label: str
+
+
+@dataclass
+class ArrivalChart:
+    bars: list[Bar]
+    total: int
+    bucket_label: str  # "per hour", "per 10 minutes", ...
+    start: datetime | None
+    end: datetime | None
+    peak: int
+
+
+BUCKETS = [
+    (timedelta(minutes=1), "per minute"),
+    (timedelta(minutes=5), "per 5 minutes"),
+    (timedelta(minutes=15), "per 15 minutes"),
+    (timedelta(hours=1), "per hour"),
+    (timedelta(hours=6), "per 6 hours"),
+    (timedelta(days=1), "per day"),
+]
+
+
+def arrival_chart(
+    times: list[datetime], now: datetime, *, max_bars: int = 36, width: float = 360, height=70
+) -> ArrivalChart:
+    """Arrivals counted per bucket, the bucket the smallest of BUCKETS that
+    fits the span from the first arrival to now in max_bars bars; bars ready
+    to draw in an SVG of width x height."""
+    if not times:
+        return ArrivalChart([], 0, "", None, None, 0)
+    start = min(times)
+    span = max(now - start, timedelta(seconds=1))
+    size, label = next(
+        ((s, text) for s, text in BUCKETS if span / s <= max_bars),
+        BUCKETS[-1],
+    )
+    first = start - (start - datetime.min.replace(tzinfo=start.tzinfo)) % size
+    count = min(max_bars, int((now - first) / size) + 1)
+    counts = Counter(min(count - 1, int((t - first) / size)) for t in times)
+    peak = max(counts.values())
+    slot = width / count
+    bars = []
+    for index in range(count):
+        n = counts.get(index, 0)
+        h = (height - 14) * n / peak if peak else 0
+        when = first + index * size
+        bars.append(
+            Bar(
+                x=index * slot + 1,
+                y=height - 12 - h,
+                width=max(slot - 2, 1),
+                height=h,
+                count=n,
+                label=when.strftime("%d %b %H:%M"),
+            )
+        )
+    return ArrivalChart(bars, len(times), label, first, now, peak)
+
+
+def study_arrivals(study: Study, now: datetime | None = None) -> ArrivalChart:
+    now = now or timezone.now()
+    times = list(
+        Participant.objects.filter(study=study, prolific_pid__gt="").values_list(
+            "created_at", flat=True
+        )
+    ) or list(Participant.objects.filter(study=study).values_list("created_at", flat=True))
+    return arrival_chart(times, now)

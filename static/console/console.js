@@ -1,0 +1,136 @@
+// The console's few behaviours: copy buttons, the transcript search with
+// stepping, and the question links of the document viewer. The live parts
+// (progress, the QC table, workers) are htmx attributes in the templates.
+(function () {
+  "use strict";
+
+  document.addEventListener("click", function (event) {
+    const button = event.target.closest("[data-copy]");
+    if (!button) return;
+    const field = document.querySelector(button.getAttribute("data-copy"));
+    if (!field) return;
+    const done = function () { button.textContent = "Copied"; };
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(field.value).then(done, function () {
+        field.select(); document.execCommand("copy"); done();
+      });
+    } else {
+      field.select(); document.execCommand("copy"); done();
+    }
+  });
+
+  function ready(fn) {
+    if (document.readyState !== "loading") fn(); else document.addEventListener("DOMContentLoaded", fn);
+  }
+
+  ready(function () {
+    const turns = document.getElementById("turns");
+    const search = document.getElementById("transcript-search");
+    if (!turns || !search) return;
+
+    // Questions: a link to the passage marks its turns and scrolls the transcript to it.
+    function show(first, last, target) {
+      turns.querySelectorAll(".turn.answer").forEach(function (el) { el.classList.remove("answer"); });
+      for (let i = first; i <= last; i++) {
+        const el = document.getElementById("turn-" + i);
+        if (el) el.classList.add("answer");
+      }
+      const el = document.getElementById(target);
+      if (!el) return;
+      el.classList.remove("target");
+      void el.offsetWidth;  // restart the highlight animation
+      el.classList.add("target");
+      const box = turns.getBoundingClientRect();
+      turns.scrollTop += el.getBoundingClientRect().top - box.top - 12;
+      if (window.matchMedia("(max-width: 62rem)").matches) turns.scrollIntoView({ block: "start" });
+    }
+    document.addEventListener("click", function (event) {
+      const link = event.target.closest("a.passage-link, a.third-link");
+      if (!link) return;
+      event.preventDefault();
+      const target = link.getAttribute("href").slice(1);
+      const index = parseInt(target.split("-")[1], 10);
+      const first = link.dataset.first ? parseInt(link.dataset.first, 10) : index;
+      const last = link.dataset.last ? parseInt(link.dataset.last, 10) : (link.classList.contains("third-link") ? index - 1 : index);
+      show(first, last, target);
+      history.replaceState(null, "", "#" + target);
+    });
+
+    // Search: highlight every match, step with Enter / Shift+Enter or the buttons.
+    const count = document.getElementById("search-count");
+    const spans = Array.prototype.slice.call(turns.querySelectorAll(".said"));
+    const texts = spans.map(function (span) { return span.textContent; });
+    let marks = [];
+    let current = -1;
+    let timer = null;
+    let lastQuery = "";
+
+    function highlight() {
+      const query = search.value.trim();
+      lastQuery = query;
+      marks = [];
+      current = -1;
+      const pattern = query.length >= 2
+        ? new RegExp(query.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"), "gi") : null;
+      spans.forEach(function (span, index) {
+        const text = texts[index];
+        if (!pattern || !pattern.test(text)) {
+          if (span.childElementCount) span.textContent = text;
+          return;
+        }
+        pattern.lastIndex = 0;
+        const fragment = document.createDocumentFragment();
+        let at = 0;
+        let match;
+        while ((match = pattern.exec(text)) !== null) {
+          fragment.appendChild(document.createTextNode(text.slice(at, match.index)));
+          const mark = document.createElement("mark");
+          mark.textContent = match[0];
+          fragment.appendChild(mark);
+          marks.push(mark);
+          at = match.index + match[0].length;
+        }
+        fragment.appendChild(document.createTextNode(text.slice(at)));
+        span.replaceChildren(fragment);
+      });
+      count.textContent = !pattern ? "" : marks.length ? marks.length + " found" : "not found";
+      if (marks.length) jump(1);
+    }
+
+    function jump(step) {
+      if (!marks.length) return;
+      if (current >= 0) marks[current].classList.remove("current");
+      current = (current + step + marks.length) % marks.length;
+      const mark = marks[current];
+      mark.classList.add("current");
+      count.textContent = (current + 1) + " of " + marks.length;
+      const box = turns.getBoundingClientRect();
+      turns.scrollTop += mark.getBoundingClientRect().top - box.top - box.height / 3;
+    }
+
+    function step(direction) {
+      clearTimeout(timer);
+      if (search.value.trim() !== lastQuery || !marks.length) highlight();
+      else jump(direction);
+    }
+
+    search.addEventListener("input", function () {
+      clearTimeout(timer);
+      timer = setTimeout(highlight, 150);
+    });
+    search.addEventListener("keydown", function (event) {
+      if (event.key === "Enter") {
+        event.preventDefault();
+        step(event.shiftKey ? -1 : 1);
+      }
+    });
+    document.getElementById("search-next").addEventListener("click", function () { step(1); });
+    const previous = document.getElementById("search-prev");
+    if (previous) previous.addEventListener("click", function () { step(-1); });
+
+    if (location.hash.indexOf("#turn-") === 0) {
+      const index = parseInt(location.hash.split("-")[1], 10);
+      show(index, index, location.hash.slice(1));
+    }
+  });
+})();

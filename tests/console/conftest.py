@@ -1,0 +1,1 @@
+from tests.annotator.conftest import crowd_study  # noqa: F401 (fixture)
