@@ -264,68 +264,10 @@
   const search = document.getElementById("transcript-search");
   const turns = document.getElementById("turns");
   if (search && turns) {
-    const count = document.getElementById("search-count");
-    const spans = Array.prototype.slice.call(turns.querySelectorAll(".said"));
-    const texts = spans.map(function (span) { return span.textContent; });
-    let marks = [];
-    let current = -1;
-    let timer = null;
-    let lastQuery = "";
+    // static/concord/transcript-search.js, loaded before this script
+    const findNext = window.concordTranscriptSearch(
+      turns, search, document.getElementById("search-count"));
 
-    function findNext(step) {
-      clearTimeout(timer);
-      if (search.value.trim() !== lastQuery || !marks.length) highlight();
-      else jump(step);
-    }
-
-    function highlight() {
-      const query = search.value.trim();
-      lastQuery = query;
-      marks = [];
-      current = -1;
-      const pattern = query.length >= 2
-        ? new RegExp(query.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"), "gi") : null;
-      spans.forEach(function (span, index) {
-        const text = texts[index];
-        if (!pattern || !pattern.test(text)) {
-          if (span.childElementCount) span.textContent = text;
-          return;
-        }
-        pattern.lastIndex = 0;
-        const fragment = document.createDocumentFragment();
-        let at = 0;
-        let match;
-        while ((match = pattern.exec(text)) !== null) {
-          fragment.appendChild(document.createTextNode(text.slice(at, match.index)));
-          const mark = document.createElement("mark");
-          mark.textContent = match[0];
-          fragment.appendChild(mark);
-          marks.push(mark);
-          at = match.index + match[0].length;
-        }
-        fragment.appendChild(document.createTextNode(text.slice(at)));
-        span.replaceChildren(fragment);
-      });
-      count.textContent = !pattern ? "" : marks.length ? marks.length + " found" : "not found";
-      if (marks.length) jump(1);
-    }
-
-    function jump(step) {
-      if (!marks.length) return;
-      if (current >= 0) marks[current].classList.remove("current");
-      current = (current + step + marks.length) % marks.length;
-      const mark = marks[current];
-      mark.classList.add("current");
-      count.textContent = (current + 1) + " of " + marks.length;
-      const box = turns.getBoundingClientRect();
-      const where = mark.getBoundingClientRect();
-      turns.scrollTop += where.top - box.top - box.height / 3;
-    }
-
-    search.addEventListener("input", function () {
-      clearTimeout(timer);
-      timer = setTimeout(highlight, 150);
-    });
     search.addEventListener("keydown", function (event) {
       if (event.key === "Enter") {
         event.preventDefault();
