@@ -171,7 +171,7 @@ def main() -> None:
             indent=2,
         )
     )
-    print(f"Wrote {args.output.relative_to(REPO)}")
+    print(f"Wrote {args.output}")
 
 
 if __name__ == "__main__":
