@@ -1,10 +1,9 @@
-from celery import shared_task
-
 from annotator import services
 from annotator.models import Study
+from config.celery import app
 
 
-@shared_task(name="annotator.release_stale_work")
+@app.task(name="annotator.release_stale_work")
 def release_stale_work() -> int:
     """Release unfinished work past its time limit in every open study.
 

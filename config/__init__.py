@@ -1,4 +1,7 @@
-# Load the Celery app whenever Django starts, so that @shared_task binds to it.
-from config.celery import app as celery_app
+"""Settings, URLs, the Celery app (`config.celery`: `celery -A config` finds it
+there) and what the apps share.
 
-__all__ = ("celery_app",)
+The Celery app is not imported here: every management command would pay for
+it at start-up. The tasks modules bind to it with `config.celery.app.task`,
+and `runs.lifecycle.enqueue` imports it when it sends one.
+"""

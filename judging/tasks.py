@@ -1,15 +1,14 @@
-from celery import shared_task
-
+from config.celery import app
 from judging.importing import run_import_job
 
 
-@shared_task(name="judging.run_benchmark_import", acks_late=True)
+@app.task(name="judging.run_benchmark_import", acks_late=True)
 def run_benchmark_import(job_id: int) -> str:
     """Run a BenchmarkImport queued from the admin (default queue)."""
     return run_import_job(job_id).status
 
 
-@shared_task(name="judging.run_judging", acks_late=True)
+@app.task(name="judging.run_judging", acks_late=True)
 def run_judging(run_id: int) -> str:
     """Run a JudgingRun: metrics here; an LLM judge's calls go out from a thread
     pool (on the run's queue: `JudgingRun.queue`)."""
