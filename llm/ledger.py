@@ -14,7 +14,6 @@ import json
 import queue
 import threading
 from concurrent.futures import Future
-from contextlib import nullcontext
 
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Max
@@ -154,42 +153,13 @@ class Ledger:
         raise RuntimeError("Could not store an LLM call after 5 tries.")
 
     def store(self, digest: str, messages: list[dict], params: dict, **fields) -> LLMCall:
-        """Write a call under the request's next attempt number (a refresh or a
-        retry after an API error keeps the earlier rows)."""
-        if digest not in self.last_attempt and digest not in self.answers:
+        """Write one call now, under the request's next attempt number (a refresh
+        or a retry after an API error keeps the earlier rows)."""
+        if not self.knows(digest):
             self.prefetch([digest])
-        if "raw_output" in fields:
-            fields["raw_output"] = storable(fields["raw_output"])
-        for _ in range(5):
-            with self.lock:
-                attempt = self.last_attempt.get(digest, -1) + 1
-            try:
-                # In autocommit a plain INSERT is one round trip; inside a
-                # transaction a savepoint keeps a duplicate from breaking it.
-                with transaction.atomic() if connection.in_atomic_block else nullcontext():
-                    call = LLMCall.objects.create(
-                        request_hash=digest,
-                        attempt=attempt,
-                        purpose=self.purpose,
-                        base_url=self.endpoint,
-                        model=self.model,
-                        params=params,
-                        messages=messages,
-                        template_version=self.template_version,
-                        parser_version=self.parser_version,
-                        **fields,
-                    )
-            except IntegrityError:  # another process stored the same request at once
-                last = LLMCall.objects.filter(request_hash=digest).aggregate(m=Max("attempt"))
-                with self.lock:
-                    self.last_attempt[digest] = last["m"] or 0
-                continue
-            with self.lock:
-                self.last_attempt[digest] = attempt
-                if call.status == LLMCall.Status.OK:
-                    self.answers[digest] = call
-            return call
-        raise RuntimeError("Could not store an LLM call after 5 tries.")
+        call = self.new_call(digest, messages, params, **fields)
+        self.write([call])
+        return call
 
 
 class LedgerThread:
