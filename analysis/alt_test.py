@@ -35,6 +35,7 @@ raters or items), so that 10^5 items take a fraction of a second.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -114,21 +115,39 @@ def _alignment(prediction: np.ndarray, others: np.ndarray, mask: np.ndarray, how
     return -np.sqrt(mean)
 
 
-def alt_test(
+@dataclass(frozen=True)
+class Wins:
+    """Who won each (item, left-out rater) comparison: the judge (W_f) and the
+    left-out rater (W_h), both on a tie; one entry per rating kept."""
+
+    rater_codes: np.ndarray  # rater labels, by rater index
+    rater_index: np.ndarray  # per kept rating
+    judge_wins: np.ndarray  # per kept rating, 0 or 1
+    human_wins: np.ndarray  # per kept rating, 0 or 1
+    human_scores: np.ndarray  # per kept rating (ranks for the rank alignment)
+    items: int
+    raters_per_item: tuple[int, int]
+
+    @property
+    def items_per_rater(self) -> np.ndarray:
+        return np.bincount(self.rater_index, minlength=len(self.rater_codes))
+
+    @property
+    def differences(self) -> np.ndarray:
+        """d = W_h - W_f per kept rating: -1 (the judge won alone), 0, 1."""
+        return self.human_wins - self.judge_wins
+
+
+def win_table(
     humans: pd.DataFrame,
     judge: pd.Series,
     *,
-    epsilon: float,
     alignment: str = "neg_rmse",
-    q: float = Q_FDR,
     min_humans_per_item: int = MIN_HUMANS_PER_ITEM,
-    min_items_per_human: int = MIN_ITEMS_PER_HUMAN,
-) -> dict:
-    """`humans`: one row per (item, rater) with columns item, rater, score;
-    `judge`: the judge's score per item (a Series indexed by item).
-
-    Returns the winning rate, advantage probability, verdict and per-rater
-    results, or why the test cannot be computed."""
+) -> Wins | dict:
+    """Steps 1 and 2 of the procedure: the items at least `min_humans_per_item`
+    raters and the judge scored, and who wins each leave-one-out comparison.
+    A dict (not computable, with the reason) when no item qualifies."""
     if alignment not in ALIGNMENTS:
         raise ValueError(f"alignment {alignment!r}: choose from {', '.join(ALIGNMENTS)}")
     judge = judge.dropna()
@@ -180,8 +199,42 @@ def alt_test(
             )
             judge_wins[positions] = judge_score >= human_score - TIE_TOLERANCE
             human_wins[positions] = human_score >= judge_score - TIE_TOLERANCE
+    return Wins(
+        rater_codes=rater_codes,
+        rater_index=rater_index,
+        judge_wins=judge_wins,
+        human_wins=human_wins,
+        human_scores=human,
+        items=int(len(item_codes)),
+        raters_per_item=(int(sizes.min()), int(sizes.max())),
+    )
 
-    items_per_rater = np.bincount(rater_index, minlength=len(rater_codes))
+
+def alt_test(
+    humans: pd.DataFrame,
+    judge: pd.Series,
+    *,
+    epsilon: float,
+    alignment: str = "neg_rmse",
+    q: float = Q_FDR,
+    min_humans_per_item: int = MIN_HUMANS_PER_ITEM,
+    min_items_per_human: int = MIN_ITEMS_PER_HUMAN,
+    wins: Wins | dict | None = None,
+) -> dict:
+    """`humans`: one row per (item, rater) with columns item, rater, score;
+    `judge`: the judge's score per item (a Series indexed by item). `wins`:
+    their win_table, when the caller has it already.
+
+    Returns the winning rate, advantage probability, verdict and per-rater
+    results, or why the test cannot be computed."""
+    if wins is None:
+        wins = win_table(
+            humans, judge, alignment=alignment, min_humans_per_item=min_humans_per_item
+        )
+    if isinstance(wins, dict):
+        return wins
+    rater_codes, rater_index = wins.rater_codes, wins.rater_index
+    items_per_rater = wins.items_per_rater
     tested = items_per_rater >= min_items_per_human
     if not tested.any():
         return not_computable(
@@ -189,15 +242,15 @@ def alt_test(
             f"{int(items_per_rater.max())}): the t-test needs {min_items_per_human} or more "
             "(the authors suggest more items per rater, or a Wilcoxon signed-rank test)"
         )
-    n, mean_diff, p = one_sided_t_pvalues(human_wins - judge_wins, rater_index, epsilon)
-    advantage = np.bincount(rater_index, weights=judge_wins) / n
+    n, mean_diff, p = one_sided_t_pvalues(wins.differences, rater_index, epsilon)
+    advantage = np.bincount(rater_index, weights=wins.judge_wins) / n
     tested_index = np.flatnonzero(tested)
     tested_index = tested_index[np.argsort(rater_codes[tested_index], kind="stable")]
     rejected = np.zeros(len(rater_codes), dtype=bool)
     rejected[tested_index] = benjamini_yekutieli(p[tested_index], q)
     winning_rate = float(rejected[tested_index].mean())
     advantage_probability = float(advantage[tested_index].mean())
-    raters_per_item = [int(sizes.min()), int(sizes.max())]
+    raters_per_item = list(wins.raters_per_item)
     warnings = []
     if raters_per_item[1] < RECOMMENDED_HUMANS:
         warnings.append(
@@ -216,7 +269,7 @@ def alt_test(
         "winning_rate": winning_rate,
         "advantage_probability": advantage_probability,
         "passed": winning_rate >= 0.5,
-        "items": int(len(item_codes)),
+        "items": wins.items,
         "raters_per_item": raters_per_item,
         "raters_tested": int(tested.sum()),
         "raters_skipped": skipped,

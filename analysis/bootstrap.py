@@ -122,16 +122,33 @@ def kendall_tau_b(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return tau
 
 
+MIN_CLUSTERS = 2
+
+
+def too_few_clusters(boot: ClusterBootstrap) -> str | None:
+    """Why a clustered interval cannot be given (None: it can). With one
+    meeting every resample is that meeting: an interval of zero width that
+    says nothing about the uncertainty."""
+    if boot.clusters < MIN_CLUSTERS:
+        return (
+            f"{boot.clusters} meeting: a meeting-clustered interval needs {MIN_CLUSTERS} or more "
+            "meetings, so none is given"
+        )
+    return None
+
+
 def clustered_correlation(boot: ClusterBootstrap, x: np.ndarray, y: np.ndarray) -> dict:
-    """Pearson r of x and y with its meeting-clustered percentile interval."""
+    """Pearson r of x and y with its meeting-clustered percentile interval
+    (none, with the reason, from fewer than 2 meetings)."""
     both = int((np.isfinite(x) & np.isfinite(y)).sum())
     if both < 3:
         return {"computable": False, "reason": f"{both} responses scored by both; at least 3"}
     r = boot.pearson(x, y)
     if not np.isfinite(r[-1]):
         return {"computable": False, "reason": "one of the two gives the same score everywhere"}
-    ci, undefined = percentile_interval(r[:-1])
-    return {
+    note = too_few_clusters(boot)
+    ci, undefined = ([None, None], 0) if note else percentile_interval(r[:-1])
+    out = {
         "r": float(r[-1]),
         "ci95": ci,
         "n": both,
@@ -139,6 +156,18 @@ def clustered_correlation(boot: ClusterBootstrap, x: np.ndarray, y: np.ndarray) 
         "resamples": boot.resamples,
         "undefined_resamples": undefined,
     }
+    if note:
+        out["ci_note"] = note
+    return out
+
+
+def tied_top(means: np.ndarray, tolerance: float = 1e-9) -> bool:
+    """Whether the highest of these means is shared by two or more."""
+    finite = means[np.isfinite(means)]
+    if len(finite) < 2:
+        return False
+    top = finite.max()
+    return int((finite >= top - tolerance).sum()) >= 2
 
 
 def ranking_agreement(
@@ -151,31 +180,54 @@ def ranking_agreement(
     """The systems ranked by their mean judge score and by their mean human
     score: Kendall's tau-b between the two rankings with its clustered
     interval, and how often (over resamples) both put the same system on top."""
-    if len(names) < 2:
-        return {"computable": False, "reason": "fewer than 2 systems"}
     judge, human = np.asarray(judge, float), np.asarray(human, float)
     both = np.isfinite(judge) & np.isfinite(human)  # the same responses on both sides
+    # only the systems both sides score are ranked
+    scored = np.unique(systems[both]) if both.any() else np.array([], dtype=int)
+    if len(scored) < 2:
+        return {
+            "computable": False,
+            "reason": f"{len(scored)} system(s) scored by both the judge and the reference; "
+            "a ranking needs 2 or more",
+        }
     judge, human = np.where(both, judge, np.nan), np.where(both, human, np.nan)
-    judge_means = boot.group_means(judge, systems, len(names))
-    human_means = boot.group_means(human, systems, len(names))
+    judge_means = boot.group_means(judge, systems, len(names))[:, scored]
+    human_means = boot.group_means(human, systems, len(names))[:, scored]
+    names = [names[i] for i in scored]
     tau = kendall_tau_b(judge_means, human_means)
     complete = ~(np.isnan(judge_means).any(axis=1) | np.isnan(human_means).any(axis=1))
-    same_top = np.argmax(np.nan_to_num(judge_means, nan=-np.inf), axis=1) == np.argmax(
-        np.nan_to_num(human_means, nan=-np.inf), axis=1
+    ties = np.array(
+        [tied_top(j) or tied_top(h) for j, h in zip(judge_means, human_means, strict=True)]
     )
-    ci, undefined = percentile_interval(tau[:-1])
+    same_top = (
+        np.argmax(np.nan_to_num(judge_means, nan=-np.inf), axis=1)
+        == np.argmax(np.nan_to_num(human_means, nan=-np.inf), axis=1)
+    ) & ~ties
+    note = too_few_clusters(boot)
+    ci, undefined = ([None, None], 0) if note else percentile_interval(tau[:-1])
     resampled = complete[:-1]
 
     def order(means):
         return [names[i] for i in np.argsort(-means, kind="stable")]
 
-    return {
+    top_note = None
+    if tied_top(human_means[-1]) or tied_top(judge_means[-1]):
+        side = "the reference's" if tied_top(human_means[-1]) else "the judge's"
+        top_note = f"no top system: {side} highest means tie"
+    out = {
         "judge_ranking": order(judge_means[-1]),
         "human_ranking": order(human_means[-1]),
         "kendall_tau": None if not np.isfinite(tau[-1]) else float(tau[-1]),
         "ci95": ci,
-        "top_same": bool(same_top[-1]),
-        "top_same_probability": float(same_top[:-1][resampled].mean()) if resampled.any() else None,
+        "top_same": None if top_note else bool(same_top[-1]),
+        "top_same_probability": None
+        if top_note or note or not resampled.any()
+        else float(same_top[:-1][resampled].mean()),
         "resamples": boot.resamples,
         "undefined_resamples": undefined,
     }
+    if top_note:
+        out["top_note"] = top_note
+    if note:
+        out["ci_note"] = note
+    return out

@@ -1,6 +1,14 @@
-"""A report rendered in one of the export formats, from a selection."""
+"""A report rendered in one of the export formats, from a selection.
+
+Every format opens with what the report covers: the selection in words, the
+reference with its coverage and the rule that chose it, and the raters left
+out (the CSVs in lines starting with "#", one quoted cell each, before the
+table's header)."""
 
 from __future__ import annotations
+
+import csv
+import io
 
 from analysis.selection import Selection, SelectionError
 
@@ -13,25 +21,73 @@ CONTENT_TYPES = {
 }
 
 
+def scope_lines(scope) -> list[str]:
+    """The opening lines of a CSV or LaTeX file: selection, reference, raters left out."""
+    left_out = scope.left_out
+    counted = [r for r in scope.raters if r.counted]
+    lines = [
+        "Concord agreement report",
+        f"selection: {scope.selection.query_string() or '(everything)'}",
+        f"in words: {_statement(scope)}",
+        f"reference: {scope.coverage_text(scope.reference)} ({scope.reference_rule})",
+        "raters left out: "
+        + (
+            "; ".join(
+                f"{r.evaluator} / {r.rater} ({r.ratings} ratings): {r.reason}" for r in left_out
+            )
+            if left_out
+            else "none"
+        ),
+    ]
+    if counted:
+        lines.append(
+            "flagged raters counted on request: "
+            + "; ".join(f"{r.evaluator} / {r.rater}: {r.reason}" for r in counted)
+        )
+    return lines
+
+
+def _statement(scope) -> str:
+    from analysis.report import statement
+
+    return statement(scope)
+
+
+def csv_preamble(scope) -> str:
+    """The scope lines as CSV rows of one quoted cell starting with '#', and a
+    first line saying how many to skip."""
+    lines = scope_lines(scope)
+    first = (
+        f"# {lines[0]}: the first {len(lines)} lines start with '#'; read the table with "
+        f"pandas.read_csv(path, skiprows={len(lines)})"
+    )
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, quoting=csv.QUOTE_ALL, lineterminator="\n")
+    writer.writerow([first])
+    for line in lines[1:]:
+        writer.writerow([f"# {line}"])
+    return buffer.getvalue()
+
+
 def export(selection: Selection, fmt: str, *, bootstrap: int = 0, request=None) -> str:
     """The report in `fmt`. With the page's `request`, the HTML carries the
-    planner's form (a file written by the command does not)."""
+    planner's form and the report builder (a file written by the command does not)."""
     # pandas, numpy and scipy load with the first report, not with every process
     # that imports the URLs (manage.py, the worker).
     from analysis import render
-    from analysis.report import build_report
-    from analysis.scores import score_table
+    from analysis.report import report_of
+    from analysis.scope import resolve
 
     if fmt not in render.FORMATS:
         raise SelectionError(f"format {fmt!r}: choose from {', '.join(render.FORMATS)}.")
-    table = score_table(selection)
+    scope = resolve(selection)
     if fmt == "csv":
-        return render.tidy_csv(table)
+        return csv_preamble(scope) + render.tidy_csv(scope.table)
     if fmt == "csv-wide":
-        return render.wide_csv(table)
-    report = build_report(selection, bootstrap=bootstrap, table=table)
+        return csv_preamble(scope) + render.wide_csv(scope.table)
+    report = report_of(scope, bootstrap=bootstrap)
     if fmt == "json":
         return report.to_json()
     if fmt == "latex":
-        return render.to_latex(report)
-    return render.to_html(report, request=request)
+        return render.to_latex(report, opening=scope_lines(scope))
+    return render.to_html(report, request=request, scope=scope)

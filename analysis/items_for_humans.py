@@ -3,24 +3,34 @@ create a gold or crowd study of exactly those in one step.
 
 How the responses are picked (Gligoric et al., NAACL 2025, "Can Unconfident
 LLM Annotations Be Used for Confident Conclusions?": send to the humans what
-the judges are least sure of):
+the judges are least sure of), always as a probability sample, so that the
+picked responses can serve PPI (analysis.ppi) with known inclusion
+probabilities (Zrnic & Candes, ICML 2024, "Active Statistical Inference"):
 
-- `disagreement`: the responses on which the selection's judges disagree most
-  (the standard deviation of their scores; needs 2 or more judges);
-- `uncertainty`: the responses whose repeated samples of the same judge
-  differ most (the mean over judges of the standard deviation over seeds;
-  needs a judging run with several seeds at temperature > 0);
+- `disagreement`: each response's probability rises with the standard
+  deviation of the selection's judges' scores (needs 2 or more judges);
+- `uncertainty`: it rises with the spread of the same judge's repeated
+  samples (the mean over judges of the standard deviation over seeds; needs
+  a judging run with several seeds at temperature > 0);
 - `random`: a stratified random sample, the same share of every (system,
-  meeting) cell (largest remainders), the unbiased baseline, and the sample
-  PPI's system scores need (PPI corrects the judge's bias on a random sample,
-  not on the hardest items).
+  meeting) cell (largest remainders), the unbiased baseline.
 
-Ties are broken by a seeded shuffle, so that the same selection and seed pick
-the same responses. The study is created by annotator.services.save_study,
-the one way studies are made: its `responses` hold the chosen ones.
+For the first two, the probabilities are proportional to the spread mixed
+with a uniform floor (FLOOR of the weight is spread evenly, so that no
+response's probability is tiny and no inverse weight explodes), scaled to
+sum to the count asked for and capped at 1; the responses are then drawn by
+systematic sampling with probabilities proportional to size over a seeded
+random order (Madow 1949), which picks exactly `count` responses, each with
+exactly its probability. Every response of the frame keeps its probability
+(annotator.models.InclusionProbability).
+
+The study is created by annotator.services.save_study, the one way studies
+are made: its `responses` hold the chosen ones.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -30,6 +40,16 @@ from analysis.selection import ITEM_METHODS as METHODS
 from analysis.selection import MAX_ITEMS, Selection, SelectionError
 
 DEFAULT_SEED = 20250611
+FLOOR = 0.2  # the share of each weight spread uniformly over the frame
+
+
+@dataclass
+class Pick:
+    """What the planner picked, and with which probabilities."""
+
+    chosen: list  # response ids, sorted
+    probabilities: pd.Series  # per response of the frame (index: response id)
+    scores: dict = field(default_factory=dict)  # per chosen response: the spread that weighed it
 
 
 def spread_by_response(frame: pd.DataFrame, judges: list[str]) -> pd.Series:
@@ -55,9 +75,11 @@ def sample_spread(table: pd.DataFrame, judges: list[str]) -> pd.Series:
     return spread.dropna().groupby(level=0).mean()
 
 
-def stratified_sample(frame: pd.DataFrame, count: int, seed: int) -> list:
+def stratified_sample(frame: pd.DataFrame, count: int, seed: int) -> tuple[list, pd.Series]:
     """`count` responses at random, the same share of every (system, meeting)
-    cell: each cell gets floor(share), and the largest remainders one more."""
+    cell: each cell gets floor(share), and the largest remainders one more.
+    Returns the picks and each response's inclusion probability (its cell's
+    picks over its cell's size)."""
     rng = np.random.default_rng(seed)
     cells = frame.groupby(["system", "meeting"], observed=True, sort=True).groups
     sizes = np.array([len(index) for index in cells.values()], dtype=float)
@@ -67,9 +89,52 @@ def stratified_sample(frame: pd.DataFrame, count: int, seed: int) -> list:
     order = np.lexsort((rng.random(len(sizes)), -(exact - take)))
     take[order[:leftover]] += 1
     chosen = []
-    for index, n in zip(cells.values(), take, strict=True):
+    probabilities = {}
+    for index, n, size in zip(cells.values(), take, sizes, strict=True):
         chosen += list(rng.choice(np.asarray(index), size=n, replace=False))
-    return sorted(chosen)
+        for rid in index:
+            probabilities[rid] = n / size
+    return sorted(chosen), pd.Series(probabilities, dtype=float)
+
+
+def inclusion_probabilities(weights: pd.Series, count: int, floor: float = FLOOR) -> pd.Series:
+    """Probabilities proportional to `weights` (spreads) mixed with a uniform
+    floor, summing to `count`, capped at 1 (those capped are certain; the rest
+    share what is left, again in proportion)."""
+    weights = weights.astype(float).clip(lower=0)
+    mean = weights.mean()
+    relative = weights / mean if mean > 0 else pd.Series(1.0, index=weights.index)
+    mixed = (1 - floor) * relative + floor
+    probabilities = pd.Series(0.0, index=weights.index)
+    certain = pd.Series(False, index=weights.index)
+    for _ in range(len(weights) + 1):
+        left = count - int(certain.sum())
+        free = ~certain
+        probabilities[free] = mixed[free] / mixed[free].sum() * left
+        probabilities[certain] = 1.0
+        over = free & (probabilities >= 1)
+        if not over.any():
+            break
+        certain |= over
+    return probabilities.clip(upper=1.0)
+
+
+def systematic_pps(probabilities: pd.Series, seed: int) -> list:
+    """Systematic sampling with probabilities proportional to size over a
+    random order: each response is picked with exactly its probability, and
+    exactly sum(probabilities) responses are picked."""
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(len(probabilities))
+    values = probabilities.to_numpy(float)[order]
+    ids = probabilities.index.to_numpy()[order]
+    cumulative = np.concatenate([[0.0], np.cumsum(values)])
+    count = int(round(cumulative[-1]))
+    start = rng.random()
+    points = start + np.arange(count)
+    # the unit whose interval (cum[i], cum[i + 1]] holds each point
+    at = np.searchsorted(cumulative, points, side="left") - 1
+    at = np.clip(at, 0, len(values) - 1)
+    return sorted(ids[np.unique(at)].tolist())
 
 
 def choose_items(
@@ -79,10 +144,11 @@ def choose_items(
     method: str,
     count: int,
     seed: int = DEFAULT_SEED,
-) -> tuple[list, dict]:
-    """The response ids to rate and, per id, the score that chose it (the
-    spread, or None for a random pick). `frame` is one row per response
-    (index: response id) with the judges' scores, system and meeting."""
+) -> Pick:
+    """The response ids to rate, each frame response's inclusion probability,
+    and per chosen id the spread that weighed it (none for a random pick).
+    `frame` is one row per response (index: response id) with the judges'
+    scores, system and meeting."""
     if method not in METHODS:
         raise SelectionError(f"method {method!r}: choose from {', '.join(METHODS)}.")
     if not 1 <= count <= MAX_ITEMS:
@@ -94,7 +160,8 @@ def choose_items(
             f"count {count}: the selection holds only {len(frame)} responses; choose fewer."
         )
     if method == "random":
-        return stratified_sample(frame, count, seed), {}
+        chosen, probabilities = stratified_sample(frame, count, seed)
+        return Pick(chosen, probabilities)
     if method == "disagreement":
         if len(judges) < 2:
             raise SelectionError(
@@ -113,9 +180,9 @@ def choose_items(
         raise SelectionError(
             f"count {count}: only {len(spread)} responses have a {method} score; choose fewer."
         )
-    shuffled = spread.sample(frac=1.0, random_state=np.random.RandomState(seed % 2**32))
-    top = shuffled.sort_values(ascending=False, kind="stable").head(count)
-    return sorted(top.index), {rid: float(value) for rid, value in top.items()}
+    probabilities = inclusion_probabilities(spread.sort_index(), count)
+    chosen = systematic_pps(probabilities, seed)
+    return Pick(chosen, probabilities, {rid: float(spread[rid]) for rid in chosen})
 
 
 def create_study(
@@ -137,11 +204,11 @@ def create_study(
     Lock: none of its own. Two creations with the same name serialise on the
     unique index of the study's name (the second INSERT waits for the first
     transaction, then fails and is answered as a name already taken)."""
-    from analysis.report import choose_gold
-    from analysis.scores import response_scores, score_table
-    from analysis.trust import response_frame, roles
+    from analysis.scope import resolve
+    from analysis.scores import response_scores
+    from analysis.trust import response_frame
     from annotator import services
-    from annotator.models import Study
+    from annotator.models import InclusionProbability, Study
     from generation.models import Response
 
     name = (name or "").strip()
@@ -151,15 +218,16 @@ def create_study(
         raise SelectionError(f"kind {kind!r}: choose from {', '.join(Study.Kind.values)}.")
     if Study.objects.filter(name=name).exists():
         raise services.StudyError(f"A study named '{name}' exists already; choose another name.")
-    table = score_table(selection)
+    scope = resolve(selection)
+    table = scope.table
     if table.empty:
         raise SelectionError("the selection holds no responses to choose from.")
     rs = response_scores(table)
     wide = rs.pivot(index="response_id", columns="evaluator", values="score")
     wide.columns = [str(c) for c in wide.columns]
-    _, _, _, judges = roles(table, wide, selection, choose_gold(table, selection.gold_evaluator))
     frame = response_frame(rs, wide)
-    chosen, _ = choose_items(table, frame, judges, method, count, seed)
+    pick = choose_items(table, frame, scope.judges, method, count, seed)
+    chosen = pick.chosen
 
     responses = list(
         Response.objects.filter(pk__in=chosen).select_related("run", "question__document")
@@ -178,6 +246,7 @@ def create_study(
         mode=mode,
         seed=run_seed,
         raters_per_task=raters_per_task,
+        sampling=method,
     )
     systems = {r.run.system_id for r in responses}
     documents = {r.question.document_id for r in responses}
@@ -186,6 +255,17 @@ def create_study(
         saved.systems.set(systems)
         saved.documents.set(documents)
         saved.responses.set(chosen)
+        picked = set(chosen)
+        InclusionProbability.objects.bulk_create(
+            InclusionProbability(
+                study=saved,
+                response_id=int(rid),
+                probability=float(probability),
+                picked=int(rid) in picked,
+            )
+            for rid, probability in pick.probabilities.items()
+            if probability > 0
+        )
 
     try:
         with transaction.atomic():

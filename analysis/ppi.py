@@ -33,7 +33,7 @@ import math
 import numpy as np
 from scipy import special
 
-from analysis.bootstrap import ClusterBootstrap, percentile_interval
+from analysis.bootstrap import ClusterBootstrap, percentile_interval, too_few_clusters
 
 Z95 = float(special.ndtri(0.975))
 # Column order of the sums a PPI estimate needs.
@@ -164,7 +164,11 @@ def system_scores(
         ppi_ci = _interval(est["ppi_mean"][-1], est["ppi_se"][-1], z)
         width_gold, width_ppi = gold_ci[1] - gold_ci[0], ppi_ci[1] - ppi_ci[0]
         ratio = width_ppi / width_gold if width_gold > 0 else None
-        clustered, undefined = percentile_interval(est["ppi_mean"][:-1])
+        clustered, undefined = (
+            ([None, None], 0)
+            if too_few_clusters(boot)
+            else percentile_interval(est["ppi_mean"][:-1])
+        )
         entry = {
             "n_labelled": n_lab,
             "n_unlabelled": n_unl,
@@ -198,6 +202,117 @@ def system_scores(
         }
     else:
         out["ranking"] = {"computable": False, "reason": "fewer than 2 systems with gold ratings"}
+    return out
+
+
+# --- A labelled set with known inclusion probabilities ------------------------------------------
+
+
+def weighted_estimate(
+    gold: np.ndarray, judge: np.ndarray, weight: np.ndarray
+) -> tuple[float, float, float, float, float]:
+    """The active-inference estimate of a mean (Zrnic & Candes, ICML 2024,
+    "Active Statistical Inference", their mean estimator with power tuning):
+    over the N responses, z_i = lambda * f_i + (Y_i - lambda * f_i) * w_i with
+    w_i = xi_i / pi_i (0 for a response not labelled), theta = mean(z), and
+    se = sd(z) / sqrt(N). Writing z = A + lambda * B with A = Y * w and
+    B = f * (1 - w), lambda = -cov(A, B) / var(B) minimises var(z); clipped
+    to [0, 1] as PPI++ is. lambda = 0 gives the Horvitz-Thompson mean of the
+    labels alone. Returns (theta, se, lambda, theta_0, se_0)."""
+    a = np.where(weight > 0, gold, 0.0) * weight
+    b = judge * (1 - weight)
+    n = len(a)
+    var_b = float(np.var(b, ddof=1)) if n > 1 else 0.0
+    cov = float(np.cov(a, b, ddof=1)[0, 1]) if n > 1 else 0.0
+    lam = float(np.clip(-cov / var_b, 0, 1)) if var_b > 0 else 0.0
+    z = a + lam * b
+    se = float(np.std(z, ddof=1) / math.sqrt(n)) if n > 1 else math.nan
+    se_0 = float(np.std(a, ddof=1) / math.sqrt(n)) if n > 1 else math.nan
+    return float(z.mean()), se, lam, float(a.mean()), se_0
+
+
+def weighted_system_scores(
+    boot: ClusterBootstrap,
+    gold: np.ndarray,
+    judge: np.ndarray,
+    labelled: np.ndarray,
+    probability: np.ndarray,
+    systems: np.ndarray,
+    names: list[str],
+) -> dict:
+    """Per system, the labels' inverse-probability (Horvitz-Thompson) mean and
+    the judge-assisted active-inference mean (weighted_estimate) with normal
+    95% intervals and the meeting-clustered interval of the latter (lambda
+    fixed at its full-data value); rankings as system_scores gives them.
+
+    `probability[i]` is response i's inclusion probability (> 0 for every
+    judged response: the caller checks), `labelled` marks the picked
+    responses that carry a label. The intervals treat the picks as
+    independent draws (Poisson sampling, as in the paper); the planner draws
+    a fixed number systematically, whose variance is usually no larger."""
+    judge, gold = np.asarray(judge, float), np.asarray(gold, float)
+    judged = np.isfinite(judge)
+    labelled = np.asarray(labelled, bool) & judged & np.isfinite(gold)
+    weight = np.where(labelled, 1.0 / np.where(probability > 0, probability, 1.0), 0.0)
+    per_system: dict = {}
+    resampled_ppi = np.full((boot.resamples + 1, len(names)), np.nan)
+    resampled_gold = np.full((boot.resamples + 1, len(names)), np.nan)
+    z = float(special.ndtri(0.975))
+    for s, name in enumerate(names):
+        rows = (systems == s) & judged
+        n_lab = int((labelled & rows).sum())
+        if n_lab < 2:
+            per_system[name] = {
+                "computable": False,
+                "reason": f"{n_lab} labelled response(s) of this system; at least 2 are needed",
+            }
+            continue
+        f, y, w = judge[rows], np.where(labelled[rows], gold[rows], 0.0), weight[rows]
+        theta, se, lam, theta_0, se_0 = weighted_estimate(y, f, w)
+        a = np.zeros(len(judge))
+        b = np.zeros(len(judge))
+        a[rows] = y * w
+        b[rows] = f * (1 - w)
+        sums = boot.sums(np.column_stack([rows.astype(float), a, b]))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            resampled = (sums[:, 1] + lam * sums[:, 2]) / sums[:, 0]
+            resampled_0 = sums[:, 1] / sums[:, 0]
+        resampled_ppi[:, s] = resampled
+        resampled_gold[:, s] = resampled_0
+        gold_ci = _interval(theta_0, se_0, z)
+        ppi_ci = _interval(theta, se, z)
+        width_gold, width_ppi = gold_ci[1] - gold_ci[0], ppi_ci[1] - ppi_ci[0]
+        ratio = width_ppi / width_gold if width_gold > 0 else None
+        clustered, _ = (
+            ([None, None], 0) if too_few_clusters(boot) else percentile_interval(resampled[:-1])
+        )
+        per_system[name] = {
+            "n_labelled": n_lab,
+            "n_unlabelled": int(rows.sum()) - n_lab,
+            "gold_mean": theta_0,
+            "gold_ci95": gold_ci,
+            "judge_mean": float(np.mean(f)),
+            "ppi_mean": theta,
+            "ppi_ci95": ppi_ci,
+            "ppi_clustered_ci95": clustered,
+            "lambda": lam,
+            "width_ratio": None if ratio is None else float(ratio),
+            "effective_labelled": None if not ratio else float(n_lab / ratio**2),
+            "labels_saved": None if ratio is None else float(max(0.0, 1 - ratio**2)),
+        }
+    ranked = [i for i, n in enumerate(names) if "ppi_mean" in per_system[n]]
+    out: dict = {"systems": per_system}
+    if len(ranked) >= 2:
+        sub = [names[i] for i in ranked]
+        out["ranking"] = {
+            "ppi": rank_intervals(resampled_ppi[:-1, ranked], resampled_ppi[-1, ranked], sub),
+            "gold_only": rank_intervals(
+                resampled_gold[:-1, ranked], resampled_gold[-1, ranked], sub
+            ),
+            "resamples": boot.resamples,
+        }
+    else:
+        out["ranking"] = {"computable": False, "reason": "fewer than 2 systems with labels"}
     return out
 
 

@@ -66,6 +66,11 @@ def _fmt(value) -> str:
     return "--" if value is None else f"{value:.2f}"
 
 
+def _comment(text: str) -> str:
+    """One LaTeX comment line: no line break may end the comment early."""
+    return " ".join(str(text).split())
+
+
 def _latex_escape(text: str) -> str:
     for char, escaped in (
         ("\\", r"\textbackslash{}"),
@@ -81,12 +86,19 @@ def _latex_escape(text: str) -> str:
     return text
 
 
-def to_latex(report: AgreementReport) -> str:
-    """booktabs tables: mean scores (systems x evaluators) and Pearson correlations."""
+def to_latex(report: AgreementReport, opening: list[str] | None = None) -> str:
+    """booktabs tables: mean scores (systems x evaluators) and Pearson
+    correlations, after comment lines saying what the report covers."""
     stamp = report.stamp
     lines = [
         f"% Concord agreement report, data sha256 {stamp.data_sha256}",
         f"% selection {json.dumps(stamp.selection.model_dump())}, created {stamp.created_at}",
+    ]
+    scope = report.scope
+    lines += [
+        f"% {_comment(line)}"
+        for line in (opening or [])[1:]
+        or [scope.statement, f"reference: {scope.reference_coverage} ({scope.reference_rule})"]
     ]
     evaluators = report.evaluators
     if not evaluators:
@@ -146,38 +158,45 @@ def latex_trust(report: AgreementReport) -> list[str]:
     trust = report.trust
     if is_computed(trust) and trust.rows:
         reference = _latex_escape(trust.reference or "reference")
+        populations = list(trust.populations)
+        columns = " & ".join(f"alt-test, {_latex_escape(p)}" for p in populations)
         lines += [
             r"\begin{table}[t]",
             r"\centering",
-            r"\begin{tabular}{lllll}",
+            r"\begin{tabular}{l" + "l" * len(populations) + "lll}",
             r"\toprule",
-            f"Judge & alt-test ($\\omega$ / $\\rho$) & $r$ with {reference} & levels & "
+            "Judge & " + (columns + " & " if columns else "") + f"$r$ with {reference} & levels & "
             r"Kendall $\tau$ \\",
             r"\midrule",
         ]
         for judge, row in trust.rows.items():
-            test = row.alt_test
-            alt = (
-                f"{_fmt(test.winning_rate)} / {_fmt(test.advantage_probability)}"
-                + (" pass" if test.passed else " fail")
-                if is_computed(test)
-                else "n/c"
-            )
+            cells = []
+            for population in populations:
+                verdict = row.alt_tests[population]
+                test = verdict.test
+                omega = f" ($\\omega$ {_fmt(test.winning_rate)})" if is_computed(test) else ""
+                cells.append(verdict.verdict.replace("_", " ") + omega)
             r = row.correlation
             corr = f"{_fmt(r.r)} {_ci(r.ci95)}" if is_computed(r) else "n/c"
             levels = str(row.levels.levels) if is_computed(row.levels) else "n/c"
             rank = row.ranking
             tau = f"{_fmt(rank.kendall_tau)} {_ci(rank.ci95)}" if is_computed(rank) else "n/c"
-            lines.append(f"{_latex_escape(judge)} & {alt} & {corr} & {levels} & {tau} " + r"\\")
+            lines.append(" & ".join([_latex_escape(judge), *cells, corr, levels, tau]) + r" \\")
+        margins = ", ".join(
+            f"{_latex_escape(p)} $\\varepsilon = {part.epsilon:g}$"
+            for p, part in trust.populations.items()
+        )
         lines += [
             r"\bottomrule",
             r"\end{tabular}",
-            f"\\caption{{Judge trust at $\\varepsilon = {trust.epsilon:g}$; 95\\% intervals "
-            f"from {trust.resamples} resamples of the {trust.clusters} meetings; n/c: not "
+            f"\\caption{{Judge trust against {_latex_escape(trust.reference_coverage)}; "
+            f"alt-test margins: {margins or 'no human raters'}; 95\\% intervals from "
+            f"{trust.resamples} resamples of the {trust.clusters} meetings; n/c: not "
             "computable (see the JSON report).}",
             r"\end{table}",
             "",
         ]
+        lines += [f"% {_comment(sentence)}" for sentence in trust.answers]
     ppi = report.ppi
     if is_computed(ppi):
         lines += [
@@ -382,7 +401,7 @@ def trust_plots(report: AgreementReport) -> dict[str, str]:
     return out
 
 
-def to_html(report: AgreementReport, request=None) -> str:
+def to_html(report: AgreementReport, request=None, scope=None) -> str:
     """The page; with the request that asked for it, the planner's form to
     create a study (posted back to Concord, so never in a file on its own)."""
     from analysis.selection import ITEM_METHODS
@@ -395,6 +414,9 @@ def to_html(report: AgreementReport, request=None) -> str:
         "methods": ITEM_METHODS,
     }
     if request is not None:
+        from analysis.builder import builder_context
+
+        context["builder"] = builder_context(request.GET, scope)
         context["selection_fields"] = {
             key: ",".join(value) if isinstance(value, list) else value
             for key, value in report.stamp.selection.model_dump().items()

@@ -22,10 +22,13 @@ from analysis.report_types import (
     AgreementReport,
     Counts,
     Diagnostics,
+    LeftOutRater,
     NotComputable,
+    ReportScope,
     Stamp,
 )
-from analysis.scores import individual_ratings, response_scores, score_table
+from analysis.scope import Scope, resolve
+from analysis.scores import individual_ratings, response_scores
 from analysis.selection import Selection
 from corpus.choices import DatasetVersion, Language
 from corpus.models import QuestionText
@@ -96,27 +99,6 @@ def package_versions() -> dict[str, str]:
     return versions
 
 
-def choose_gold(table: pd.DataFrame, requested: str | None) -> str | None:
-    names = list(table["evaluator"].cat.categories) if len(table) else []
-    if requested:
-        return requested
-    pairs = table[["evaluator", "evaluator_kind"]].drop_duplicates("evaluator")
-    kinds = dict(
-        zip(pairs["evaluator"].astype(str), pairs["evaluator_kind"].astype(str), strict=True)
-    )
-    for name in sorted(names):
-        if kinds.get(name) == "gold_human":
-            return name
-    # The paper's gold is imported: known by its recorded original kind, never
-    # by a name that happens to contain "gold".
-    from judging.models import Evaluator
-
-    paper_gold = Evaluator.objects.filter(
-        name__in=names, origin=Evaluator.Origin.PAPER, config__original_kind="gold_human"
-    ).order_by("name")
-    return paper_gold.values_list("name", flat=True).first()
-
-
 def differing_question_pks(question_pks) -> set[int]:
     """Questions whose English QA and Conv wordings differ: found by the
     database (two versions, two wordings), then kept if the selection has them,
@@ -139,19 +121,79 @@ def differing_question_pks(question_pks) -> set[int]:
     return {q for q in differing if q in wanted}
 
 
+def statement(scope: Scope) -> str:
+    """The selection in one sentence, as the top of every format shows it."""
+    selection = scope.selection
+    parts = []
+    setting = " ".join(
+        str(v)
+        for v in (
+            selection.benchmark,
+            selection.dataset_version,
+            selection.split,
+            selection.mode,
+            selection.language,
+        )
+        if v
+    )
+    parts.append(f"{scope.responses:,} responses" + (f" of {setting}" if setting else ""))
+    if selection.systems:
+        parts.append(f"systems {', '.join(selection.systems)}")
+    if selection.study is not None:
+        parts.append(f"only the responses of study {selection.study}")
+    parts.append(f"judges {', '.join(scope.judges) or 'none'}")
+    parts.append(f"human evaluators {', '.join(scope.humans) or 'none'}")
+    reference = (
+        f"reference {scope.coverage_text(scope.reference)} ({scope.reference_rule})"
+        if scope.reference
+        else f"no reference ({scope.reference_rule})"
+    )
+    parts.append(reference)
+    left_out = scope.left_out
+    flagged_in = [r for r in scope.raters if r.counted]
+    if left_out:
+        parts.append(f"{len(left_out)} rater(s) left out (listed below)")
+    if flagged_in:
+        parts.append(f"{len(flagged_in)} flagged rater(s) counted on request")
+    return "; ".join(parts) + "."
+
+
+def scope_part(scope: Scope) -> ReportScope:
+    return ReportScope(
+        statement=statement(scope),
+        responses=scope.responses,
+        judges=scope.judges,
+        humans=scope.humans,
+        reference=scope.reference,
+        reference_rule=scope.reference_rule,
+        reference_coverage=scope.coverage_text(scope.reference),
+        coverage=scope.coverage,
+        ppi_labels=scope.ppi_labels,
+        include_flagged=scope.selection.include_flagged,
+        raters=[LeftOutRater(**r.as_dict()) for r in scope.raters],
+    )
+
+
 def build_report(
     selection: Selection, *, bootstrap: int = 0, table: pd.DataFrame | None = None
 ) -> AgreementReport:
-    """The report on a selection. `table` skips the database (benchmarks).
+    """The report on a selection. `table` skips the database query for the
+    judgments (benchmarks); the selection's names are still checked.
 
     The statistics come as plain values (numpy scalars, NaN): each is made
     JSON-ready, then checked against the report's types as it is built."""
-    table = score_table(selection) if table is None else table
+    return report_of(resolve(selection, table), bootstrap=bootstrap)
+
+
+def report_of(scope: Scope, *, bootstrap: int = 0) -> AgreementReport:
+    """The report on a resolved selection (analysis.scope.resolve)."""
+    selection, table = scope.selection, scope.table
     if table.empty:
         reason = NotComputable.because("empty selection: no judgment matches it")
         return AgreementReport(
             schema_version=SCHEMA_VERSION,
             stamp=stamp(selection, table, pd.DataFrame(), bootstrap),
+            scope=scope_part(scope),
             counts=Counts(judgments=0),
             trust=reason,
             ppi=reason,
@@ -178,17 +220,18 @@ def build_report(
     wide.columns = [str(c) for c in wide.columns]
     system_wide = rs.groupby(["system", "evaluator"], observed=True)["score"].mean().unstack()
     system_wide.columns = [str(c) for c in system_wide.columns]
-    gold = choose_gold(table, selection.gold_evaluator)
+    reference = scope.reference
     means, mean_n = stats.mean_scores(rs)
     detailed = stats.correlations(wide, bootstrap=bootstrap)
     system_detailed = stats.correlations(system_wide, bootstrap=0)
     verdicts = pairwise_verdicts(selection, set(rs["response_id"].unique()))
     pairwise = ready(pairwise_parts(verdicts))
     ratings = individual_ratings(table)
-    judged = ready(trust.build(table, rs, wide, selection, gold, pairwise, ratings=ratings))
+    judged = ready(trust.build(scope, rs, wide, pairwise, ratings=ratings))
     return AgreementReport(
         schema_version=SCHEMA_VERSION,
         stamp=stamp(selection, table, verdicts, bootstrap),
+        scope=scope_part(scope),
         counts=Counts(
             judgments=int(len(table)),
             responses=int(rs["response_id"].nunique()),
@@ -213,9 +256,9 @@ def build_report(
         correlation_details=ready(detailed),
         system_correlations=ready(stats.correlation_values(system_detailed)),
         rater_agreement=ready(stats.rater_agreement(table, ratings)),
-        gold_bins=ready(stats.gold_bins(wide, gold))
-        if gold
-        else NotComputable.because("no gold evaluator in the selection"),
+        gold_bins=ready(stats.gold_bins(wide, reference))
+        if reference
+        else NotComputable.because("no reference: no human evaluator scores the selection"),
         breakdown=ready(stats.breakdown(rs)),
         middle_position_welch=ready(stats.middle_position_welch(rs)),
         qa_conv_differentiating=ready(

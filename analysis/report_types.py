@@ -32,7 +32,7 @@ from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
 
-SCHEMA_VERSION = 2  # 2: the judge-trust section, PPI, the planner, new diagnostics
+SCHEMA_VERSION = 3  # 2: the judge-trust section, PPI, the planner; 3: the scope, verdicts
 
 # Keys chosen by the data. Aliases document what a dictionary is keyed by.
 EvaluatorName = str
@@ -94,12 +94,15 @@ class SelectionStamp(ReportPart):
     systems: list[str]
     evaluators: list[str]
     study: int | None
-    gold_evaluator: str | None
+    judges: list[str]
     humans: list[str]
+    reference: str | None
     epsilon: float | None
     alignment: str
+    ppi_labels: str | None
     ppi_labelled: int
     target_width: float
+    include_flagged: bool
 
 
 class Stamp(ReportPart):
@@ -111,6 +114,35 @@ class Stamp(ReportPart):
     packages: dict[str, str]
     created_at: str  # ISO 8601 in UTC, to the second, as written
     bootstrap_resamples: int
+
+
+class LeftOutRater(ReportPart):
+    """A rater of a study whose ratings the report leaves out (or counts
+    although flagged, when the selection includes flagged raters)."""
+
+    evaluator: EvaluatorName
+    rater: str
+    reason: str
+    status: Literal["flagged", "failed_check", "excluded"]
+    ratings: int
+    counted: bool
+
+
+class ReportScope(ReportPart):
+    """What the report covers and against what, in words and numbers: the
+    first thing every format shows."""
+
+    statement: str
+    responses: int
+    judges: list[EvaluatorName]
+    humans: list[EvaluatorName]
+    reference: EvaluatorName | None
+    reference_rule: str
+    reference_coverage: str
+    coverage: dict[EvaluatorName, int]
+    ppi_labels: EvaluatorName | None
+    include_flagged: bool
+    raters: list[LeftOutRater]
 
 
 class Counts(ReportPart):
@@ -492,7 +524,8 @@ class AltTest(ReportPart):
 
 
 class ClusteredCorrelation(ReportPart):
-    """Pearson r with its meeting-clustered percentile bootstrap interval."""
+    """Pearson r with its meeting-clustered percentile bootstrap interval
+    (none, with `ci_note`, from fewer than 2 meetings)."""
 
     r: float
     ci95: list[float | None]
@@ -500,6 +533,36 @@ class ClusteredCorrelation(ReportPart):
     clusters: int
     resamples: int
     undefined_resamples: int
+    ci_note: str | None = None
+
+
+class Verdict(ReportPart):
+    """A statistic read against its decision: the verdict, whether its
+    interval settles it, and the words."""
+
+    verdict: str
+    settled: bool
+    words: str
+
+
+class AltTestVerdict(ReportPart):
+    """The alt-test against one population of human raters, in three values
+    (analysis.verdicts)."""
+
+    population: Literal["crowd", "experts", "other"]
+    evaluators: list[EvaluatorName]
+    raters: int
+    epsilon: float
+    epsilon_rule: str
+    verdict: Literal["passes", "fails", "inconclusive", "no_data"]
+    trivial: bool
+    reason: str
+    decide: str | None
+    more_raters: int | None
+    more_items: int | None
+    reverse_share: float | None
+    decided_probability: float | None
+    test: OrNot[AltTest]
 
 
 class PartialCorrelation(ReportPart):
@@ -514,27 +577,43 @@ class RankingAgreement(ReportPart):
     human_ranking: list[SystemName]
     kendall_tau: float | None
     ci95: list[float | None]
-    top_same: bool
+    top_same: bool | None  # None: the means tie for the top (top_note)
     top_same_probability: float | None
     resamples: int
     undefined_resamples: int
+    top_note: str | None = None
+    ci_note: str | None = None
 
 
 class JudgeTrust(ReportPart):
-    alt_test: OrNot[AltTest]
+    alt_tests: dict[str, AltTestVerdict]  # per population: crowd, experts, other
     correlation: OrNot[ClusteredCorrelation]
+    correlation_verdict: Verdict | None = None
     levels: OrNot[QualityLevels]
     length_bias: OrNot[PartialCorrelation]
     ranking: OrNot[RankingAgreement]
+    ranking_verdict: Verdict | None = None
     summary: str
+    answers: dict[str, str]  # per use: ranking, crowd, experts, other
+    answer: str
 
 
 class HumanEvaluator(ReportPart):
     """A chosen human evaluator and what it gives the alt-test."""
 
     kind: str
+    population: Literal["crowd", "experts", "other"]
     raters: int
     role: str
+
+
+class Population(ReportPart):
+    """Human raters of one kind, with the alt-test's margin for them."""
+
+    evaluators: list[EvaluatorName]
+    raters: int
+    epsilon: float
+    epsilon_rule: str
 
 
 class PositionBiasRow(ReportPart):
@@ -547,9 +626,10 @@ class PositionBiasRow(ReportPart):
 class TrustSection(ReportPart):
     humans: dict[EvaluatorName, HumanEvaluator]
     reference: EvaluatorName | None
+    reference_rule: str
+    reference_coverage: str
     judges: list[EvaluatorName]
-    epsilon: float
-    epsilon_rule: str
+    populations: dict[str, Population]
     alignment: str
     alignment_description: str
     cluster_by: str
@@ -557,7 +637,9 @@ class TrustSection(ReportPart):
     resamples: int
     seed: int
     rows: dict[EvaluatorName, JudgeTrust]
+    answers: list[str]  # one sentence per judge
     position_bias: OrNot[dict[EvaluatorName, PositionBiasRow]]
+    interval_note: str | None = None
 
 
 # --- PPI and the planner ----------------------------------------------------------------------
@@ -600,10 +682,12 @@ class PpiJudge(ReportPart):
 
 
 class PpiLabelled(ReportPart):
+    design: Literal["sample", "weighted"]
     sampled: bool
     description: str
     per_system: int | None = None
     seed: int | None = None
+    study: int | None = None
 
 
 class PpiSection(ReportPart):
@@ -643,6 +727,7 @@ class BudgetPlan(ReportPart):
 EMPTY_REPORT_ORDER = (
     "schema_version",
     "stamp",
+    "scope",
     "counts",
     "trust",
     "mean_scores",
@@ -668,8 +753,9 @@ class AgreementReport(ReportPart):
     """Every statistic of analysis.stats on one selection, stamped. Built by
     analysis.report.build_report; to_json() is the layout of docs/analysis.md."""
 
-    schema_version: Literal[2]
+    schema_version: Literal[3]
     stamp: Stamp
+    scope: ReportScope
     counts: Counts
     trust: OrNot[TrustSection]
     evaluators: list[EvaluatorName]

@@ -17,7 +17,7 @@ from django.core.exceptions import EmptyResultSet
 from django.db import connection
 from django.db.models.functions import Length
 
-from analysis.selection import Selection, SelectionError
+from analysis.selection import Selection
 from generation.models import GenerationRun, Response
 from judging.models import Evaluator, Judgment
 
@@ -46,27 +46,6 @@ COLUMNS = {
 }
 
 
-def check_evaluators(selection: Selection) -> None:
-    """Every evaluator the selection names exists, and the human evaluators are
-    among the selected ones (when it selects some)."""
-    named = set(selection.evaluators) | set(selection.humans)
-    if not named:
-        return
-    known = set(Evaluator.objects.filter(name__in=named).values_list("name", flat=True))
-    unknown = sorted(set(selection.evaluators) - known)
-    if unknown:
-        raise SelectionError(f"Unknown evaluator(s): {', '.join(unknown)}.")
-    unknown = sorted(set(selection.humans) - known)
-    if unknown:
-        raise SelectionError(f"humans: unknown evaluator(s) {', '.join(unknown)}.")
-    outside = sorted(set(selection.humans) - set(selection.evaluators))
-    if selection.evaluators and outside:
-        raise SelectionError(
-            f"humans: {', '.join(outside)} not among the selected evaluators; add them to "
-            "evaluators or leave evaluators empty."
-        )
-
-
 def runs_for(selection: Selection) -> list[int]:
     """The generation runs the selection covers: every filter but the study and
     the evaluators is a property of a run, so the judgments' query joins one
@@ -85,10 +64,14 @@ def runs_for(selection: Selection) -> list[int]:
 
 
 def judgments_for(selection: Selection):
+    """The judgments of the selection's responses by the evaluators it reads
+    (analysis.scope.check has checked the names)."""
+    from analysis.scope import loaded_evaluators
+
     queryset = Judgment.objects.filter(response__run_id__in=runs_for(selection))
-    check_evaluators(selection)
-    if selection.evaluators:
-        queryset = queryset.filter(evaluator__name__in=selection.evaluators)
+    evaluators = loaded_evaluators(selection)
+    if evaluators is not None:
+        queryset = queryset.filter(evaluator__name__in=evaluators)
     if selection.study is not None:
         from annotator.models import Item  # the study's responses
 

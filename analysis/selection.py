@@ -1,12 +1,20 @@
-"""What a report covers: a selection of responses and evaluators, and the
-choices of its judge-trust section (which evaluators are the humans, the
-alt-test's margin and alignment function, the PPI gold sample, the planner's
-target width)."""
+"""What a report covers, and every choice its conclusions rest on.
+
+A selection is the responses (dataset version, split, mode, language,
+benchmark, systems, a study's responses) and the evaluators (which are the
+judges, which the humans, which the reference), plus the choices of the
+judge-trust section (the alt-test's margin and alignment function, the
+evaluator whose ratings are PPI's labelled set and how many of them, the
+planner's target width, and whether raters flagged by quality control count).
+Nothing here is chosen implicitly: a report states each value it used and,
+for those left to a default, the rule that chose it (analysis.scope).
+"""
 
 from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
+from urllib.parse import urlencode
 
 from config.errors import Invalid
 from corpus.choices import DatasetVersion, Language, Mode
@@ -20,9 +28,12 @@ EPSILON_HINT = (
 )
 MAX_WIDTH = 9.0  # the whole 1-10 scale
 MAX_LABELLED = 100_000
+DEFAULT_LABELLED = 40
 # How the planner's action picks responses for humans (analysis.items_for_humans)
 ITEM_METHODS = ("disagreement", "uncertainty", "random")
 MAX_ITEMS = 10_000
+TRUE_WORDS = ("1", "true", "yes", "on")
+FALSE_WORDS = ("0", "false", "no", "off", "")
 
 
 class SelectionError(Invalid, ValueError):
@@ -40,29 +51,67 @@ class Selection:
     language: str | None = Language.ENGLISH
     benchmark: str | None = None
     systems: tuple[str, ...] = field(default_factory=tuple)
+    # Only these evaluators are read at all (empty: every evaluator).
     evaluators: tuple[str, ...] = field(default_factory=tuple)
     study: int | None = None
-    gold_evaluator: str | None = None
-    # The judge-trust section: the human evaluators (empty: every human
-    # evaluator of the selection), the alt-test's epsilon (None: the authors'
-    # rule of thumb for those humans) and alignment function, the gold ratings
-    # per system PPI keeps as its labelled sample when every response has a
-    # gold score, and the planner's target CI width on a system mean.
+    # The judges whose trust is assessed (empty: every evaluator that is not a
+    # human one and not the reference).
+    judges: tuple[str, ...] = field(default_factory=tuple)
+    # The human evaluators of the judge-trust section (empty: every human
+    # evaluator of the selection).
     humans: tuple[str, ...] = field(default_factory=tuple)
+    # The evaluator correlations, rankings, gold bins and calibration are read
+    # against (None: the human evaluator covering most of the selection,
+    # analysis.scope.choose_reference).
+    reference: str | None = None
+    # The alt-test's epsilon (None: the authors' rule of thumb per population)
+    # and alignment function.
     epsilon: float | None = None
     alignment: str = "neg_rmse"
-    ppi_labelled: int = 40
+    # PPI's labelled set: the evaluator whose ratings it uses (None: the
+    # reference) and, when that evaluator scores every response, how many of
+    # them per system it keeps as a random sample.
+    ppi_labels: str | None = None
+    ppi_labelled: int = DEFAULT_LABELLED
+    # The planner's target CI width on a system mean.
     target_width: float = 1.0
+    # Whether raters flagged by quality control count (failed-check raters never do).
+    include_flagged: bool = False
 
     def as_dict(self) -> dict:
         data = asdict(self)
-        for name in ("systems", "evaluators", "humans"):
+        for name in ("systems", "evaluators", "judges", "humans"):
             data[name] = list(getattr(self, name))
         return data
 
+    def query(self, **extra) -> dict[str, str]:
+        """The selection as query parameters (what differs from the defaults),
+        the one way report links are written."""
+        params: dict[str, str] = {}
+        defaults = Selection()
+        for name, value in self.as_dict().items():
+            if value == getattr(defaults, name) and name != "language":
+                continue
+            if value in (None, [], ""):
+                continue
+            if isinstance(value, list):
+                params[name] = ",".join(value)
+            elif isinstance(value, bool):
+                params[name] = "1" if value else "0"
+            elif isinstance(value, float):
+                params[name] = f"{value:g}"
+            else:
+                params[name] = str(value)
+        params.update({k: str(v) for k, v in extra.items() if v not in (None, "")})
+        return params
+
+    def query_string(self, **extra) -> str:
+        return urlencode(self.query(**extra))
+
     @classmethod
     def from_options(cls, options: dict) -> Selection:
-        """From command options or query parameters (strings); checks every value."""
+        """From command options or query parameters (strings); checks every value
+        that can be checked without the database (analysis.scope checks names)."""
 
         for name, value in options.items():
             # the database cannot even be asked for one (PostgreSQL refuses NUL in text)
@@ -87,7 +136,7 @@ class Selection:
         if mode is not None and mode not in MODES:
             raise SelectionError(f"mode {mode!r}: choose from {', '.join(MODES)}.")
         study = text("study")
-        if study is not None and not (study.isascii() and study.isdigit()):
+        if study is not None and not (study.isascii() and study.isdigit() and len(study) <= 10):
             raise SelectionError(f"study {study!r}: give the study's numeric id.")
 
         def number(name: str, low: float, high: float, hint: str) -> float | None:
@@ -120,6 +169,24 @@ class Selection:
                 f"ppi_labelled {labelled!r}: give a whole number of gold ratings per system, "
                 f"from 2 to {MAX_LABELLED:,}."
             )
+        include = options.get("include_flagged")
+        if isinstance(include, bool):
+            include_flagged = include
+        else:
+            word = (text("include_flagged") or "").lower()
+            if word not in TRUE_WORDS + FALSE_WORDS:
+                raise SelectionError(
+                    f"include_flagged {text('include_flagged')!r}: give 1 (flagged raters count) "
+                    "or 0 (they are left out, the default)."
+                )
+            include_flagged = word in TRUE_WORDS
+        reference = text("reference")
+        alias = text("gold_evaluator")  # the parameter's former name, still accepted
+        if reference and alias and reference != alias:
+            raise SelectionError(
+                f"reference {reference!r} and gold_evaluator {alias!r} differ: give one "
+                "(gold_evaluator is reference's former name)."
+            )
         return cls(
             dataset_version=version,
             split=text("split"),
@@ -129,10 +196,13 @@ class Selection:
             systems=names("systems"),
             evaluators=names("evaluators"),
             study=int(study) if study else None,
-            gold_evaluator=text("gold_evaluator"),
+            judges=names("judges"),
             humans=names("humans"),
+            reference=reference or alias,
             epsilon=epsilon,
             alignment=alignment,
-            ppi_labelled=int(labelled) if labelled else 40,
+            ppi_labels=text("ppi_labels"),
+            ppi_labelled=int(labelled) if labelled else DEFAULT_LABELLED,
             target_width=width if width is not None else 1.0,
+            include_flagged=include_flagged,
         )

@@ -1,85 +1,62 @@
-"""Judge trust: can this judge replace the humans, and how few human ratings
-does a study need?
+"""Judge trust: can this judge replace the humans, for what, and how few
+human ratings does a study need?
 
-Builds, for one selection, the report's judge-trust section (one row per
-judge against the chosen human evaluators: the alternative annotator test,
-the correlation with gold under a meeting-clustered bootstrap, the quality
-levels it separates, its length bias, and the system ranking it gives against
-the humans'), the PPI system scores, the human budget planner, and the judge
-diagnostics (calibration, self-consistency, reliability per question type and
-answer position). Returns JSON-ready values; analysis.report types them.
-
-Roles: the human evaluators are the selection's `humans`, or else every
-evaluator of a human kind (a gold or crowd study, or scores imported as
-such); the reference is the gold evaluator (analysis.report.choose_gold), or
-else the human evaluator with the most scored responses; every other
-evaluator with scores is a judge.
+Builds, for one resolved selection (analysis.scope: the judges, the human
+evaluators and the reference, each chosen or chosen by a stated rule), the
+report's judge-trust section: per judge, the alternative annotator test
+against each population of human raters (experts, crowd workers, others) in
+three values (analysis.verdicts), the correlation with the reference under a
+meeting-clustered bootstrap, the quality levels it separates, its length
+bias and the system ranking it gives against the reference's, each with its
+verdict in words; then the PPI system scores (on a labelled set PPI allows),
+the human budget planner, and the judge diagnostics (calibration,
+self-consistency, reliability per question type and answer position).
+Returns JSON-ready values; analysis.report types them.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import pandas as pd
 
-from analysis import alt_test, judge_diagnostics, ppi
+from analysis import alt_test, judge_diagnostics, ppi, verdicts
 from analysis.bootstrap import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
     ClusterBootstrap,
     clustered_correlation,
     ranking_agreement,
+    too_few_clusters,
 )
+from analysis.scope import EvaluatorInfo, Scope
 from analysis.scores import individual_ratings
-from analysis.selection import Selection
 from analysis.stats import distinct_levels, not_computable
 
-HUMAN_KINDS = frozenset({"gold_human", "crowd_human"})
 # The authors' rule of thumb for epsilon (Calderon et al. 2025, FAQ).
 EPSILON_EXPERT, EPSILON_SKILLED, EPSILON_CROWD = 0.2, 0.15, 0.1
-# Words for a correlation with gold (the lower end of its 95% interval decides "closely").
-CLOSELY, MODERATELY = 0.7, 0.5
+EPSILON_BY_POPULATION = {
+    "experts": EPSILON_EXPERT,
+    "crowd": EPSILON_CROWD,
+    "other": EPSILON_SKILLED,
+}
+EPSILON_RULE = "the authors' rule of thumb: 0.2 experts, 0.15 skilled annotators, 0.1 crowd workers"
+POPULATION_ORDER = ("crowd", "experts", "other")
 META = ["meeting", "system", "response_chars", "question_type", "answer_position"]
 
 
-@dataclass(frozen=True)
-class EvaluatorInfo:
-    kind: str  # the evaluator's kind, or the original kind of imported scores
-    raters_per_response: int  # > 1: each stored score is a mean of that many ratings
+def populations(humans: list[str], info: dict[str, EvaluatorInfo]) -> dict[str, list[str]]:
+    """The human evaluators grouped by who rated: experts, crowd workers, others."""
+    out: dict[str, list[str]] = {}
+    for name in humans:
+        kind = info.get(name, EvaluatorInfo("", 1)).kind
+        out.setdefault(verdicts.population_of(kind), []).append(name)
+    return {p: out[p] for p in POPULATION_ORDER if p in out}
 
 
-def evaluator_info(table: pd.DataFrame) -> dict[str, EvaluatorInfo]:
-    """Each evaluator's effective kind, from the database (imported scores
-    keep their original kind in their configuration), else from the table."""
-    from judging.models import Evaluator
-
-    names = [str(n) for n in table["evaluator"].unique()]
-    pairs = table[["evaluator", "evaluator_kind"]].drop_duplicates("evaluator")
-    kinds = dict(
-        zip(pairs["evaluator"].astype(str), pairs["evaluator_kind"].astype(str), strict=True)
-    )
-    out = {name: EvaluatorInfo(kinds.get(name, ""), 1) for name in names}
-    for name, kind, config in Evaluator.objects.filter(name__in=names).values_list(
-        "name", "kind", "config"
-    ):
-        config = config if isinstance(config, dict) else {}
-        original = config.get("original_kind") if kind == "imported" else None
-        raters = config.get("raters_per_response", 1)
-        out[name] = EvaluatorInfo(
-            original or kind, raters if isinstance(raters, int) and raters > 1 else 1
-        )
-    return out
-
-
-def default_epsilon(humans: list[str], info: dict[str, EvaluatorInfo]) -> tuple[float, str]:
-    kinds = {info[h].kind for h in humans if h in info}
-    rule = "the authors' rule of thumb: 0.2 experts, 0.15 skilled annotators, 0.1 crowd workers"
-    if "crowd_human" in kinds:
-        return EPSILON_CROWD, f"crowd workers among the human raters ({rule})"
-    if kinds == {"gold_human"}:
-        return EPSILON_EXPERT, f"expert (gold) human raters ({rule})"
-    return EPSILON_SKILLED, f"human raters of unknown expertise, taken as skilled ({rule})"
+def epsilon_for(population: str, chosen: float | None) -> tuple[float, str]:
+    if chosen is not None:
+        return chosen, "chosen for this report"
+    return EPSILON_BY_POPULATION[population], EPSILON_RULE
 
 
 def human_annotations(
@@ -102,6 +79,7 @@ def human_annotations(
     for name in humans:
         rows = ratings.get(name)
         evaluator_info = info.get(name, EvaluatorInfo("", 1))
+        population = verdicts.population_of(evaluator_info.kind)
         if rows is not None:
             rater_index, raters = pd.factorize(rows["rater"].cat.codes.to_numpy())
             names = rows["rater"].cat.categories[raters]
@@ -111,6 +89,7 @@ def human_annotations(
             labels += [f"{name}: {rater}" for rater in names]
             described[name] = {
                 "kind": evaluator_info.kind,
+                "population": population,
                 "raters": int(len(raters)),
                 "role": "individual raters",
             }
@@ -119,22 +98,29 @@ def human_annotations(
         if scored.empty:
             described[name] = {
                 "kind": evaluator_info.kind,
+                "population": population,
                 "raters": 0,
                 "role": "no scores in the selection",
             }
         elif evaluator_info.raters_per_response > 1:
             described[name] = {
                 "kind": evaluator_info.kind,
+                "population": population,
                 "raters": 0,
                 "role": f"a mean of {evaluator_info.raters_per_response} ratings per response, "
-                "not one rater's (the selection holds no individual ratings)",
+                "not one rater's",
             }
         else:
             items.append(scored["response_id"].to_numpy())
             scores.append(scored["score"].to_numpy(float))
             codes.append(np.full(len(scored), len(labels)))
             labels.append(name)
-            described[name] = {"kind": evaluator_info.kind, "raters": 1, "role": "one rater"}
+            described[name] = {
+                "kind": evaluator_info.kind,
+                "population": population,
+                "raters": 1,
+                "role": "one rater",
+            }
     if not items:
         return pd.DataFrame({"item": [], "rater": [], "score": []}), described
     annotations = pd.DataFrame(
@@ -144,6 +130,7 @@ def human_annotations(
             "score": np.concatenate(scores),
         }
     )
+    annotations["rater"] = annotations["rater"].cat.remove_unused_categories()
     return annotations, described
 
 
@@ -153,71 +140,39 @@ def _fmt(value: float | None) -> str:
 
 def summary(judge: str, reference: str | None, row: dict) -> str:
     """The row in words: how closely the judge tracks the reference, how many
-    levels it separates, how it ranks the systems, whether it passes the
-    alt-test, and its length bias."""
+    levels it separates, how it ranks the systems, its length bias, and its
+    alt-test verdict against each population of human raters."""
     if reference is None:
-        return f"{judge}: no gold or human evaluator in the selection to compare it with."
-    parts = []
-    correlation = row["correlation"]
-    if correlation.get("computable", True):
-        r, (low, high) = correlation["r"], correlation["ci95"]
-        numbers = (
-            f"Pearson r {_fmt(r)}, 95% CI {_fmt(low)}–{_fmt(high)} over "
-            f"{correlation['clusters']} resampled meetings"
-        )
-        if low is not None and low >= CLOSELY:
-            parts.append(f"tracks {reference} closely ({numbers})")
-        elif r >= MODERATELY:
-            parts.append(f"tracks {reference} only moderately ({numbers})")
-        else:
-            parts.append(f"does not track {reference} ({numbers}: a weak correlation)")
-    levels = row["levels"]
-    if levels.get("computable", True):
-        ranges = ", ".join(f"[{a}–{b}]" for a, b in levels["gold_ranges"])
-        parts.append(
-            f"separates {levels['levels']} quality level{'s' if levels['levels'] != 1 else ''} "
-            f"along the {reference} scale ({ranges})"
-        )
-    ranking = row["ranking"]
-    if ranking.get("computable", True) and ranking["kendall_tau"] is not None:
-        same = ranking["judge_ranking"] == ranking["human_ranking"]
-        low, high = ranking["ci95"]
-        probability = ranking["top_same_probability"]
-        top = (
-            f"; the same top system in {probability:.0%} of resamples"
-            if probability is not None
-            else ""
-        )
-        parts.append(
-            ("ranks the systems as " if same else "ranks the systems differently from ")
-            + f"{reference} does (Kendall τ {_fmt(ranking['kendall_tau'])}, 95% CI "
-            f"{_fmt(low)}–{_fmt(high)}{top})"
-        )
-    bias = row["length_bias"]
-    if bias.get("computable", True) and bias["ci95"][0] is not None:
-        low, high = bias["ci95"]
-        if low > 0:
-            parts.append(
-                f"rewards longer answers beyond their quality (partial r {_fmt(bias['r'])}, "
-                f"95% CI {_fmt(low)}–{_fmt(high)})"
-            )
-        elif high < 0:
-            parts.append(
-                f"rewards shorter answers beyond their quality (partial r {_fmt(bias['r'])}, "
-                f"95% CI {_fmt(low)}–{_fmt(high)})"
-            )
-        else:
-            parts.append(f"shows no length bias (partial r {_fmt(bias['r'])})")
-    test = row["alt_test"]
-    if test.get("computable", True):
-        verdict = "passes" if test["passed"] else "fails"
-        parts.append(
-            f"{verdict} the alternative annotator test (winning rate ω {_fmt(test['winning_rate'])}"
-            f", advantage probability ρ {_fmt(test['advantage_probability'])}, "
-            f"ε {test['epsilon']:g})"
-        )
+        parts = []
     else:
-        parts.append(f"alt-test not computable because {test['reason']}")
+        parts = []
+        if row.get("correlation_verdict"):
+            parts.append(row["correlation_verdict"]["words"])
+        levels = row["levels"]
+        if levels.get("computable", True):
+            ranges = ", ".join(f"[{a}–{b}]" for a, b in levels["gold_ranges"])
+            count = levels["levels"]
+            parts.append(
+                f"separates {count} quality level{'s' if count != 1 else ''} "
+                f"along the {reference} scale ({ranges})"
+            )
+        if row.get("ranking_verdict"):
+            parts.append(row["ranking_verdict"]["words"])
+        bias = row["length_bias"]
+        if bias.get("computable", True) and bias["ci95"][0] is not None:
+            low, high = bias["ci95"]
+            numbers = f"partial r {_fmt(bias['r'])}, 95% CI {_fmt(low)}–{_fmt(high)}"
+            if low > 0:
+                parts.append(f"rewards longer answers beyond their quality ({numbers})")
+            elif high < 0:
+                parts.append(f"rewards shorter answers beyond their quality ({numbers})")
+            else:
+                parts.append(f"shows no length bias (partial r {_fmt(bias['r'])})")
+    for verdict in row["alt_tests"].values():
+        who = verdicts.POPULATIONS[verdict["population"]][1]
+        parts.append(f"alt-test against {who}: {verdict['reason']}")
+    if reference is None:
+        parts.insert(0, "no reference to compare it with (no human evaluator scores the selection)")
     return f"{judge} " + "; ".join(parts) + "."
 
 
@@ -260,68 +215,10 @@ def response_frame(rs: pd.DataFrame, wide: pd.DataFrame) -> pd.DataFrame:
     return wide.join(meta)
 
 
-def ppi_sample(
-    frame: pd.DataFrame, gold: str, judges: list[str], per_system: int, seed: int
-) -> tuple[np.ndarray, dict]:
-    """Which gold ratings PPI uses. Where some judged responses have no gold
-    score, all the gold ratings (the usual case: a gold study on a sample);
-    where every judged response has one, a seeded random sample of
-    `per_system` per system (at most half of its responses), the other gold
-    scores hidden, so that the report shows what PPI would have given and
-    whether its interval covers the mean of all the gold scores."""
-    has_gold = frame[gold].notna().to_numpy()
-    judged = frame[judges].notna().any(axis=1).to_numpy() if judges else np.zeros(len(frame), bool)
-    if (judged & ~has_gold).any():
-        return has_gold, {
-            "sampled": False,
-            "description": "every gold rating (the responses without one are PPI's unlabelled "
-            "set; they must be a random sample for PPI to be valid)",
-        }
-    rng = np.random.default_rng(seed)
-    labelled = np.zeros(len(frame), bool)
-    systems = frame["system"].astype(str).to_numpy()
-    sizes = []
-    for system in sorted(set(systems)):
-        candidates = np.flatnonzero((systems == system) & has_gold)
-        size = min(per_system, len(candidates) // 2)
-        if size >= 2:
-            labelled[rng.choice(candidates, size=size, replace=False)] = True
-        sizes.append(size)
-    return labelled, {
-        "sampled": True,
-        "per_system": per_system,
-        "seed": seed,
-        "description": f"every response has a {gold} score, so PPI keeps a random sample of "
-        f"{per_system} per system (at most half; here {min(sizes) if sizes else 0}"
-        f"{'' if len(set(sizes)) <= 1 else f'-{max(sizes)}'}) as its labelled set and hides the "
-        "other gold scores; each system's all-gold mean is shown for comparison",
-    }
-
-
-def roles(
-    table: pd.DataFrame, wide: pd.DataFrame, selection: Selection, gold: str | None
-) -> tuple[dict[str, EvaluatorInfo], list[str], str | None, list[str]]:
-    """The evaluators' kinds, the human evaluators, the reference and the judges."""
-    info = evaluator_info(table)
-    evaluators = list(wide.columns)
-    if selection.humans:
-        humans = list(selection.humans)
-    else:
-        humans = sorted(name for name, i in info.items() if i.kind in HUMAN_KINDS)
-    reference = gold if gold in evaluators else None
-    if reference is None:
-        scored = [(int(wide[h].notna().sum()), h) for h in humans if h in evaluators]
-        reference = max(scored)[1] if scored else None
-    judges = [e for e in evaluators if e not in humans and e != reference]
-    return info, humans, reference, judges
-
-
 def build(
-    table: pd.DataFrame,
+    scope: Scope,
     rs: pd.DataFrame,
     wide: pd.DataFrame,
-    selection: Selection,
-    gold: str | None,
     pairwise_parts: dict,
     *,
     resamples: int = DEFAULT_RESAMPLES,
@@ -331,8 +228,8 @@ def build(
     """{"trust", "ppi", "planner", "calibration", "self_consistency",
     "reliability"}: the report's parts, JSON-ready. `ratings`: the table's
     analysis.scores.individual_ratings, when the caller has them already."""
-    info, humans, reference, judges = roles(table, wide, selection, gold)
-    evaluators = list(wide.columns)
+    selection, table = scope.selection, scope.table
+    info, humans, reference, judges = scope.info, scope.humans, scope.reference, scope.judges
     frame = response_frame(rs, wide)
     meetings = frame["meeting"].astype(str).to_numpy()
     meeting_names, meeting_codes = np.unique(meetings, return_inverse=True)
@@ -340,28 +237,45 @@ def build(
     system_names = sorted(frame["system"].astype(str).unique())
     system_codes = np.searchsorted(system_names, frame["system"].astype(str).to_numpy())
 
-    epsilon, epsilon_rule = (
-        (selection.epsilon, "chosen for this report")
-        if selection.epsilon is not None
-        else default_epsilon(humans, info)
-    )
-    annotations, described = human_annotations(table, rs, humans, info, ratings)
-    no_reference = not_computable("no gold or human evaluator in the selection")
+    groups = populations(humans, info)
+    annotations: dict[str, tuple[pd.DataFrame, dict]] = {
+        population: human_annotations(table, rs, names, info, ratings)
+        for population, names in groups.items()
+    }
+    described: dict[str, dict] = {}
+    for _, part in annotations.values():
+        described.update(part)
+    population_parts = {}
+    for population, names in groups.items():
+        epsilon, rule = epsilon_for(population, selection.epsilon)
+        population_parts[population] = {
+            "evaluators": names,
+            "raters": int(annotations[population][0]["rater"].nunique())
+            if len(annotations[population][0])
+            else 0,
+            "epsilon": float(epsilon),
+            "epsilon_rule": rule,
+        }
+    no_reference = not_computable("no reference: no human evaluator scores the selection")
     rows: dict = {}
+    answers: list[str] = []
     for judge in judges:
         x = frame[judge].to_numpy(float)
-        row: dict = {}
-        test = alt_test.alt_test(
-            annotations, frame[judge].dropna(), epsilon=epsilon, alignment=selection.alignment
-        )
-        if test.get("computable", True) is False:
-            contributions = "; ".join(f"{name} is {d['role']}" for name, d in described.items())
-            if not humans:
-                contributions = "no human evaluator in the selection"
-            test = not_computable(
-                f"{test['reason']}: {contributions}" if contributions else test["reason"]
+        scores = frame[judge].dropna()
+        row: dict = {"alt_tests": {}}
+        for population, names in groups.items():
+            part = population_parts[population]
+            humans_of, described_of = annotations[population]
+            row["alt_tests"][population] = verdicts.alt_test_verdict(
+                humans_of,
+                scores,
+                population=population,
+                evaluators=names,
+                described=described_of,
+                epsilon=part["epsilon"],
+                epsilon_rule=part["epsilon_rule"],
+                alignment=selection.alignment,
             )
-        row["alt_test"] = test
         if reference is None:
             row.update(
                 correlation=no_reference,
@@ -372,6 +286,10 @@ def build(
         else:
             y = frame[reference].to_numpy(float)
             row["correlation"] = clustered_correlation(boot, x, y)
+            if row["correlation"].get("computable", True):
+                row["correlation_verdict"] = verdicts.correlation_words(
+                    row["correlation"], reference
+                )
             both = frame[[reference, judge]].dropna()
             row["levels"] = distinct_levels(both, reference, judge)
             known = both.join(frame["response_chars"])
@@ -381,7 +299,11 @@ def build(
                 known["response_chars"].to_numpy(float),
             )
             row["ranking"] = ranking_agreement(boot, x, y, system_codes, system_names)
+            if row["ranking"].get("computable", True):
+                row["ranking_verdict"] = verdicts.ranking_words(row["ranking"], reference)
         row["summary"] = summary(judge, reference, row)
+        row["answers"], row["answer"] = verdicts.answer(judge, row, list(groups))
+        answers.append(row["answer"])
         rows[judge] = row
 
     trust: dict
@@ -391,9 +313,10 @@ def build(
         trust = {
             "humans": described,
             "reference": reference,
+            "reference_rule": scope.reference_rule,
+            "reference_coverage": scope.coverage_text(reference),
             "judges": judges,
-            "epsilon": float(epsilon),
-            "epsilon_rule": epsilon_rule,
+            "populations": population_parts,
             "alignment": selection.alignment,
             "alignment_description": alt_test.ALIGNMENT_DESCRIPTIONS[selection.alignment],
             "cluster_by": "meeting",
@@ -401,79 +324,213 @@ def build(
             "resamples": resamples,
             "seed": seed,
             "rows": rows,
+            "answers": answers,
             "position_bias": position_bias(
                 pairwise_parts.get("pairwise"), pairwise_parts.get("human_pairwise")
             ),
         }
+        note = too_few_clusters(boot)
+        if note:
+            trust["interval_note"] = note
     out = {"trust": trust}
-    out.update(
-        gold_parts(
-            frame,
-            gold if gold in evaluators else None,
-            judges,
-            selection,
-            boot,
-            system_codes,
-            system_names,
-            seed,
-        )
-    )
+    out.update(gold_parts(scope, frame, boot, system_codes, system_names, seed))
     out["self_consistency"] = judge_diagnostics.self_consistency(table)
     return out
 
 
+# --- PPI's labelled set -----------------------------------------------------------------------
+
+
+def labelled_design(scope: Scope, frame: pd.DataFrame, labels: str, judges: list[str]) -> dict:
+    """Which of the `labels` evaluator's ratings PPI may use, and how:
+
+    - "sample": every response a judge scored has a label (the paper's gold):
+      PPI keeps a seeded random sample of `ppi_labelled` per system as its
+      labelled set and hides the other labels;
+    - "weighted": the labels come from a study the report's planner sampled
+      with recorded inclusion probabilities (random or by the judges'
+      uncertainty): each label weighs 1 / its probability (Zrnic & Candes,
+      ICML 2024); every response of the selection must have had a chance;
+    - "refused": the labels cover part of the selection, chosen in a way
+      that gives no probabilities (by hand, a subset of meetings, by
+      disagreement without probabilities): PPI would be biased, so it is
+      not computed, and the reason says so.
+    """
+    has_label = frame[labels].notna().to_numpy()
+    judged = frame[judges].notna().any(axis=1).to_numpy() if judges else np.zeros(len(frame), bool)
+    missing = int((judged & ~has_label).sum())
+    if not missing:
+        return {"kind": "sample", "has_label": has_label}
+    from annotator.models import InclusionProbability, Study
+
+    study = Study.objects.filter(evaluator__name=labels).first()
+    covered = int((judged & has_label).sum())
+    what = f"{labels} labels {covered} of {int(judged.sum())} judged responses"
+    if study is None or not study.sampling:
+        how = (
+            "chosen by hand or as a part of the meetings or systems"
+            if study is not None
+            else "imported, with no record of how they were chosen"
+        )
+        return {
+            "kind": "refused",
+            "reason": f"PPI needs its labelled set to be a random sample or to carry its "
+            f"inclusion probabilities: {what}, {how}, with no probabilities recorded. Label a "
+            "random sample (the planner's 'random') or pick items through the planner, which "
+            "records their probabilities.",
+        }
+    stored = dict(
+        InclusionProbability.objects.filter(study=study).values_list("response_id", "probability")
+    )
+    picked = set(
+        InclusionProbability.objects.filter(study=study, picked=True).values_list(
+            "response_id", flat=True
+        )
+    )
+    ids = frame.index.to_numpy()
+    probability = np.array([stored.get(int(rid), 0.0) for rid in ids], dtype=float)
+    outside = int((judged & (probability <= 0)).sum())
+    if outside:
+        return {
+            "kind": "refused",
+            "reason": f"{labels} was sampled from another selection: {outside} judged "
+            "responses of this one could not have been picked (no inclusion probability), so "
+            "inverse-probability weights cannot reach them. Narrow the selection to the study's "
+            f"(study={study.pk}) or label a sample of this one.",
+        }
+    in_frame = np.isin(ids, list(picked))
+    unrated = int((in_frame & ~has_label).sum())
+    if unrated:
+        return {
+            "kind": "refused",
+            "reason": f"{unrated} of the {len(picked)} responses picked for {labels} have no "
+            "rating yet: the weights hold once every picked response is rated (leaving some "
+            "out would bias the estimate).",
+        }
+    return {
+        "kind": "weighted",
+        "has_label": has_label & in_frame,
+        "probability": probability,
+        "study": study.pk,
+        "sampling": study.sampling,
+    }
+
+
+def ppi_sample(
+    frame: pd.DataFrame, labels: str, per_system: int, seed: int
+) -> tuple[np.ndarray, dict]:
+    """A seeded random sample of `per_system` labels per system (at most half
+    of its responses), the other labels hidden, so that the report shows
+    what PPI would have given and whether its interval covers the mean of all
+    the labels."""
+    has_label = frame[labels].notna().to_numpy()
+    rng = np.random.default_rng(seed)
+    labelled = np.zeros(len(frame), bool)
+    systems = frame["system"].astype(str).to_numpy()
+    sizes = []
+    for system in sorted(set(systems)):
+        candidates = np.flatnonzero((systems == system) & has_label)
+        size = min(per_system, len(candidates) // 2)
+        if size >= 2:
+            labelled[rng.choice(candidates, size=size, replace=False)] = True
+        sizes.append(size)
+    return labelled, {
+        "design": "sample",
+        "sampled": True,
+        "per_system": per_system,
+        "seed": seed,
+        "description": f"every judged response has a {labels} score, so PPI keeps a random "
+        f"sample of {per_system} per system (at most half; here {min(sizes) if sizes else 0}"
+        f"{'' if len(set(sizes)) <= 1 else f'-{max(sizes)}'}) as its labelled set and hides the "
+        "other labels; each system's all-label mean is shown for comparison",
+    }
+
+
 def gold_parts(
+    scope: Scope,
     frame: pd.DataFrame,
-    gold: str | None,
-    judges: list[str],
-    selection: Selection,
     boot: ClusterBootstrap,
     system_codes: np.ndarray,
     system_names: list[str],
     seed: int,
 ) -> dict:
-    """The parts that need gold scores: PPI, the planner, calibration and
-    reliability per question type and answer position."""
-    if gold is None:
-        reason = not_computable("no gold evaluator in the selection")
-        return {"ppi": reason, "planner": reason, "calibration": reason, "reliability": reason}
+    """The parts that need a reference or labels: PPI and the planner (on the
+    PPI labels), calibration and reliability (on the reference)."""
+    reference, judges, selection = scope.reference, scope.judges, scope.selection
+    evaluators = set(frame.columns)
+    labels = scope.ppi_labels if scope.ppi_labels in evaluators else None
+    out: dict = {}
     if not judges:
         reason = not_computable("no judge in the selection besides the human evaluators")
         return {"ppi": reason, "planner": reason, "calibration": reason, "reliability": reason}
-    y = frame[gold].to_numpy(float)
-    labelled, how = ppi_sample(frame, gold, judges, selection.ppi_labelled, seed)
-    hidden = y if how["sampled"] else None
-    ppi_part = {
-        "gold": gold,
-        "labelled": how,
-        "resamples": boot.resamples,
-        "judges": {
-            judge: ppi.system_scores(
-                boot,
-                y,
-                frame[judge].to_numpy(float),
-                labelled,
-                system_codes,
-                system_names,
-                hidden_gold=hidden,
+    if reference is None:
+        reason = not_computable("no reference: no human evaluator scores the selection")
+        out["calibration"] = out["reliability"] = reason
+    else:
+        calibration, reliability = {}, {}
+        for judge in judges:
+            both = frame[[reference, judge]].dropna()
+            calibration[judge] = judge_diagnostics.calibration(
+                both[judge].to_numpy(float), both[reference].to_numpy(float)
             )
-            for judge in judges
-        },
-    }
-    calibration = {}
-    reliability = {}
-    for judge in judges:
-        both = frame[[gold, judge]].dropna()
-        calibration[judge] = judge_diagnostics.calibration(
-            both[judge].to_numpy(float), both[gold].to_numpy(float)
+            reliability[judge] = judge_diagnostics.reliability_by(frame, judge, reference)
+        out["calibration"], out["reliability"] = calibration, reliability
+    if labels is None:
+        reason = not_computable(
+            f"no labels for PPI: {scope.ppi_labels or 'no human evaluator'} scores no response "
+            "of the selection"
         )
-        reliability[judge] = judge_diagnostics.reliability_by(frame, judge, gold)
-    return {
-        "ppi": ppi_part,
-        "planner": planner(frame, gold, judges, selection.target_width, system_names),
-        "calibration": calibration,
-        "reliability": reliability,
-    }
+        out["ppi"] = out["planner"] = reason
+        return out
+    design = labelled_design(scope, frame, labels, judges)
+    if design["kind"] == "refused":
+        out["ppi"] = not_computable(design["reason"])
+    else:
+        y = frame[labels].to_numpy(float)
+        if design["kind"] == "sample":
+            labelled, how = ppi_sample(frame, labels, selection.ppi_labelled, seed)
+            estimates = {
+                judge: ppi.system_scores(
+                    boot,
+                    y,
+                    frame[judge].to_numpy(float),
+                    labelled,
+                    system_codes,
+                    system_names,
+                    hidden_gold=y,
+                )
+                for judge in judges
+            }
+        else:
+            how = {
+                "design": "weighted",
+                "sampled": False,
+                "study": design["study"],
+                "description": f"the {int(design['has_label'].sum())} responses the planner "
+                f"picked for {labels} ({design['sampling']}, study {design['study']}), each "
+                "weighted by 1 / its inclusion probability (Zrnic & Candès 2024, active "
+                "statistical inference); every judged response had a chance of being picked",
+            }
+            estimates = {
+                judge: ppi.weighted_system_scores(
+                    boot,
+                    y,
+                    frame[judge].to_numpy(float),
+                    design["has_label"],
+                    design["probability"],
+                    system_codes,
+                    system_names,
+                )
+                for judge in judges
+            }
+        out["ppi"] = {
+            "gold": labels,
+            "labelled": how,
+            "resamples": boot.resamples,
+            "judges": estimates,
+        }
+    out["planner"] = planner(frame, labels, judges, selection.target_width, system_names)
+    return out
 
 
 def planner(

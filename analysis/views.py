@@ -5,7 +5,7 @@ from django import forms
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, HttpResponseForbidden
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -40,30 +40,74 @@ SELECTION_PARAMETERS = (
     "systems",
     "evaluators",
     "study",
-    "gold_evaluator",
+    "judges",
     "humans",
+    "reference",
+    "gold_evaluator",  # reference's former name
     "epsilon",
     "alignment",
+    "ppi_labels",
     "ppi_labelled",
     "target_width",
+    "include_flagged",
 )
+PAGE_PARAMETERS = ("format",)
 
 
-def selection_from(params) -> Selection:
-    return Selection.from_options({key: params.get(key) for key in SELECTION_PARAMETERS})
+def selection_from(params, also: tuple[str, ...] = PAGE_PARAMETERS) -> Selection:
+    """The selection in a query; a parameter it does not know (beside `also`)
+    is an error (a misspelt `splti=test2` would otherwise give the report of
+    everything)."""
+    unknown = sorted(set(params) - set(SELECTION_PARAMETERS) - set(also))
+    if unknown:
+        raise SelectionError(
+            f"unknown parameter(s) {', '.join(map(repr, unknown))}; the report takes "
+            f"{', '.join(SELECTION_PARAMETERS)} and format."
+        )
+    if not any(key in params for key in SELECTION_PARAMETERS):
+        from analysis.scope import default_selection
+
+        return default_selection()
+    return Selection.from_options({key: parameter(params, key) for key in SELECTION_PARAMETERS})
+
+
+LIST_PARAMETERS = frozenset({"systems", "evaluators", "judges", "humans"})
+
+
+def parameter(params, key: str):
+    """A query parameter's value; the builder's checkboxes send names as
+    repeated parameters (systems=A&systems=B), links as one (systems=A,B)."""
+    if key in LIST_PARAMETERS and hasattr(params, "getlist"):
+        values = [v for v in params.getlist(key) if v is not None]
+        return ",".join(values) if values else None
+    return params.get(key)
 
 
 @login_required
 def report_page(request: HttpRequest) -> HttpResponse:
-    """/analysis/report/?split=test2&mode=st&format=html (or json, csv, csv-wide, latex)."""
+    """/analysis/report/?split=test2&mode=st&format=html (or json, csv, csv-wide,
+    latex). Without any parameter: the default selection, stated in the URL."""
     if not request.user.is_researcher:
         raise PermissionDenied("Reports are for researchers and admins.")  # the styled 403 page
+    if not request.GET:
+        from analysis.links import default_report_url
+
+        return redirect(default_report_url())
     fmt = request.GET.get("format", "html")
     try:
         text = export(selection_from(request.GET), fmt, request=request if fmt == "html" else None)
     except SelectionError as error:
-        return HttpResponse(
-            f"Bad selection: {error}", status=error.http_status, content_type="text/plain"
+        if fmt != "html":
+            return HttpResponse(
+                f"Bad selection: {error}", status=error.http_status, content_type="text/plain"
+            )
+        from analysis.builder import builder_context
+
+        return render(
+            request,
+            "analysis/report_refused.html",
+            {"message": str(error), "builder": builder_context(request.GET)},
+            status=error.http_status,
         )
     response = HttpResponse(text, content_type=f"{CONTENT_TYPES[fmt]}; charset=utf-8")
     if fmt != "html":
@@ -87,12 +131,40 @@ REPORT_PARAMETERS = [
         {"type": "integer", "minimum": 0},
         description="Only the responses a study rates (its id).",
     ),
-    OpenApiParameter("gold_evaluator", str, description="The evaluator taken as reference."),
+    OpenApiParameter(
+        "judges",
+        str,
+        description="The judges whose trust is assessed, comma-separated (default: every "
+        "evaluator that is not a human one and not the reference); naming judges reads only "
+        "them and the human evaluators.",
+    ),
     OpenApiParameter(
         "humans",
         str,
         description="The human evaluators of the judge-trust section, comma-separated "
         "(default: every gold or crowd evaluator of the selection).",
+    ),
+    OpenApiParameter(
+        "reference",
+        str,
+        description="The evaluator correlations, rankings, gold bins and calibration are read "
+        "against (default: the human evaluator that scores the most responses of the "
+        "selection; ties: experts first, then the oldest).",
+    ),
+    OpenApiParameter(
+        "gold_evaluator", str, description="Former name of `reference`, still accepted."
+    ),
+    OpenApiParameter(
+        "ppi_labels",
+        str,
+        description="The evaluator whose ratings are PPI's labelled set (default: the "
+        "reference). Refused unless they are a random sample or carry inclusion probabilities.",
+    ),
+    OpenApiParameter(
+        "include_flagged",
+        {"type": "boolean"},
+        description="Count raters flagged by quality control (default: left out; raters given "
+        "the failed-check code never count).",
     ),
     OpenApiParameter(
         "epsilon",
@@ -158,7 +230,9 @@ def select_items_page(request: HttpRequest) -> HttpResponse:
         return HttpResponseForbidden("Studies are created by researchers and admins.")
     form = SelectItemsForm(request.POST)
     try:
-        selection = selection_from(request.POST)
+        selection = selection_from(
+            request.POST, also=(*SelectItemsForm.base_fields, "csrfmiddlewaretoken")
+        )
         if not form.is_valid():
             raise SelectionError(
                 "; ".join(f"{field}: {' '.join(errors)}" for field, errors in form.errors.items())
@@ -195,7 +269,10 @@ class SelectItemsSerializer(KnownFieldsMixin, serializers.Serializer):
     )
     study = serializers.IntegerField(min_value=0, max_value=2**31 - 1, required=False)
     gold_evaluator = serializers.CharField(max_length=200, required=False)
+    reference = serializers.CharField(max_length=200, required=False)
+    judges = serializers.CharField(required=False, help_text="Judges, comma-separated.")
     humans = serializers.CharField(required=False, help_text="Human evaluators, comma-separated.")
+    include_flagged = serializers.BooleanField(required=False, default=False)
 
 
 class CreatedStudySerializer(serializers.Serializer):

@@ -73,6 +73,23 @@ class Study(models.Model):
         help_text="Only these responses of the selection (chosen by the report's human "
         "budget planner); none: every response.",
     )
+
+    class Sampling(models.TextChoices):
+        # How `responses` were chosen: what PPI may assume about them (docs/analysis.md).
+        NONE = "", "Not sampled: every response of the selection, or chosen by hand"
+        RANDOM = "random", "Stratified random sample (the report's planner)"
+        DISAGREEMENT = "disagreement", "Sampled by the judges' disagreement (the report's planner)"
+        UNCERTAINTY = "uncertainty", "Sampled by the judges' uncertainty (the report's planner)"
+
+    sampling = models.CharField(
+        max_length=12,
+        choices=Sampling.choices,
+        blank=True,
+        default="",
+        editable=False,
+        help_text="How the report's planner sampled `responses`; each response of the frame "
+        "it sampled from keeps its inclusion probability (InclusionProbability).",
+    )
     baseline_system = models.ForeignKey(
         System,
         null=True,
@@ -203,6 +220,32 @@ class Study(models.Model):
         return 1 + (raw - 1) * 9 / (self.scale_max - 1)
 
 
+class InclusionProbability(models.Model):
+    """A response of the frame a study's responses were sampled from, with the
+    probability it had of being picked: what lets PPI weight a sample that
+    was not drawn uniformly (Zrnic & Candes, "Active Statistical Inference",
+    ICML 2024). Written once, when the report's planner creates the study."""
+
+    study = models.ForeignKey(
+        Study, on_delete=models.CASCADE, related_name="inclusion_probabilities"
+    )
+    response = models.ForeignKey(Response, on_delete=models.PROTECT, related_name="+")
+    probability = models.FloatField()
+    picked = models.BooleanField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["study", "response"], name="inclusion_unique"),
+            models.CheckConstraint(
+                condition=Q(probability__gt=0) & Q(probability__lte=1),
+                name="inclusion_probability_range",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.study_id}/{self.response_id}: {self.probability:.3f}"
+
+
 class TaskQuerySet(models.QuerySet):
     def with_counts(self) -> TaskQuerySet:
         return self.annotate(item_count=Count("items", distinct=True))
@@ -298,6 +341,9 @@ class Participant(models.Model):
     class Status(models.TextChoices):
         ACCEPTED = "accepted", "Accepted"
         EXCLUDED = "excluded", "Excluded"
+        # Given the failed-check code (an attention check or the qualification
+        # round): their ratings never count, and no researcher can reinstate them.
+        FAILED_CHECK = "failed_check", "Failed a check (given the failed-check code)"
 
     study = models.ForeignKey(Study, on_delete=models.PROTECT, related_name="participants")
     prolific_pid = models.CharField(max_length=64, blank=True)
@@ -308,7 +354,7 @@ class Participant(models.Model):
         on_delete=models.PROTECT,
         related_name="study_participations",
     )
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.ACCEPTED)
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.ACCEPTED)
     exclusion_reason = models.TextField(blank=True)
     flagged = models.BooleanField(default=False)
     flag_reason = models.CharField(max_length=300, blank=True)
@@ -456,6 +502,7 @@ class AuditEvent(models.Model):
         TIMED_OUT = "timed_out", "Timed out (released)"
         RELEASED = "released", "Released (Prolific)"
         NOT_QUALIFIED = "not_qualified", "Failed the qualification round"
+        FAILED_CHECK = "failed_check", "Failed an attention check (given the failed-check code)"
         COMPLETED = "completed", "Completed"
         FLAGGED = "flagged", "Flagged automatically"
         EXCLUDED = "excluded", "Excluded"

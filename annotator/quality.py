@@ -37,6 +37,7 @@ class ParticipantQuality:
     participant_id: int
     rater: str
     status: str
+    status_label: str
     task: str
     assignment_status: str
     ratings: int
@@ -103,6 +104,7 @@ def participant_quality(study: Study) -> list[ParticipantQuality]:
                 participant_id=participant.pk,
                 rater=participant.rater_id,
                 status=participant.status,
+                status_label=participant.get_status_display(),
                 task=assignment.task.label if assignment else "",
                 assignment_status=assignment.status if assignment else "",
                 ratings=len(own),

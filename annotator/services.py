@@ -550,6 +550,9 @@ def release_stale_work(study: Study) -> int:
     return release_stale(lock_study(study))
 
 
+# Participants whose ratings do not count: excluded by a researcher, or given
+# the failed-check code.
+OUT = (Participant.Status.EXCLUDED, Participant.Status.FAILED_CHECK)
 COUNTING = Q(
     assignments__status__in=[Assignment.Status.ACTIVE, Assignment.Status.COMPLETED],
     assignments__participant__status=Participant.Status.ACCEPTED,
@@ -575,7 +578,7 @@ class TaskProgress:
     items: int
     active: int
     completed: int  # accepted participants who completed (distinct people)
-    excluded: int
+    excluded: int  # excluded by a researcher or given the failed-check code
     released: int
     wanted: int
 
@@ -588,7 +591,7 @@ def progress(study: Study) -> list[TaskProgress]:
     """Per task, in participants (each counted once), from one query."""
     status = "assignments__status"
     accepted = Q(assignments__participant__status=Participant.Status.ACCEPTED)
-    excluded = Q(assignments__participant__status=Participant.Status.EXCLUDED)
+    excluded = Q(assignments__participant__status__in=OUT)
     tasks = (
         Task.objects.filter(study=study)
         .annotate(
@@ -1022,6 +1025,7 @@ def _check_qualification(study: Study, assignment: Assignment) -> str:
     fields = ["practice_passed"]
     if not assignment.practice_passed:
         full = Study.objects.get(pk=study.pk)
+        mark_failed_check(assignment.participant)
         assignment.status = Assignment.Status.NOT_QUALIFIED
         assignment.completion_code = full.failed_attention_code
         assignment.completed_at = timezone.now()
@@ -1035,6 +1039,13 @@ def _check_qualification(study: Study, assignment: Assignment) -> str:
         )
     assignment.save(update_fields=fields)
     return "passed" if assignment.practice_passed else "failed"
+
+
+def mark_failed_check(participant: Participant) -> None:
+    """A participant given the failed-check code: out of the analysis for good
+    (not 'accepted', never reinstated). Caller holds the study lock."""
+    participant.status = Participant.Status.FAILED_CHECK
+    participant.save(update_fields=["status"])
 
 
 def missing_positions(assignment: Assignment) -> list[int]:
@@ -1075,6 +1086,7 @@ def complete_assignment(assignment: Assignment) -> str:
     code = study.completion_code
     if passed is False:
         code = study.failed_attention_code or study.completion_code
+        mark_failed_check(assignment.participant)
     assignment.status = Assignment.Status.COMPLETED
     assignment.completed_at = timezone.now()
     assignment.completion_code = code
@@ -1086,6 +1098,14 @@ def complete_assignment(assignment: Assignment) -> str:
         participant=assignment.participant,
         detail=f"attention checks: {'none' if passed is None else passed}",
     )
+    if passed is False:
+        audit(
+            study,
+            Action.FAILED_CHECK,
+            participant=assignment.participant,
+            detail=f"{len(checks)} attention check(s), not all within range: given the "
+            "failed-check code; their ratings never count",
+        )
     from annotator.quality import auto_flag  # quality reads services' data, not the reverse
 
     auto_flag(assignment.participant)
@@ -1106,8 +1126,8 @@ def exclude_participant(participant: Participant, actor, reason: str) -> bool:
         raise StudyError("Give a reason for the exclusion (it is kept in the audit log).")
     study = lock_study(participant.study_id)
     participant = Participant.objects.select_for_update().get(pk=participant.pk)
-    if participant.status == Participant.Status.EXCLUDED:
-        return False
+    if participant.status != Participant.Status.ACCEPTED:
+        return False  # excluded already, or failed a check (out for good)
     participant.status = Participant.Status.EXCLUDED
     participant.exclusion_reason = reason[:2000]
     participant.save(update_fields=["status", "exclusion_reason"])
@@ -1155,10 +1175,7 @@ def refill_quota(study: Study, actor=None, client=None) -> dict[str, int]:
         released = [Assignment.Status.RETURNED, Assignment.Status.TIMED_OUT]
         replaced = (
             Assignment.objects.filter(task__study=study)
-            .filter(
-                Q(participant__status=Participant.Status.EXCLUDED)
-                | Q(status=Assignment.Status.NOT_QUALIFIED)
-            )
+            .filter(Q(participant__status__in=OUT) | Q(status=Assignment.Status.NOT_QUALIFIED))
             .exclude(status__in=released)
             .count()
         )

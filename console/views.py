@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import wraps
 from typing import Any
-from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
@@ -24,6 +23,15 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
+from analysis.links import (
+    generation_run_selection,
+    judging_run_selection,
+    report_links,
+    selection_words,
+    study_selection,
+)
+from analysis.scope import default_selection
+from analysis.selection import Selection
 from annotator import exports, services
 from annotator.admin import public_base_url
 from annotator.models import AuditEvent, Participant, Study
@@ -41,7 +49,7 @@ from generation.runner import (
     resume_generation_run,
     start_generation_run,
 )
-from judging.models import Evaluator, JudgingRun
+from judging.models import JudgingRun
 from judging.runs import (
     JudgingError,
     cancel_run,
@@ -58,14 +66,6 @@ RUN_MODELS: dict[str, type[JudgingRun] | type[GenerationRun]] = {
     "judging": JudgingRun,
     "generation": GenerationRun,
 }
-PAPER_EVALUATORS = ["gold-human-eval", "gpt-4-eval", "prometheus-eval", "silver-human-eval"]
-REPORT_FORMATS = [
-    ("html", "HTML"),
-    ("json", "JSON"),
-    ("csv", "CSV (long)"),
-    ("csv-wide", "CSV (wide)"),
-    ("latex", "LaTeX"),
-]
 
 
 def researcher_required(view):
@@ -98,18 +98,6 @@ def start_page(request: HttpRequest) -> HttpResponse:
     raise PermissionDenied("Your account has no role yet: an admin grants one.")
 
 
-def report_url(**params) -> str:
-    return reverse("analysis-report") + "?" + urlencode({k: v for k, v in params.items() if v})
-
-
-def report_links(**params) -> list[dict]:
-    """The report of a selection in each format (the existing report URLs)."""
-    return [
-        {"format": fmt, "label": label, "url": report_url(**params, format=fmt)}
-        for fmt, label in REPORT_FORMATS
-    ]
-
-
 # --- home ----------------------------------------------------------------------------------
 
 
@@ -140,24 +128,19 @@ def home(request: HttpRequest) -> HttpResponse:
         model._default_manager.filter(status__in=ACTIVE).count() for model in RUN_MODELS.values()
     )
     workers = worker_states()
-    paper = set(
-        Evaluator.objects.filter(name__in=PAPER_EVALUATORS).values_list("name", flat=True)
-    ) == set(PAPER_EVALUATORS)
     reports = []
-    if paper:
+    default = default_selection()
+    if default != Selection():
         reports.append(
             {
-                "title": "The paper's four evaluators, test2, single-turn (QA)",
-                "links": report_links(
-                    dataset_version="qa",
-                    split="test2",
-                    mode="st",
-                    evaluators=",".join(PAPER_EVALUATORS),
-                ),
+                "title": "Where the human scores are: " + selection_words(default),
+                "links": report_links(default),
             }
         )
-    for study in studies[:5]:
-        reports.append({"title": f"Study: {study.name}", "links": report_links(study=study.pk)})
+    for study in studies.select_related("dataset__benchmark")[:5]:
+        reports.append(
+            {"title": f"Study: {study.name}", "links": report_links(study_selection(study))}
+        )
     context = {
         "studies": studies,
         "judging_runs": judging,
@@ -199,7 +182,11 @@ def get_run(kind: str, pk: int):
     model = RUN_MODELS.get(kind)
     if model is None:
         raise Http404("No such kind of run.")
-    related = ("evaluator", "dataset__benchmark") if kind == "judging" else ("system", "dataset")
+    related = (
+        ("evaluator", "dataset__benchmark")
+        if kind == "judging"
+        else ("system", "dataset__benchmark")
+    )
     return get_object_or_404(model._default_manager.select_related(*related), pk=pk)
 
 
@@ -207,17 +194,13 @@ def run_context(run, outcome: Outcome | None = None) -> dict:
     monitor = monitors.run_monitor(run)
     context = {"m": monitor, "run": run, "outcome": outcome, "nav": "runs"}
     if monitor.kind == "judging":
-        context["report_links"] = report_links(
-            dataset_version=run.dataset.version,
-            split=run.dataset.split,
-            mode=run.mode,
-            language=run.dataset.language,
-            evaluators=run.evaluator.name,
-        )
+        context["report_links"] = report_links(judging_run_selection(run))
         context["needs_human_url"] = (
             reverse("admin:judging_judgeitem_changelist") + f"?run__id__exact={run.pk}"
             "&status__exact=needs_human"
         )
+    else:
+        context["report_links"] = report_links(generation_run_selection(run))
     return context
 
 
@@ -398,7 +381,7 @@ def study_context(request: HttpRequest, study: Study, note: dict | None = None) 
         context["local_url"] = services.is_local_url(base)
     else:
         context["gold_url"] = base.rstrip("/") + reverse("annotator:gold_home")
-    context["report_links"] = report_links(study=study.pk)
+    context["report_links"] = report_links(study_selection(study))
     return context
 
 

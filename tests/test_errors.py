@@ -2,6 +2,7 @@
 code and its HTTP status, through the API ({"detail", "code"}) and through the
 participant pages (the message page, or {"error", "code"} for the script)."""
 
+import html
 import importlib
 
 import pytest
@@ -214,7 +215,7 @@ def test_selection_error_through_the_api_and_the_report_page(api, researcher, cl
     assert_error(superscript, 400, "selection_invalid", "numeric id")
     client.force_login(researcher)
     page = client.get("/analysis/report/", {"mode": "xx"})
-    assert page.status_code == 400 and b"mode 'xx'" in page.content
+    assert page.status_code == 400 and "mode 'xx'" in html.unescape(page.content.decode())
 
 
 @pytest.mark.parametrize(

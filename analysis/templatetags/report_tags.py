@@ -50,3 +50,23 @@ def percent(value):
     if value is None:
         return "–"
     return f"{float(value):.0%}"
+
+
+VERDICT_WORDS = {
+    "passes": "passes",
+    "fails": "fails",
+    "inconclusive": "inconclusive",
+    "no_data": "no verdict",
+}
+
+
+@register.filter
+def verdict(value) -> str:
+    """An alt-test verdict as the report writes it."""
+    return VERDICT_WORDS.get(str(value), str(value))
+
+
+@register.filter
+def has(collection, item) -> bool:
+    """`item in collection` in templates (the builder's chosen names)."""
+    return item in collection

@@ -254,6 +254,7 @@ class ParticipantQualitySerializer(serializers.Serializer):
     participant_id = serializers.IntegerField()
     rater = serializers.CharField()
     status = serializers.ChoiceField(choices=Participant.Status.choices)
+    status_label = serializers.CharField()
     task = serializers.CharField()
     assignment_status = serializers.CharField()
     ratings = serializers.IntegerField()

@@ -17,9 +17,14 @@ from django.core.management import CommandError, call_command
 from django.db import connection, connections
 from rest_framework.test import APIClient
 
-from analysis.items_for_humans import choose_items, create_study
+from analysis.items_for_humans import (
+    choose_items,
+    create_study,
+    inclusion_probabilities,
+    systematic_pps,
+)
 from analysis.selection import Selection, SelectionError
-from annotator.models import Study
+from annotator.models import InclusionProbability, Study
 from annotator.services import StudyError
 from corpus.importers.synthetic import write_synthetic_elitr
 from generation.models import Response
@@ -59,39 +64,72 @@ def synthetic(seed=0, n=60):
     return frame_of(rows)
 
 
-def test_disagreement_picks_the_largest_spread_of_the_judges():
+def test_disagreement_samples_with_probabilities_rising_with_the_spread():
     table, frame = synthetic()
-    chosen, scores = choose_items(table, frame, ["j1", "j2", "j3"], "disagreement", 10)
+    pick = choose_items(table, frame, ["j1", "j2", "j3"], "disagreement", 10)
     spread = frame[["j1", "j2", "j3"]].std(axis=1, ddof=0)
-    threshold = spread.sort_values(ascending=False).iloc[9]
-    assert len(chosen) == 10
-    assert all(spread[r] >= threshold for r in chosen)
-    assert (spread > threshold).sum() <= 10 and all(
-        r in chosen for r in spread.index[spread > threshold]
-    )
-    assert scores == pytest.approx({r: spread[r] for r in chosen})
-    # the same seed picks the same responses among ties
-    assert choose_items(table, frame, ["j1", "j2", "j3"], "disagreement", 10)[0] == chosen
+    p = pick.probabilities
+    assert len(pick.chosen) == 10 and len(set(pick.chosen)) == 10
+    assert p.sum() == pytest.approx(10) and p.max() <= 1
+    # proportional to the spread mixed with a 20% uniform floor: p = c * (0.8 * s / mean(s) + 0.2)
+    expected = 0.8 * spread / spread.mean() + 0.2
+    expected = expected / expected.sum() * 10
+    assert p.sort_index().to_numpy() == pytest.approx(expected.sort_index().to_numpy())
+    assert p.min() >= 0.2 * 10 / len(frame) - 1e-12  # the floor: no probability is tiny
+    assert pick.scores == pytest.approx({r: spread[r] for r in pick.chosen})
+    # the same seed picks the same responses
+    assert choose_items(table, frame, ["j1", "j2", "j3"], "disagreement", 10).chosen == pick.chosen
 
 
-def test_uncertainty_picks_the_largest_spread_of_repeated_samples():
+def test_systematic_sampling_picks_each_response_with_its_probability():
+    """Over many seeds, each response is picked as often as its probability
+    says (the property inverse-probability weighting rests on)."""
+    table, frame = synthetic(3)
+    probabilities = choose_items(table, frame, ["j1", "j2", "j3"], "disagreement", 12).probabilities
+    runs = 4000
+    counts = pd.Series(0, index=frame.index)
+    for seed in range(runs):
+        chosen = systematic_pps(probabilities, seed)
+        assert len(chosen) == 12
+        counts[chosen] += 1
+    frequency = counts / runs
+    # within 4 binomial standard errors of each probability
+    error = np.sqrt(probabilities * (1 - probabilities) / runs)
+    assert (np.abs(frequency - probabilities) <= 4 * error + 1e-9).all()
+
+
+def test_probabilities_above_one_are_capped_and_the_rest_rescaled():
+    weights = pd.Series([100.0, 1.0, 1.0, 1.0, 1.0, 1.0], index=list("abcdef"))
+    p = inclusion_probabilities(weights, 3)
+    assert p["a"] == 1.0 and p.sum() == pytest.approx(3)
+    assert p[list("bcdef")].to_numpy() == pytest.approx([0.4] * 5)
+    assert systematic_pps(p, seed=1)[0] == "a"  # certain
+
+
+def test_uncertainty_samples_by_the_spread_of_repeated_samples():
     table, frame = synthetic(1)
-    chosen, scores = choose_items(table, frame, ["j1", "j2", "j3"], "uncertainty", 8)
+    pick = choose_items(table, frame, ["j1", "j2", "j3"], "uncertainty", 8)
     samples = table[table["evaluator"] == "j1"].groupby("response_id")["score"].std(ddof=1)
-    threshold = samples.sort_values(ascending=False).iloc[7]
-    assert all(samples[r] >= threshold for r in chosen)
-    assert scores == pytest.approx({r: samples[r] for r in chosen})
+    expected = 0.8 * samples / samples.mean() + 0.2
+    expected = (expected / expected.sum() * 8).clip(upper=1)
+    assert len(pick.chosen) == 8
+    if (expected < 1).all():
+        assert pick.probabilities.sort_index().to_numpy() == pytest.approx(
+            expected.sort_index().to_numpy()
+        )
+    assert pick.scores == pytest.approx({r: samples[r] for r in pick.chosen})
 
 
 def test_random_is_stratified_by_system_and_meeting():
     table, frame = synthetic(2, n=120)  # 12 cells of 10 responses
-    chosen, _ = choose_items(table, frame, ["j1"], "random", 36)
-    cells = frame.loc[chosen].groupby(["system", "meeting"]).size()
+    pick = choose_items(table, frame, ["j1"], "random", 36)
+    cells = frame.loc[pick.chosen].groupby(["system", "meeting"]).size()
     assert len(cells) == 12 and set(cells) == {3}
-    uneven, _ = choose_items(table, frame, ["j1"], "random", 40)  # 40/12: 3 or 4 per cell
+    assert set(pick.probabilities.round(12)) == {0.3}
+    uneven = choose_items(table, frame, ["j1"], "random", 40).chosen  # 40/12: 3 or 4 per cell
     assert set(frame.loc[uneven].groupby(["system", "meeting"]).size()) == {3, 4}
     assert len(set(uneven)) == 40
-    assert choose_items(table, frame, ["j1"], "random", 40, seed=7)[0] != uneven
+    assert choose_items(table, frame, ["j1"], "random", 40, seed=7).chosen != uneven
 
 
 @pytest.mark.parametrize(
@@ -130,8 +168,16 @@ def test_the_study_rates_exactly_the_chosen_responses(two_meetings, researcher):
     ).values_list("response_id", "evaluator__name", "score"):
         scores.setdefault(response, {})[evaluator] = score
     spread = {r: abs(s["gpt-4-eval"] - s["prometheus-eval"]) / 2 for r, s in scores.items()}
-    cut = sorted(spread.values(), reverse=True)[6]
-    assert all(spread[r] >= cut for r in items)
+    # every response of the frame keeps its probability; the picked ones are the study's
+    stored = {p.response_id: p for p in InclusionProbability.objects.filter(study=study)}
+    assert set(stored) == set(spread) and study.sampling == "disagreement"
+    assert {r for r, p in stored.items() if p.picked} == set(items)
+    assert sum(p.probability for p in stored.values()) == pytest.approx(7)
+    by_spread = sorted(stored.values(), key=lambda p: spread[p.response_id])
+    assert all(
+        a.probability <= b.probability + 1e-12
+        for a, b in zip(by_spread, by_spread[1:], strict=False)
+    )
     assert study.kind == "gold" and study.status == Study.Status.CLOSED
     assert study.raters_per_task == 2 and study.evaluator is not None
     assert study.audit_events.filter(action="build_items").exists()

@@ -1,8 +1,6 @@
 """Reports end to end: command, page, API, formats, stamps; human-study ratings
 in the report; ratings imported from files."""
 
-import csv
-import io
 import json
 
 import pytest
@@ -14,6 +12,7 @@ from analysis.report_types import NotComputable
 from analysis.selection import Selection
 from annotator import services
 from judging.models import Judgment
+from tests.analysis.report_csv import preamble_and_rows, table_rows
 from tests.annotator.conftest import make_study
 from tests.conftest import database_snapshot
 
@@ -55,10 +54,14 @@ def test_every_format_from_the_command(two_meetings, tmp_path):
             assert len(report["stamp"]["data_sha256"]) == 64
             assert report["stamp"]["packages"]["pingouin"]
         elif fmt == "csv":
-            rows = list(csv.DictReader(io.StringIO(text)))
+            preamble, rows = preamble_and_rows(text)
             assert len(rows) == 2 * 6 * 3 * 4
+            assert any(
+                line.startswith("# reference: gold-human-eval: 36 of 36 responses")
+                for line in preamble
+            )
         elif fmt == "csv-wide":
-            rows = list(csv.DictReader(io.StringIO(text)))
+            rows = table_rows(text)
             assert len(rows) == 36 and "gold-human-eval" in rows[0]
         else:
             assert r"\begin{tabular}" in text and "Synthetic-Echo" in text
@@ -79,8 +82,9 @@ def test_bad_selections_are_refused(two_meetings, tmp_path):
 
 
 def test_empty_selection_explains_itself(two_meetings):
-    report = build_report(Selection(split="nosuch"))
+    report = build_report(Selection(split="test2", mode="mt"))  # valid, but nothing matches
     assert report.counts.judgments == 0
+    assert report.scope.reference is None and report.scope.responses == 0
     assert report.mean_scores == NotComputable.because("empty selection: no judgment matches it")
     assert json.loads(report.to_json())["mean_scores"] == {
         "computable": False,
@@ -116,7 +120,8 @@ def test_page_and_api_permissions(two_meetings, client, researcher, gold_annotat
 
 
 def test_crowd_study_ratings_reach_the_report(two_meetings):
-    study = make_study(raters=3)
+    # these simulated raters answer at once: no speed threshold (not what is tested here)
+    study = make_study(raters=3, min_median_seconds=0)
     quality = {"Synthetic-Echo": 9, "Synthetic-Hedge": 2, "Synthetic-Terse": 5}
     for number, pid in enumerate(("P1", "P2", "P3", "P4", "P5", "P6")):
         assignment = services.start_assignment(study, pid=pid)
@@ -233,19 +238,31 @@ def test_jsonl_ratings(two_meetings, tmp_path):
     assert Judgment.objects.filter(evaluator__name="another-judge").count() == 2
 
 
-def test_gold_is_chosen_explicitly_never_by_a_name_containing_gold(two_meetings):
-    import pandas as pd
+def test_the_reference_is_chosen_by_kind_and_coverage_never_by_a_name(two_meetings):
+    from analysis.scope import EvaluatorInfo, choose_reference
 
-    from analysis.report import choose_gold
-    from judging.models import Evaluator
-
-    Evaluator.objects.create(name="golden-judge", kind="imported", origin="ratings_file")
-
-    def table(*names):
-        return pd.DataFrame(
-            {"evaluator": pd.Categorical(names), "evaluator_kind": ["imported"] * len(names)}
-        )
-
-    assert choose_gold(table("golden-judge", "gold-human-eval"), None) == "gold-human-eval"
-    assert choose_gold(table("golden-judge", "gpt-4-eval"), None) is None
-    assert choose_gold(table("golden-judge"), "golden-judge") == "golden-judge"  # explicit
+    info = {
+        "golden-judge": EvaluatorInfo("imported", 1, 9),  # a ratings file: not a human kind
+        "gold-human-eval": EvaluatorInfo("gold_human", 1, 3),
+        "silver-human-eval": EvaluatorInfo("crowd_human", 10, 4),
+        "gold human (new study)": EvaluatorInfo("gold_human", 1, 20),
+    }
+    full = {"golden-judge": 36, "gold-human-eval": 36, "silver-human-eval": 36}
+    humans = ["gold-human-eval", "silver-human-eval"]
+    assert choose_reference(full, humans, info) == "gold-human-eval"  # experts before crowd
+    # a newer expert study covering as much does not take over: the oldest wins ties
+    both = full | {"gold human (new study)": 36}
+    assert choose_reference(both, [*humans, "gold human (new study)"], info) == "gold-human-eval"
+    # covering more does
+    wider = full | {"gold human (new study)": 40}
+    assert (
+        choose_reference(wider, [*humans, "gold human (new study)"], info)
+        == "gold human (new study)"
+    )
+    assert choose_reference(full, [], info) is None
+    report = build_report(Selection(split="test2"))
+    assert report.scope.reference == "gold-human-eval"
+    assert report.scope.reference_coverage == "gold-human-eval: 36 of 36 responses"
+    chosen = build_report(Selection(split="test2", reference="silver-human-eval"))
+    assert chosen.scope.reference == "silver-human-eval"
+    assert chosen.scope.reference_rule == "chosen for this report"

@@ -36,6 +36,7 @@ PANEL, JUDGE, ONE_ORDER, CROWD = "expert-panel", "battle judge", "one-order judg
 TOP_LEVEL = [
     "schema_version",
     "stamp",
+    "scope",
     "counts",
     "trust",
     "evaluators",
@@ -108,6 +109,7 @@ def every_part(two_meetings):
     Judgment.objects.bulk_create(ratings)
 
     gpt4 = Evaluator.objects.get(name="gpt-4-eval")
+    gold_evaluator = Evaluator.objects.get(name="gold-human-eval")
     seeded = []
     for system, seeds in (("Synthetic-Echo", (1, 2)), ("Synthetic-Terse", (5,))):
         source = next(r.run for r in responses if r.run.system.name == system)
@@ -118,6 +120,8 @@ def every_part(two_meetings):
             for response in source.responses.order_by("pk"):
                 copy = Response.objects.create(run=run, question=response.question, text="x" * seed)
                 seeded.append(judged(gpt4, copy, 1 + (response.pk + seed) % 10))
+                # gold on every judged response: PPI may sample its labelled set
+                seeded.append(judged(gold_evaluator, copy, gold[response.pk]))
     Judgment.objects.bulk_create(seeded)
 
     judge = Evaluator.objects.create(name=JUDGE, kind="llm_pairwise")
@@ -171,7 +175,8 @@ def test_every_part_has_its_type(every_part):
     correlation = report.correlation_details.pearson["gpt-4-eval"]["gold-human-eval"]
     assert isinstance(correlation, Correlation)
     assert correlation.ci_method == "Fisher z" and correlation.bootstrap_resamples == 20
-    assert report.correlation_details.pearson[PANEL][PANEL] == Correlation(r=1.0, n=correlation.n)
+    panel_n = report.correlation_details.pearson[PANEL]["gold-human-eval"].n
+    assert report.correlation_details.pearson[PANEL][PANEL] == Correlation(r=1.0, n=panel_n)
     panel = report.rater_agreement[PANEL]
     assert isinstance(panel.overall, OverallIcc) and panel.overall.raters_per_item == [2, 3]
     assert all(
@@ -234,11 +239,18 @@ def test_json_model_json_gives_the_same_text(every_part):
 
 
 def test_an_empty_report_round_trips_in_its_own_order(two_meetings):
-    report = build_report(Selection(split="nosuch"))
+    report = build_report(Selection(split="test2", mode="mt"))
     text = report.to_json()
     assert AgreementReport.from_json(text).to_json() == text
     data = json.loads(text)
-    assert list(data)[:5] == ["schema_version", "stamp", "counts", "trust", "mean_scores"]
+    assert list(data)[:6] == [
+        "schema_version",
+        "stamp",
+        "scope",
+        "counts",
+        "trust",
+        "mean_scores",
+    ]
     assert list(data)[-3:] == ["correlation_details", "evaluators", "systems"]
     assert data["counts"] == {"judgments": 0}
     assert "mean_scores_n" not in data
@@ -320,7 +332,7 @@ def test_the_html_reads_only_attributes_the_report_has(every_part):
     assert "INVALID[" not in html
     assert f"{CROWD} · {JUDGE}" in html and "left out 1 rater(s)" in html
     latex = to_latex(every_part)
-    assert r"\begin{tabular}" in latex and "Judge trust at" in latex and "PPI++" in latex
+    assert r"\begin{tabular}" in latex and "Judge trust against" in latex and "PPI++" in latex
     assert 'alt="reliability plot"' in html and 'alt="PPI system scores"' in html
-    empty = to_html(build_report(Selection(split="nosuch")))
+    empty = to_html(build_report(Selection(split="test2", mode="mt")))
     assert "INVALID[" not in empty and "empty selection: no judgment matches it" in empty

@@ -1,8 +1,12 @@
 """python manage.py agreement_report --format html|json|csv|csv-wide|latex --output FILE
-[--dataset-version qa|conv] [--split dev|test2] [--mode st|mt] [--systems A,B]
-[--evaluators X,Y] [--study ID] [--gold EVALUATOR] [--bootstrap N] [--humans X,Y]
-[--epsilon E] [--alignment neg_rmse|neg_mae|accuracy|rank] [--ppi-labelled N]
-[--target-width W]"""
+[--dataset-version qa|conv] [--split dev|test2] [--mode st|mt] [--language en]
+[--benchmark SLUG] [--systems A,B] [--evaluators X,Y] [--study ID] [--judges X,Y]
+[--humans X,Y] [--reference EVALUATOR] [--epsilon E]
+[--alignment neg_rmse|neg_mae|accuracy|rank] [--ppi-labels EVALUATOR] [--ppi-labelled N]
+[--target-width W] [--include-flagged] [--bootstrap N]
+
+The same selection as the report page's parameters; with none, the default
+selection (the setting where the human scores are), stated in the report."""
 
 from pathlib import Path
 
@@ -12,6 +16,37 @@ from analysis.exports import export
 from analysis.render import FORMATS
 from analysis.selection import Selection, SelectionError
 from corpus.choices import DatasetVersion, Language, Mode
+
+SELECTION_OPTIONS = (
+    "dataset_version",
+    "split",
+    "mode",
+    "language",
+    "benchmark",
+    "systems",
+    "evaluators",
+    "study",
+    "judges",
+    "humans",
+    "reference",
+    "gold_evaluator",
+    "epsilon",
+    "alignment",
+    "ppi_labels",
+    "ppi_labelled",
+    "target_width",
+)
+
+
+def selection_of(options: dict) -> Selection:
+    """The command's selection; with no selection option at all, the default one."""
+    if not any(options.get(name) is not None for name in SELECTION_OPTIONS) and not options.get(
+        "include_flagged"
+    ):
+        from analysis.scope import default_selection
+
+        return default_selection()
+    return Selection.from_options(options)
 
 
 class Command(BaseCommand):
@@ -23,14 +58,30 @@ class Command(BaseCommand):
         parser.add_argument("--dataset-version", choices=DatasetVersion.values)
         parser.add_argument("--split")
         parser.add_argument("--mode", choices=Mode.values)
-        parser.add_argument("--language", default=Language.ENGLISH)
+        parser.add_argument("--language", help=f"Dataset language (default {Language.ENGLISH}).")
         parser.add_argument("--benchmark", help="Benchmark slug, e.g. elitr-bench.")
         parser.add_argument("--systems", help="Comma-separated system names.")
         parser.add_argument("--evaluators", help="Comma-separated evaluator names.")
         parser.add_argument("--study", help="A human study's id: its responses only.")
-        parser.add_argument("--gold", dest="gold_evaluator", help="Evaluator for the gold bins.")
+        parser.add_argument(
+            "--judges", help="Comma-separated judges to assess (default: every non-human one)."
+        )
         parser.add_argument(
             "--humans", help="Comma-separated human evaluators for the judge-trust section."
+        )
+        parser.add_argument(
+            "--reference",
+            help="The evaluator correlations and rankings are read against (default: the human "
+            "evaluator covering most of the selection).",
+        )
+        parser.add_argument("--gold", dest="gold_evaluator", help="Former name of --reference.")
+        parser.add_argument(
+            "--ppi-labels", help="The evaluator whose ratings are PPI's labelled set (reference)."
+        )
+        parser.add_argument(
+            "--include-flagged",
+            action="store_true",
+            help="Count raters flagged by quality control (default: left out).",
         )
         parser.add_argument(
             "--epsilon", help="Alt-test margin, 0-1 (default: 0.2 experts, 0.1 crowd workers)."
@@ -53,7 +104,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         try:
-            selection = Selection.from_options(options)
+            selection = selection_of(options)
             if options["bootstrap"] < 0:
                 raise SelectionError("--bootstrap must be 0 or more.")
             text = export(selection, options["format"], bootstrap=options["bootstrap"])

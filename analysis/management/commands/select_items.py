@@ -27,8 +27,10 @@ class Command(BaseCommand):
         parser.add_argument("--systems", help="Comma-separated system names.")
         parser.add_argument("--evaluators", help="Comma-separated evaluator names.")
         parser.add_argument("--study", help="A human study's id: its responses only.")
-        parser.add_argument("--gold", dest="gold_evaluator")
+        parser.add_argument("--judges", help="Comma-separated judges (default: every non-human).")
         parser.add_argument("--humans", help="Comma-separated human evaluators (not judges).")
+        parser.add_argument("--reference", help="The reference evaluator.")
+        parser.add_argument("--gold", dest="gold_evaluator", help="Former name of --reference.")
 
     def handle(self, *args, **options):
         from analysis.items_for_humans import create_study

@@ -1,0 +1,98 @@
+"""The report builder: the form at the top of the report page that states
+every choice of the selection (analysis.selection) and offers the stored
+values for each, so that changing the reference, the raters or the PPI
+labelled set is one submit away and visible in the URL."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from analysis.selection import ALIGNMENTS, DEFAULT_LABELLED, MODES, TRUE_WORDS, VERSIONS
+
+ALIGNMENT_WORDS = {
+    "neg_rmse": "negative RMSE (scores; the authors' default)",
+    "neg_mae": "negative mean absolute distance (scores)",
+    "accuracy": "accuracy (labels)",
+    "rank": "ranks (only the order matters)",
+}
+MODE_WORDS = {"st": "single-turn", "mt": "multi-turn"}
+
+
+@dataclass(frozen=True)
+class Option:
+    value: str
+    label: str
+
+
+def _text(params, name: str) -> str:
+    value = params.get(name)
+    return "" if value is None else str(value).strip()
+
+
+def _names(params, name: str) -> set[str]:
+    values = params.getlist(name) if hasattr(params, "getlist") else [_text(params, name)]
+    return {v.strip() for value in values for v in str(value).split(",") if v.strip()}
+
+
+def builder_context(params, scope=None) -> dict:
+    """What the builder shows: the choices stored in the database and the
+    values asked for (`params`, the query's strings, valid or not), with the
+    defaults a resolved `scope` chose."""
+    from analysis.scope import HUMAN_KINDS
+    from annotator.models import Study
+    from corpus.models import Benchmark, Dataset
+    from generation.models import System
+    from judging.models import Evaluator
+
+    evaluators = []
+    for name, kind, config in Evaluator.objects.order_by("name").values_list(
+        "name", "kind", "config"
+    ):
+        original = config.get("original_kind") if isinstance(config, dict) else None
+        effective = original if kind == "imported" and original else kind
+        evaluators.append((name, effective))
+    humans = [n for n, k in evaluators if k in HUMAN_KINDS]
+    judges = [n for n, k in evaluators if k not in HUMAN_KINDS]
+    chosen_reference = _text(params, "reference") or _text(params, "gold_evaluator")
+    languages = sorted(set(Dataset.objects.values_list("language", flat=True)))
+    default_reference = getattr(scope, "reference", None)
+    return {
+        "benchmarks": [Option("", "any")]
+        + [Option(s, s) for s in Benchmark.objects.order_by("slug").values_list("slug", flat=True)],
+        "versions": [Option("", "any")] + [Option(v, v) for v in VERSIONS],
+        "splits": [Option("", "any")]
+        + [Option(s, s) for s in sorted(set(Dataset.objects.values_list("split", flat=True)))],
+        "modes": [Option("", "any")] + [Option(m, MODE_WORDS.get(m, m)) for m in MODES],
+        "languages": [Option(lang, lang) for lang in languages] or [Option("en", "en")],
+        "systems": sorted(System.objects.values_list("name", flat=True)),
+        "judge_names": judges + humans,
+        "human_names": humans + judges,
+        "evaluator_kinds": dict(evaluators),
+        "studies": [
+            Option(str(pk), f"{pk}: {name}")
+            for pk, name in Study.objects.order_by("-created_at").values_list("pk", "name")
+        ],
+        "alignments": [Option(a, ALIGNMENT_WORDS[a]) for a in ALIGNMENTS],
+        "values": {
+            "benchmark": _text(params, "benchmark"),
+            "dataset_version": _text(params, "dataset_version"),
+            "split": _text(params, "split"),
+            "mode": _text(params, "mode"),
+            "language": _text(params, "language") or "en",
+            "systems": _names(params, "systems"),
+            "judges": _names(params, "judges"),
+            "humans": _names(params, "humans"),
+            "evaluators": _text(params, "evaluators"),
+            "study": _text(params, "study"),
+            "reference": chosen_reference,
+            "epsilon": _text(params, "epsilon"),
+            "alignment": _text(params, "alignment") or "neg_rmse",
+            "ppi_labels": _text(params, "ppi_labels"),
+            "ppi_labelled": _text(params, "ppi_labelled") or str(DEFAULT_LABELLED),
+            "target_width": _text(params, "target_width") or "1",
+            "include_flagged": _text(params, "include_flagged").lower() in TRUE_WORDS,
+        },
+        "default_reference": default_reference,
+        "default_judges": list(getattr(scope, "judges", []) or []),
+        "default_humans": list(getattr(scope, "humans", []) or []),
+    }

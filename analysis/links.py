@@ -1,0 +1,95 @@
+"""Report links: every page that points at a report (the nav bar, the
+console, run and study monitors, the demo) writes its URL here, with the
+selection stated in full, so that the same selection always opens the same
+report."""
+
+from __future__ import annotations
+
+from django.urls import reverse
+
+from analysis.selection import Selection
+
+REPORT_FORMATS = [
+    ("html", "Open the report"),
+    ("json", "JSON"),
+    ("csv", "CSV"),
+    ("csv-wide", "CSV (wide)"),
+    ("latex", "LaTeX"),
+]
+
+
+def report_url(selection: Selection, fmt: str | None = None) -> str:
+    query = selection.query_string(**({"format": fmt} if fmt and fmt != "html" else {}))
+    return reverse("analysis-report") + ("?" + query if query else "")
+
+
+def report_links(selection: Selection) -> list[dict]:
+    """The report of a selection in each format."""
+    return [
+        {"format": fmt, "label": label, "url": report_url(selection, fmt)}
+        for fmt, label in REPORT_FORMATS
+    ]
+
+
+def default_report_url() -> str:
+    from analysis.scope import default_selection
+
+    return report_url(default_selection())
+
+
+def study_selection(study) -> Selection:
+    """A study's responses, in its setting."""
+    dataset = study.dataset
+    return Selection(
+        benchmark=dataset.benchmark.slug,
+        dataset_version=dataset.version,
+        split=dataset.split,
+        mode=study.mode,
+        language=dataset.language,
+        study=study.pk,
+    )
+
+
+def judging_run_selection(run) -> Selection:
+    """A judging run's judge against the default reference, on the run's setting."""
+    dataset = run.dataset
+    return Selection(
+        benchmark=dataset.benchmark.slug,
+        dataset_version=dataset.version,
+        split=dataset.split,
+        mode=run.mode,
+        language=dataset.language,
+        judges=(run.evaluator.name,),
+    )
+
+
+def generation_run_selection(run) -> Selection:
+    """A generation run's system on the run's setting."""
+    dataset = run.dataset
+    return Selection(
+        benchmark=dataset.benchmark.slug,
+        dataset_version=dataset.version,
+        split=dataset.split,
+        mode=run.mode,
+        language=dataset.language,
+        systems=(run.system.name,),
+    )
+
+
+def selection_words(selection: Selection) -> str:
+    """A short label of a selection's setting, for link titles."""
+    parts = [
+        v
+        for v in (
+            selection.benchmark,
+            selection.dataset_version,
+            selection.split,
+            selection.mode,
+            selection.language,
+        )
+        if v
+    ]
+    words = " / ".join(parts) or "every setting"
+    if selection.systems:
+        words += f", {len(selection.systems)} systems ({', '.join(selection.systems)})"
+    return words

@@ -1,0 +1,444 @@
+"""What a report reads and against what: the selection checked against the
+stored data, the judgments it covers (raters flagged by quality control left
+out unless the selection includes them), and the evaluators' roles: the
+judges, the human evaluators and the reference, each either chosen in the
+selection or chosen by a stated rule.
+
+The reference rule: the human evaluator that scores the most responses of the
+selection; on a tie an expert (gold) evaluator before a crowd one, then the
+oldest evaluator. A study therefore never becomes the reference because it is
+new: only by covering more of the selection than every other human evaluator.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from analysis.selection import Selection, SelectionError
+
+HUMAN_KINDS = frozenset({"gold_human", "crowd_human"})
+# Rank of a kind when human evaluators tie on coverage (lower first).
+KIND_PRIORITY = {"gold_human": 0, "crowd_human": 1}
+KIND_WORDS = {"gold_human": "expert", "crowd_human": "crowd"}
+MAX_LISTED = 12
+
+
+@dataclass(frozen=True)
+class EvaluatorInfo:
+    kind: str  # the evaluator's kind, or the original kind of imported scores
+    raters_per_response: int  # > 1: each stored score is a mean of that many ratings
+    pk: int = 0  # the oldest evaluator has the smallest
+
+
+@dataclass(frozen=True)
+class LeftOutRater:
+    """A rater whose ratings the report does not read, and why."""
+
+    evaluator: str
+    rater: str
+    reason: str
+    # "flagged": left out by default, counted with include_flagged;
+    # "failed_check": given the failed-check code, never counts;
+    # "excluded": excluded by a researcher (their ratings are no judgments).
+    status: str
+    ratings: int = 0
+    counted: bool = False  # True when include_flagged brought them back in
+
+    def as_dict(self) -> dict:
+        return {
+            "evaluator": self.evaluator,
+            "rater": self.rater,
+            "reason": self.reason,
+            "status": self.status,
+            "ratings": self.ratings,
+            "counted": self.counted,
+        }
+
+
+@dataclass
+class Scope:
+    """The selection resolved against the data."""
+
+    selection: Selection
+    table: pd.DataFrame  # the judgments the report reads
+    raters: list[LeftOutRater] = field(default_factory=list)  # flagged, failed or excluded
+    info: dict[str, EvaluatorInfo] = field(default_factory=dict)
+    humans: list[str] = field(default_factory=list)
+    judges: list[str] = field(default_factory=list)
+    reference: str | None = None
+    reference_rule: str = ""
+    responses: int = 0  # responses of the selection (with any judgment)
+    coverage: dict[str, int] = field(default_factory=dict)  # responses each evaluator scores
+    ppi_labels: str | None = None
+
+    @property
+    def left_out(self) -> list[LeftOutRater]:
+        return [r for r in self.raters if not r.counted]
+
+    def coverage_text(self, name: str | None) -> str:
+        if name is None:
+            return "no reference: no human evaluator scores this selection"
+        return f"{name}: {self.coverage.get(name, 0):,} of {self.responses:,} responses"
+
+
+def evaluator_info(names: list[str], table: pd.DataFrame | None = None) -> dict:
+    """Each evaluator's effective kind (imported scores keep their original kind
+    in their configuration), its raters per stored score, and its age."""
+    from judging.models import Evaluator
+
+    out: dict[str, EvaluatorInfo] = {}
+    if table is not None and len(table):
+        pairs = table[["evaluator", "evaluator_kind"]].drop_duplicates("evaluator")
+        for name, kind in zip(
+            pairs["evaluator"].astype(str), pairs["evaluator_kind"].astype(str), strict=True
+        ):
+            out[name] = EvaluatorInfo(kind, 1)
+    for pk, name, kind, config in Evaluator.objects.filter(name__in=names).values_list(
+        "pk", "name", "kind", "config"
+    ):
+        config = config if isinstance(config, dict) else {}
+        original = config.get("original_kind") if kind == "imported" else None
+        raters = config.get("raters_per_response", 1)
+        out[name] = EvaluatorInfo(
+            original or kind, raters if isinstance(raters, int) and raters > 1 else 1, pk
+        )
+    return out
+
+
+def is_human(info: EvaluatorInfo | None) -> bool:
+    return info is not None and info.kind in HUMAN_KINDS
+
+
+# --- Checking a selection against the data --------------------------------------------------
+
+
+def _listed(values) -> str:
+    values = sorted(str(v) for v in values)
+    if not values:
+        return "none stored"
+    shown = ", ".join(values[:MAX_LISTED])
+    return shown + (f" and {len(values) - MAX_LISTED} more" if len(values) > MAX_LISTED else "")
+
+
+def check(selection: Selection) -> None:
+    """Every name and number of the selection refers to stored data; the roles
+    do not contradict each other. Raises SelectionError saying what is valid."""
+    from annotator.models import Study
+    from corpus.models import Benchmark, Dataset
+    from generation.models import System
+    from judging.models import Evaluator
+
+    datasets = Dataset.objects.all()
+    if selection.benchmark is not None:
+        slugs = set(Benchmark.objects.values_list("slug", flat=True))
+        if selection.benchmark not in slugs:
+            raise SelectionError(
+                f"benchmark {selection.benchmark!r}: choose from {_listed(slugs)}."
+            )
+        datasets = datasets.filter(benchmark__slug=selection.benchmark)
+    if selection.language is not None:
+        languages = set(datasets.values_list("language", flat=True))
+        if selection.language not in languages:
+            raise SelectionError(
+                f"language {selection.language!r}: choose from {_listed(languages)}."
+            )
+        datasets = datasets.filter(language=selection.language)
+    if selection.dataset_version is not None:
+        datasets = datasets.filter(version=selection.dataset_version)
+    if selection.split is not None:
+        splits = set(datasets.values_list("split", flat=True))
+        if selection.split not in splits:
+            raise SelectionError(f"split {selection.split!r}: choose from {_listed(splits)}.")
+    if selection.systems:
+        known = set(
+            System.objects.filter(name__in=selection.systems).values_list("name", flat=True)
+        )
+        unknown = sorted(set(selection.systems) - known)
+        if unknown:
+            raise SelectionError(
+                f"systems: unknown system(s) {', '.join(map(repr, unknown))}; choose from "
+                f"{_listed(System.objects.values_list('name', flat=True))}."
+            )
+    if selection.study is not None and not Study.objects.filter(pk=selection.study).exists():
+        studies = [f"{pk} ({name})" for pk, name in Study.objects.values_list("pk", "name")]
+        raise SelectionError(
+            f"study {selection.study}: no such study; choose from {_listed(studies)}."
+        )
+
+    named = {
+        "evaluators": set(selection.evaluators),
+        "judges": set(selection.judges),
+        "humans": set(selection.humans),
+        "reference": {selection.reference} - {None},
+        "ppi_labels": {selection.ppi_labels} - {None},
+    }
+    everything = set().union(*named.values())
+    if not everything:
+        return
+    known = set(Evaluator.objects.filter(name__in=everything).values_list("name", flat=True))
+    for part, names in named.items():
+        unknown = sorted(names - known)
+        if unknown:
+            word = (
+                "Unknown evaluator(s):" if part == "evaluators" else f"{part}: unknown evaluator(s)"
+            )
+            raise SelectionError(f"{word} {', '.join(unknown)}.")
+    if selection.evaluators:
+        for part in ("judges", "humans", "reference", "ppi_labels"):
+            outside = sorted(named[part] - named["evaluators"])
+            if outside:
+                raise SelectionError(
+                    f"{part}: {', '.join(outside)} not among the selected evaluators; add them to "
+                    "evaluators or leave evaluators empty."
+                )
+    both = sorted(named["judges"] & named["humans"])
+    if both:
+        raise SelectionError(f"{', '.join(both)}: a judge or a human evaluator, not both.")
+    if selection.reference and selection.reference in named["judges"]:
+        raise SelectionError(
+            f"reference {selection.reference}: it is among the judges; the reference is what "
+            "the judges are compared with."
+        )
+
+
+def loaded_evaluators(selection: Selection) -> list[str] | None:
+    """The evaluators whose judgments are read (None: every one). Naming judges
+    reads those judges and the human evaluators (all of them, or the named
+    ones), not the other judges."""
+    from judging.models import Evaluator
+
+    names = set(selection.evaluators)
+    if not selection.judges:
+        return sorted(names) if names else None
+    humans = set(selection.humans)
+    if not humans:
+        every = Evaluator.objects.values_list("name", "kind", "config")
+        humans = {
+            name
+            for name, kind, config in every
+            if kind in HUMAN_KINDS
+            or (
+                kind == "imported"
+                and isinstance(config, dict)
+                and config.get("original_kind") in HUMAN_KINDS
+            )
+        }
+    wanted = set(selection.judges) | humans | {selection.reference, selection.ppi_labels} - {None}
+    if names:
+        wanted &= names
+    return sorted(wanted)
+
+
+# --- Raters left out --------------------------------------------------------------------------
+
+
+def rater_statuses(evaluators: list[str]) -> list[LeftOutRater]:
+    """The raters of the studies behind these evaluators who were flagged by
+    quality control, failed a check, or were excluded."""
+    from django.db.models import Q
+
+    from annotator.models import Assignment, Participant
+
+    participants = (
+        Participant.objects.filter(study__evaluator__name__in=evaluators)
+        .filter(
+            Q(flagged=True)
+            | Q(status=Participant.Status.EXCLUDED)
+            | Q(assignment__attention_passed=False)
+            | Q(assignment__status=Assignment.Status.NOT_QUALIFIED)
+        )
+        .select_related("study__evaluator", "assignment")
+        .order_by("study__evaluator__name", "pk")
+    )
+    out = []
+    for participant in participants:
+        assignment: Assignment | None = getattr(participant, "assignment", None)
+        evaluator = participant.study.evaluator.name
+        failed = assignment is not None and (
+            assignment.attention_passed is False
+            or assignment.status == Assignment.Status.NOT_QUALIFIED
+        )
+        if failed:
+            what = (
+                "failed an attention check"
+                if assignment is not None and assignment.attention_passed is False
+                else "did not pass the qualification round"
+            )
+            reason = f"{what} (given the failed-check code): never counts"
+            status = "failed_check"
+        elif participant.status == Participant.Status.EXCLUDED:
+            reason = f"excluded by a researcher: {participant.exclusion_reason}"
+            status = "excluded"
+        else:
+            reason = f"flagged by quality control: {participant.flag_reason}"
+            status = "flagged"
+        out.append(LeftOutRater(evaluator, participant.rater_id, reason, status))
+    return out
+
+
+def leave_out(table: pd.DataFrame, raters: list[LeftOutRater], include_flagged: bool):
+    """The table without the ratings of the raters left out (flagged raters
+    stay when include_flagged), and the raters with their rating counts."""
+    if table.empty or not raters:
+        return table, raters
+    evaluator = table["evaluator"].astype(str).to_numpy()
+    rater = table["rater"].astype(str).to_numpy()
+    drop = pd.Series(False, index=table.index).to_numpy()
+    counted = []
+    for entry in raters:
+        rows = (evaluator == entry.evaluator) & (rater == entry.rater)
+        keep = include_flagged and entry.status == "flagged"
+        if not keep:
+            drop |= rows
+        counted.append(
+            LeftOutRater(
+                entry.evaluator, entry.rater, entry.reason, entry.status, int(rows.sum()), keep
+            )
+        )
+    return (table[~drop].reset_index(drop=True) if drop.any() else table), counted
+
+
+# --- Roles ------------------------------------------------------------------------------------
+
+
+def choose_reference(
+    coverage: dict[str, int], humans: list[str], info: dict[str, EvaluatorInfo]
+) -> str | None:
+    """The human evaluator covering most of the selection; ties: experts
+    first, then the oldest evaluator."""
+    scored = [h for h in humans if coverage.get(h, 0) > 0]
+    if not scored:
+        return None
+
+    def rank(name: str) -> tuple:
+        entry = info.get(name, EvaluatorInfo("", 1))
+        return (-coverage[name], KIND_PRIORITY.get(entry.kind, 2), entry.pk or 10**12, name)
+
+    return min(scored, key=rank)
+
+
+def resolve(selection: Selection, table: pd.DataFrame | None = None) -> Scope:
+    """Check the selection, read its judgments (unless given), leave out the
+    raters who do not count, and assign the roles."""
+    from analysis.scores import score_table
+
+    check(selection)
+    if table is None:
+        table = score_table(selection)
+    names = sorted(str(n) for n in table["evaluator"].unique()) if len(table) else []
+    raters = rater_statuses(names) if names else []
+    table, raters = leave_out(table, raters, selection.include_flagged)
+    scope = Scope(selection=selection, table=table, raters=raters)
+    if table.empty:
+        scope.reference_rule = "no judgment matches the selection"
+        return scope
+    names = sorted(str(n) for n in table["evaluator"].unique())
+    info = evaluator_info(names, table)
+    scope.info = info
+    scope.responses = int(table["response_id"].nunique())
+    scope.coverage = {
+        str(name): int(count)
+        for name, count in table.groupby("evaluator", observed=True)["response_id"]
+        .nunique()
+        .items()
+    }
+    judges_named = set(selection.judges)
+    if selection.humans:
+        humans = [h for h in selection.humans if h in scope.coverage]
+    else:
+        humans = sorted(n for n in names if is_human(info.get(n)) and n not in judges_named)
+    scope.humans = humans
+    if selection.reference:
+        scope.reference = selection.reference if selection.reference in scope.coverage else None
+        scope.reference_rule = (
+            "chosen for this report"
+            if scope.reference
+            else f"chosen for this report, but {selection.reference} scores no response of "
+            "the selection"
+        )
+    else:
+        scope.reference = choose_reference(scope.coverage, humans, info)
+        scope.reference_rule = (
+            "the human evaluator scoring the most responses of the selection; ties: experts "
+            "first, then the oldest evaluator"
+            if scope.reference
+            else "no human evaluator scores the selection"
+        )
+    if selection.judges:
+        judges = [j for j in selection.judges if j in scope.coverage]
+    else:
+        judges = [n for n in names if n not in humans]
+    scope.judges = [j for j in judges if j != scope.reference]
+    scope.ppi_labels = selection.ppi_labels or scope.reference
+    return scope
+
+
+# --- The default selection --------------------------------------------------------------------
+
+
+def default_selection() -> Selection:
+    """The selection every "Report" link opens when none is given, stated in
+    full: the setting (benchmark, version, split, mode, language) where the
+    most responses have a human score, and the systems the humans rated
+    there (for the paper's data: test2, single-turn, QA, English, the three
+    systems of its human evaluation). Without human scores, the setting with
+    the most judged responses and all its systems."""
+    from django.db.models import Count
+
+    from generation.models import Response
+    from judging.models import Evaluator
+
+    human = [
+        pk
+        for pk, kind, config in Evaluator.objects.values_list("pk", "kind", "config")
+        if kind in HUMAN_KINDS
+        or (
+            kind == "imported"
+            and isinstance(config, dict)
+            and config.get("original_kind") in HUMAN_KINDS
+        )
+    ]
+    keys = (
+        "run__dataset__benchmark__slug",
+        "run__dataset__version",
+        "run__dataset__split",
+        "run__mode",
+        "run__dataset__language",
+    )
+    for evaluators in (human, None):
+        responses = Response.objects.all()
+        if evaluators is not None:
+            if not evaluators:
+                continue
+            responses = responses.filter(judgments__evaluator_id__in=evaluators)
+        else:
+            responses = responses.filter(judgments__isnull=False)
+        settings = (
+            responses.values(*keys).annotate(n=Count("pk", distinct=True)).order_by("-n", *keys)
+        )
+        best = settings.first()
+        if best is None:
+            continue
+        benchmark, version, split, mode, language = (best[k] for k in keys)
+        systems: tuple[str, ...] = ()
+        if evaluators is not None:
+            systems = tuple(
+                sorted(
+                    set(
+                        responses.filter(**{k: best[k] for k in keys}).values_list(
+                            "run__system__name", flat=True
+                        )
+                    )
+                )
+            )
+        return Selection(
+            benchmark=benchmark,
+            dataset_version=version,
+            split=split,
+            mode=mode,
+            language=language,
+            systems=systems,
+        )
+    return Selection()

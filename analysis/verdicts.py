@@ -1,0 +1,418 @@
+"""Verdicts a researcher can publish: each one passes, fails or is
+inconclusive, says why, and says what would decide it.
+
+- The alternative annotator test (analysis.alt_test, the authors' procedure)
+  per population of human raters (experts, crowd workers, others), read in
+  three values:
+  * passes: the winning rate omega is at least 0.5 (the authors' rule);
+  * fails: for more than half of the raters the reverse one-sided test
+    (H1: mean(W_h - W_f) > epsilon, the rater beats the judge by more than
+    the margin; Benjamini-Yekutieli at the same q) rejects, so omega cannot
+    reach 0.5 however many items are added;
+  * inconclusive: neither, or the authors' minimum is not met (3 or more
+    human raters, each on 30 or more items: the FAQ of `nitaytech/AltTest`).
+    What would decide it comes from that minimum ("1 more rater") or, when
+    it is met, from a power simulation on the data at hand: each rater's
+    per-item outcomes (W_h - W_f is -1, 0 or 1) are resampled at larger
+    sizes, and the smallest size at which 80% of the simulated studies reach
+    a verdict (pass or fail) is reported as "about N more items per rater".
+  Scores with no variance among the humans pass trivially, and say so.
+- A correlation with the reference is "close" when its 95% interval lies
+  at or above 0.7, "moderate" when it lies within [0.5, 0.7), "weak" when
+  it lies below 0.5; an interval that spans 0.5 or 0.7 leaves the word open
+  and says so. Without an interval (fewer than 2 meetings) the word is read
+  from r alone, marked as such.
+- A ranking agrees with the reference's when Kendall's tau is 1 and its
+  interval stays at 1; it differs when the interval excludes 1; otherwise
+  the resamples disagree and the verdict says so. Tied means name no top
+  system.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+from scipy import special
+
+from analysis import alt_test
+from analysis.stats import not_computable
+
+MIN_RATERS = alt_test.RECOMMENDED_HUMANS  # 3: the authors' FAQ
+MIN_ITEMS = alt_test.MIN_ITEMS_PER_HUMAN  # 30: the authors' FAQ
+POWER_TARGET = 0.8  # the simulated chance of reaching a verdict
+POWER_SIMULATIONS = 400
+POWER_FACTORS = (1.25, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32)
+POWER_SEED = 20251125
+CLOSE, MODERATE = 0.7, 0.5
+
+POPULATIONS = {
+    # population: (one rater, several raters, one rater with its article)
+    "crowd": ("crowd rater", "crowd raters", "a crowd rater"),
+    "experts": ("expert", "experts", "an expert"),
+    "other": ("human rater", "human raters", "a human rater"),
+}
+KIND_POPULATION = {"gold_human": "experts", "crowd_human": "crowd"}
+
+
+def population_of(kind: str) -> str:
+    return KIND_POPULATION.get(kind, "other")
+
+
+def _plural(count: int, word: str, plural: str | None = None) -> str:
+    return f"{count} {word if count == 1 else (plural or word + 's')}"
+
+
+# --- The alt-test in three values ------------------------------------------------------------
+
+
+def reverse_rejections(wins: alt_test.Wins, tested: np.ndarray, epsilon: float, q: float):
+    """Per rater: whether the reverse one-sided test (the rater beats the judge
+    by more than epsilon) is rejected, Benjamini-Yekutieli over the tested raters."""
+    n, _, p_less = alt_test.one_sided_t_pvalues(wins.differences, wins.rater_index, epsilon)
+    with np.errstate(invalid="ignore"):
+        # the upper tail of the same t statistic (stdtr is the lower one)
+        p_greater = 1.0 - p_less
+    rejected = np.zeros(len(wins.rater_codes), dtype=bool)
+    index = np.flatnonzero(tested)
+    rejected[index] = alt_test.benjamini_yekutieli(p_greater[index], q)
+    return rejected
+
+
+def outcome_counts(wins: alt_test.Wins) -> np.ndarray:
+    """Per rater: how many items gave W_h - W_f = -1, 0 and 1 (raters x 3)."""
+    codes = (wins.differences + 1).astype(int)
+    raters = len(wins.rater_codes)
+    return np.bincount(wins.rater_index * 3 + codes, minlength=raters * 3).reshape(raters, 3)
+
+
+def simulated_verdicts(
+    counts: np.ndarray, sizes: np.ndarray, epsilon: float, q: float, rng, simulations: int
+) -> tuple[float, float]:
+    """The share of simulated studies that pass and that fail when each rater
+    rates `sizes[j]` items drawn from their observed outcome shares."""
+    shares = counts / counts.sum(axis=1, keepdims=True)
+    raters = len(counts)
+    draws = np.stack(
+        [rng.multinomial(int(sizes[j]), shares[j], size=simulations) for j in range(raters)],
+        axis=1,
+    )  # simulations x raters x 3
+    n = sizes[None, :].astype(float)
+    total = draws[:, :, 2] - draws[:, :, 0]
+    mean = total / n
+    squares = draws[:, :, 2] + draws[:, :, 0]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        variance = (squares - n * mean**2) / (n - 1)
+        t = (mean - epsilon) / np.sqrt(np.maximum(variance, 0) / n)
+        p_less = special.stdtr(n - 1, t)
+    p_less = np.where(np.isnan(t), 1.0, p_less)  # mean == epsilon with no spread: no evidence
+    p_greater = np.where(np.isnan(t), 1.0, 1.0 - p_less)
+    passes = np.zeros(simulations, dtype=bool)
+    fails = np.zeros(simulations, dtype=bool)
+    for s in range(simulations):
+        passes[s] = alt_test.benjamini_yekutieli(p_less[s], q).mean() >= 0.5
+        fails[s] = alt_test.benjamini_yekutieli(p_greater[s], q).mean() > 0.5
+    return float(passes.mean()), float(fails.mean())
+
+
+def items_to_decide(
+    wins: alt_test.Wins, tested: np.ndarray, epsilon: float, q: float, seed: int = POWER_SEED
+) -> dict:
+    """The power simulation: the smallest multiple of each rater's items at
+    which a verdict is reached in POWER_TARGET of the simulated studies."""
+    counts = outcome_counts(wins)[tested]
+    now = counts.sum(axis=1)
+    rng = np.random.default_rng(seed)
+    for factor in POWER_FACTORS:
+        sizes = np.ceil(now * factor).astype(int)
+        passes, fails = simulated_verdicts(counts, sizes, epsilon, q, rng, POWER_SIMULATIONS)
+        if passes + fails >= POWER_TARGET:
+            more = int(np.ceil(np.median(sizes - now)))
+            return {
+                "more_items": more,
+                "factor": factor,
+                "decided_probability": passes + fails,
+                "pass_probability": passes,
+            }
+    return {
+        "more_items": None,
+        "factor": POWER_FACTORS[-1],
+        "decided_probability": None,
+        "pass_probability": None,
+        "beyond": int(np.ceil(np.median(now * (POWER_FACTORS[-1] - 1)))),
+    }
+
+
+def alt_test_verdict(
+    annotations: pd.DataFrame,
+    judge: pd.Series,
+    *,
+    population: str,
+    evaluators: list[str],
+    described: dict[str, dict],
+    epsilon: float,
+    epsilon_rule: str,
+    alignment: str,
+    q: float = alt_test.Q_FDR,
+) -> dict:
+    """The alt-test of one judge against one population of human raters, in
+    three values, with what would decide it."""
+    noun, several, _ = POPULATIONS[population]
+    raters = int(annotations["rater"].nunique()) if len(annotations) else 0
+    base = {
+        "population": population,
+        "evaluators": evaluators,
+        "raters": raters,
+        "epsilon": float(epsilon),
+        "epsilon_rule": epsilon_rule,
+        "trivial": False,
+        "more_raters": None,
+        "more_items": None,
+        "reverse_share": None,
+        "decided_probability": None,
+    }
+    if raters == 0:
+        roles = "; ".join(f"{name} is {d['role']}" for name, d in described.items())
+        reason = f"the selection holds no individual ratings by {several}" + (
+            f" ({roles})" if roles else ""
+        )
+        return base | {
+            "verdict": "no_data",
+            "reason": reason,
+            "decide": f"rate with at least {MIN_RATERS} {several} per item, "
+            f"on {MIN_ITEMS} or more items each",
+            "more_raters": MIN_RATERS,
+            "test": not_computable(reason),
+        }
+    wins = alt_test.win_table(annotations, judge, alignment=alignment)
+    test = alt_test.alt_test(annotations, judge, epsilon=epsilon, alignment=alignment, wins=wins)
+    base["test"] = test
+    if isinstance(wins, dict):  # no item with 2 or more raters and the judge
+        more = MIN_RATERS - raters if raters < MIN_RATERS else 0
+        need = f"needs at least {MIN_RATERS} {several} rating the same {MIN_ITEMS}+ items: " + (
+            f"{_plural(more, 'more rater')}" if more else "raters on the same items"
+        )
+        return base | {
+            "verdict": "inconclusive",
+            "reason": f"not enough human data ({_plural(raters, noun, several)}): {wins['reason']}",
+            "decide": need,
+            "more_raters": more or None,
+        }
+    per_rater = wins.items_per_rater
+    enough = per_rater >= MIN_ITEMS
+    short = [
+        (str(code), int(n))
+        for code, n in zip(wins.rater_codes, per_rater, strict=True)
+        if n < MIN_ITEMS
+    ]
+    more_raters = max(0, MIN_RATERS - int(enough.sum()))
+    same_items = wins.raters_per_item[1] >= MIN_RATERS
+    if more_raters or not same_items:
+        parts = []
+        if more_raters:
+            parts.append(_plural(more_raters, "more rater"))
+        if short:
+            listed = ", ".join(f"{code} has {n}: {MIN_ITEMS - n} more" for code, n in short[:3])
+            parts.append(f"items for raters with fewer than {MIN_ITEMS} ({listed})")
+        if not same_items and not more_raters:
+            parts.append(
+                f"{MIN_RATERS} raters on the same items (at most {wins.raters_per_item[1]})"
+            )
+        provisional = (
+            f"; provisionally ω {test['winning_rate']:.2f}"
+            if test.get("computable", True) is not False
+            else ""
+        )
+        return base | {
+            "verdict": "inconclusive",
+            "reason": f"not enough human data: {_plural(int(enough.sum()), 'rater')} with "
+            f"{MIN_ITEMS}+ items, at most {wins.raters_per_item[1]} per item{provisional}",
+            "decide": f"needs at least {MIN_RATERS} {several} on {MIN_ITEMS}+ items each: "
+            + "; ".join(parts),
+            "more_raters": more_raters or None,
+            "more_items": max((MIN_ITEMS - n for _, n in short), default=0) or None,
+        }
+    # The authors' minimum is met: the test decides or the simulation says how far it is.
+    omega = test["winning_rate"]
+    if test["passed"]:
+        trivial = bool(np.ptp(wins.human_scores) == 0)
+        words = (
+            f"passes trivially: no variance (every one of the {several} gave the same score to "
+            "every item, so any rater agrees with the rest)"
+            if trivial
+            else f"passes at ε {epsilon:g}: ω {omega:.2f}, ρ {test['advantage_probability']:.2f}"
+        )
+        return base | {"verdict": "passes", "trivial": trivial, "reason": words, "decide": None}
+    tested = enough
+    reversed_ = reverse_rejections(wins, tested, epsilon, q)
+    share = float(reversed_[tested].mean())
+    base["reverse_share"] = share
+    if share > 0.5:
+        return base | {
+            "verdict": "fails",
+            "reason": f"fails at ε {epsilon:g}: ω {omega:.2f}; {share:.0%} of the {several} beat "
+            "it by more than ε (the reverse test), so ω cannot reach 0.5 with more items",
+            "decide": None,
+        }
+    power = items_to_decide(wins, tested, epsilon, q)
+    if power["more_items"] is None:
+        decide = (
+            f"more than {power['beyond']} more items per rater: the judge is too close to the "
+            f"margin ε {epsilon:g} for a verdict within {POWER_FACTORS[-1]:g} times the data"
+        )
+    else:
+        decide = (
+            f"about {power['more_items']} more items per rater would decide it "
+            f"({power['decided_probability']:.0%} of simulations on the data at hand reach a "
+            "verdict)"
+        )
+    return base | {
+        "verdict": "inconclusive",
+        "reason": f"inconclusive at ε {epsilon:g}: ω {omega:.2f} (the judge beats too few raters "
+        f"to pass, and too few beat it to fail)",
+        "decide": decide,
+        "more_items": power["more_items"],
+        "decided_probability": power["decided_probability"],
+    }
+
+
+# --- Correlation and ranking -----------------------------------------------------------------
+
+
+def correlation_words(correlation: dict, reference: str) -> dict:
+    """The correlation's verdict (close, moderate, weak, open) and its words."""
+    r = correlation["r"]
+    low, high = correlation["ci95"] if correlation.get("ci95") else (None, None)
+    note = correlation.get("ci_note")
+    if low is None or high is None:
+        verdict = "close" if r >= CLOSE else "moderate" if r >= MODERATE else "weak"
+        numbers = f"Pearson r {r:.2f}, no interval: {note or 'not enough resamples'}"
+        return {"verdict": verdict, "settled": False, "words": _tracks(verdict, reference, numbers)}
+    numbers = (
+        f"Pearson r {r:.2f}, 95% CI {low:.2f}–{high:.2f} over {correlation['clusters']} "
+        "resampled meetings"
+    )
+    if low >= CLOSE:
+        return {"verdict": "close", "settled": True, "words": _tracks("close", reference, numbers)}
+    if high < MODERATE:
+        return {"verdict": "weak", "settled": True, "words": _tracks("weak", reference, numbers)}
+    if low >= MODERATE and high < CLOSE:
+        return {
+            "verdict": "moderate",
+            "settled": True,
+            "words": _tracks("moderate", reference, numbers),
+        }
+    spans = [t for t in (MODERATE, CLOSE) if low < t <= high]
+    point = "close" if r >= CLOSE else "moderate" if r >= MODERATE else "weak"
+    return {
+        "verdict": point,
+        "settled": False,
+        "words": f"tracks {reference} {_ADVERB[point]} by r, but the interval spans "
+        f"{' and '.join(f'{t:g}' for t in spans)}, so that is not settled ({numbers})",
+    }
+
+
+_ADVERB = {"close": "closely", "moderate": "only moderately", "weak": "weakly"}
+
+
+def _tracks(verdict: str, reference: str, numbers: str) -> str:
+    if verdict == "weak":
+        return f"does not track {reference} ({numbers}: a weak correlation)"
+    return f"tracks {reference} {_ADVERB[verdict]} ({numbers})"
+
+
+def ranking_words(ranking: dict, reference: str) -> dict:
+    """The ranking's verdict (same, different, open) and its words."""
+    tau = ranking["kendall_tau"]
+    systems = len(ranking["judge_ranking"])
+    if tau is None:
+        return {
+            "verdict": "open",
+            "settled": False,
+            "words": "no ranking agreement can be read "
+            f"({ranking.get('top_note') or 'every mean ties'})",
+        }
+    low, high = ranking["ci95"]
+    interval = f"τ {tau:.2f} [{_f(low)}, {_f(high)}]"
+    subject = f"these {systems} systems"
+    if ranking.get("top_note"):
+        interval += f"; {ranking['top_note']}"
+    if tau >= 1 - 1e-12 and low is not None and low >= 1 - 1e-12:
+        return {
+            "verdict": "same",
+            "settled": True,
+            "words": f"ranks {subject} as {reference} does ({interval})",
+        }
+    if tau >= 1 - 1e-12:
+        return {
+            "verdict": "same",
+            "settled": False,
+            "words": f"ranks {subject} as {reference} does here, but not in every resample of "
+            f"the meetings ({interval}): not settled",
+        }
+    if high is not None and high >= 1 - 1e-12:
+        return {
+            "verdict": "different",
+            "settled": False,
+            "words": f"ranks {subject} differently from {reference} here, but the interval "
+            f"includes the same ranking ({interval}): not settled",
+        }
+    return {
+        "verdict": "different",
+        "settled": True,
+        "words": f"ranks {subject} differently from {reference} ({interval})",
+    }
+
+
+def _f(value: float | None) -> str:
+    return "–" if value is None or not math.isfinite(value) else f"{value:.2f}"
+
+
+# --- The answer in words, per use ------------------------------------------------------------
+
+USES = ("ranking", "crowd", "experts")
+
+
+def population_words(verdict: dict) -> str:
+    """One clause: can the judge replace a rater of this population."""
+    noun, several, one = POPULATIONS[verdict["population"]]
+    raters = verdict["raters"]
+    if verdict["verdict"] == "passes":
+        if verdict["trivial"]:
+            return f"it passes trivially against {several}: no variance in their scores"
+        test = verdict["test"]
+        return (
+            f"it can replace {one} (alt-test passes at ε {verdict['epsilon']:g}: "
+            f"ω {test['winning_rate']:.2f})"
+        )
+    if verdict["verdict"] == "fails":
+        test = verdict["test"]
+        return (
+            f"it cannot replace {one} (alt-test fails at ε {verdict['epsilon']:g}: "
+            f"ω {test['winning_rate']:.2f})"
+        )
+    if verdict["verdict"] == "no_data":
+        return f"no verdict against {several}: {verdict['reason']}"
+    return f"inconclusive against {several} ({_plural(raters, noun, several)}; {verdict['decide']})"
+
+
+def answer(judge: str, row: dict, populations: list[str]) -> tuple[dict, str]:
+    """Per use, a clause; and the sentence joining them."""
+    clauses: dict[str, str] = {}
+    ranking = row.get("ranking_verdict")
+    if ranking is not None:
+        clauses["ranking"] = ranking["words"]
+    else:
+        reason = (
+            row["ranking"].get("reason", "no reference")
+            if isinstance(row["ranking"], dict)
+            else "no reference"
+        )
+        clauses["ranking"] = f"cannot be compared on the ranking ({reason})"
+    for population in populations:
+        verdict = row["alt_tests"].get(population)
+        if verdict is not None:
+            clauses[population] = population_words(verdict)
+    ordered = [clauses[u] for u in (*USES, "other") if u in clauses]
+    return clauses, f"{judge} " + "; ".join(ordered) + "."
