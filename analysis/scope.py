@@ -328,7 +328,17 @@ def resolve(selection: Selection, table: pd.DataFrame | None = None) -> Scope:
     if table is None:
         table = score_table(selection)
     names = sorted(str(n) for n in table["evaluator"].unique()) if len(table) else []
-    raters = rater_statuses(names) if names else []
+    # the studies the selection is about, even when none of their ratings count
+    named = set(selection.humans) | set(selection.evaluators) | {selection.reference} - {None}
+    if selection.study is not None:
+        from annotator.models import Study
+
+        named |= set(
+            Study.objects.filter(pk=selection.study, evaluator__isnull=False).values_list(
+                "evaluator__name", flat=True
+            )
+        )
+    raters = rater_statuses(sorted(set(names) | named))
     table, raters = leave_out(table, raters, selection.include_flagged)
     scope = Scope(selection=selection, table=table, raters=raters)
     if table.empty:
