@@ -122,7 +122,8 @@ def differing_question_pks(question_pks) -> set[int]:
 
 
 def statement(scope: Scope) -> str:
-    """The selection in one sentence, as the top of every format shows it."""
+    """The selection in one sentence, as the top of every format shows it
+    (the reference and its coverage follow it in a sentence of their own)."""
     selection = scope.selection
     parts = []
     setting = " ".join(
@@ -143,12 +144,6 @@ def statement(scope: Scope) -> str:
         parts.append(f"only the responses of study {selection.study}")
     parts.append(f"judges {', '.join(scope.judges) or 'none'}")
     parts.append(f"human evaluators {', '.join(scope.humans) or 'none'}")
-    reference = (
-        f"reference {scope.coverage_text(scope.reference)} ({scope.reference_rule})"
-        if scope.reference
-        else f"no reference ({scope.reference_rule})"
-    )
-    parts.append(reference)
     left_out = scope.left_out
     flagged_in = [r for r in scope.raters if r.counted]
     if left_out:

@@ -108,12 +108,23 @@ def simulated_verdicts(
         p_less = special.stdtr(n - 1, t)
     p_less = np.where(np.isnan(t), 1.0, p_less)  # mean == epsilon with no spread: no evidence
     p_greater = np.where(np.isnan(t), 1.0, 1.0 - p_less)
-    passes = np.zeros(simulations, dtype=bool)
-    fails = np.zeros(simulations, dtype=bool)
-    for s in range(simulations):
-        passes[s] = alt_test.benjamini_yekutieli(p_less[s], q).mean() >= 0.5
-        fails[s] = alt_test.benjamini_yekutieli(p_greater[s], q).mean() > 0.5
+    passes = rejected_share(p_less, q) >= 0.5
+    fails = rejected_share(p_greater, q) > 0.5
     return float(passes.mean()), float(fails.mean())
+
+
+def rejected_share(p_values: np.ndarray, q: float) -> np.ndarray:
+    """Per row (a simulated study): the share of its p-values the
+    Benjamini-Yekutieli procedure rejects (alt_test.benjamini_yekutieli, for
+    every row at once)."""
+    rows, m = p_values.shape
+    ordered = np.sort(np.nan_to_num(p_values, nan=np.inf), axis=1)
+    harmonic = np.sum(1.0 / np.arange(1, m + 1))
+    thresholds = np.arange(1, m + 1) / m * (q / harmonic)
+    below = ordered <= thresholds[None, :]
+    # the largest k with p_(k) <= threshold_k: that many are rejected
+    last = np.where(below.any(axis=1), m - np.argmax(below[:, ::-1], axis=1), 0)
+    return last / m
 
 
 def items_to_decide(

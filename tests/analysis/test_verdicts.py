@@ -207,3 +207,11 @@ def test_ranking_words_are_settled_only_when_the_interval_is():
     differs = {"kendall_tau": -1.0, "ci95": [-1.0, -0.33], "judge_ranking": ["a", "b", "c"]}
     result = verdicts.ranking_words(differs, "gold")
     assert result["settled"] and result["verdict"] == "different"
+
+
+def test_the_rejected_share_of_many_studies_is_the_procedure_row_by_row():
+    rng = np.random.default_rng(7)
+    p = rng.uniform(0, 0.05, size=(500, 9)) ** rng.uniform(0.5, 2, size=(500, 1))
+    p[::7, 3] = np.nan
+    expected = [alt_test.benjamini_yekutieli(row, 0.05).mean() for row in p]
+    assert verdicts.rejected_share(p, 0.05).tolist() == pytest.approx(expected)

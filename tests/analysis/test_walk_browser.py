@@ -112,6 +112,7 @@ def test_a_disagreement_picked_study_never_moves_the_reference(
     assert page.locator("#answer li").count() >= 1
 
     # 5. PPI on the picked items: weighted by their inclusion probabilities
+    page.click("#builder-box > summary")  # the builder, folded under the answer
     page.locator("#builder select[name=ppi_labels]").select_option(evaluator)
     page.locator("#builder button[type=submit]").click()
     page.wait_for_selector("#ppi")
