@@ -6,6 +6,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, HttpResponseForbidden
 from django.shortcuts import render
+from django.utils import timezone
 from django.views.decorators.http import require_POST
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -14,7 +15,7 @@ from rest_framework.decorators import api_view
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from analysis.exports import CONTENT_TYPES, export
+from analysis.exports import CONTENT_TYPES, export, report_filename
 from analysis.selection import (
     ALIGNMENTS,
     ITEM_METHODS,
@@ -29,6 +30,7 @@ from analysis.selection import (
 from annotator.models import Study
 from annotator.services import StudyError
 from config.api import ErrorSerializer, ValidationErrorSerializer
+from config.downloads import as_attachment
 from config.serializers import KnownFieldsMixin
 
 SELECTION_PARAMETERS = (
@@ -60,15 +62,15 @@ def report_page(request: HttpRequest) -> HttpResponse:
         raise PermissionDenied("Reports are for researchers and admins.")  # the styled 403 page
     fmt = request.GET.get("format", "html")
     try:
-        text = export(selection_from(request.GET), fmt, request=request if fmt == "html" else None)
+        selection = selection_from(request.GET)
+        text = export(selection, fmt, request=request if fmt == "html" else None)
     except SelectionError as error:
         return HttpResponse(
             f"Bad selection: {error}", status=error.http_status, content_type="text/plain"
         )
     response = HttpResponse(text, content_type=f"{CONTENT_TYPES[fmt]}; charset=utf-8")
     if fmt != "html":
-        extension = {"json": "json", "csv": "csv", "csv-wide": "csv", "latex": "tex"}[fmt]
-        response["Content-Disposition"] = f'attachment; filename="agreement-report.{extension}"'
+        as_attachment(response, report_filename(selection, fmt, timezone.localdate()))
     return response
 
 
