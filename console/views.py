@@ -30,6 +30,7 @@ from annotator.models import AuditEvent, Participant, Study
 from annotator.prolific import ProlificError, prolific_client_or_none
 from annotator.quality import participant_quality
 from annotator.views import transcript_turns
+from config.not_found import friendly_not_found
 from console import monitors
 from console.forms import ExclusionForm, NewGenerationRunForm, NewJudgingRunForm, NewStudyForm
 from corpus.models import Document, Question
@@ -70,7 +71,10 @@ REPORT_FORMATS = [
 
 def researcher_required(view):
     """Researchers and admins; anyone else signed in gets the 403 page, and
-    an anonymous visitor the sign-in page."""
+    an anonymous visitor the sign-in page. A study, run or document that does
+    not exist (a mistyped number) answers the product's 404 page, even with
+    DEBUG on."""
+    view = friendly_not_found(view)
 
     @wraps(view)
     def check(request: HttpRequest, *args, **kwargs) -> HttpResponse:

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 
 import pytest
@@ -150,6 +151,13 @@ def test_run_demo_serves_and_stops(tmp_path, stop):
         link = re.search(r"Crowd study: (http://\S+)", printed)[1]
         consent = wait_for(link, 10)
         assert b"Rating answers about a work meeting" in consent
+        # the demo runs with DEBUG on: a mistyped link still answers the product's page
+        mistyped = link.split("?")[0].replace("/s/", "/s/0")
+        with pytest.raises(urllib.error.HTTPError) as answer:
+            urllib.request.urlopen(mistyped, timeout=10)
+        page = answer.value.read().decode()
+        assert answer.value.code == 404 and "Open the study again from Prolific" in page
+        assert "URLconf" not in page
         # the worker starts beside the web server: it says "ready" once it takes tasks
         deadline = time.monotonic() + 60
         while not re.search(r"demo@\S+ ready", printed) and time.monotonic() < deadline:
