@@ -17,7 +17,9 @@ from annotator.prolific import (
     prolific_client_or_none,
 )
 from annotator.quality import participant_quality
+from annotator.wording import refill_result_summary
 from config.downloads import as_attachment, export_filename
+from config.words import count
 from corpus.models import Dataset
 
 STUDY_FIELDS = [
@@ -416,7 +418,7 @@ class StudyAdmin(admin.ModelAdmin):
     def build_items_action(self, request, queryset):
         def build(study):
             counts = services.build_items(study, actor=request.user)
-            return f"{counts['tasks']} tasks, {counts['items']} items."
+            return f"{count(counts['tasks'], 'task')}, {count(counts['items'], 'item')}."
 
         self._for_each(request, queryset, build)
 
@@ -444,10 +446,7 @@ class StudyAdmin(admin.ModelAdmin):
         def refill(study):
             client = prolific_client_or_none() if study.prolific_study_id else None
             result = services.refill_quota(study, request.user, client=client)
-            text = f"{result['released']} released, {result['open_places']} open places"
-            if result["prolific_places"]:
-                text += f", Prolific places now {result['prolific_places']}"
-            return text + "."
+            return refill_result_summary(result, study)
 
         try:
             self._for_each(request, queryset, refill)

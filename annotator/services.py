@@ -35,6 +35,7 @@ from django.utils import timezone
 from annotator import defaults
 from annotator.models import Assignment, AuditEvent, Item, Participant, Rating, Study, Task
 from config.errors import Conflict, Invalid
+from config.words import count
 from corpus.models import Document, QuestionText
 from generation.models import GenerationRun, Response
 from judging.models import Evaluator, Judgment, PairwiseVerdict
@@ -465,7 +466,8 @@ def build_items(study: Study, actor=None) -> dict[str, int]:
         study,
         Action.BUILD_ITEMS,
         actor=actor,
-        detail=f"{len(tasks)} tasks, {len(items)} items ({len(responses)} responses)",
+        detail=f"{count(len(tasks), 'task')}, {count(len(items), 'item')} "
+        f"({count(len(responses), 'response')})",
     )
     return {"tasks": len(tasks), "items": len(items), "responses": len(responses)}
 

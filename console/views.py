@@ -26,11 +26,13 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotator import exports, services
 from annotator.admin import public_base_url
-from annotator.models import AuditEvent, Participant, Study
+from annotator.models import Participant, Study
 from annotator.prolific import ProlificError, prolific_client_or_none
 from annotator.quality import participant_quality
-from annotator.views import transcript_turns
+from annotator.views import PROLIFIC_COMPLETE_URL, transcript_turns
+from annotator.wording import refill_result_summary
 from config.not_found import friendly_not_found
+from config.words import count
 from console import monitors
 from console.forms import ExclusionForm, NewGenerationRunForm, NewJudgingRunForm, NewStudyForm
 from corpus.models import Document, Question
@@ -286,7 +288,7 @@ def judging_run_new(request: HttpRequest) -> HttpResponse:
             if run.status == JudgingRun.Status.FAILED:
                 messages.error(request, f"Run {run.pk} not started: {run.message}")
             else:
-                messages.info(request, f"Judging run {run.pk} queued: {run.total} items.")
+                messages.info(request, f"Judging run {run.pk} queued: {count(run.total, 'item')}.")
             return redirect("console:run", kind="judging", pk=run.pk)
     return render(
         request,
@@ -345,8 +347,8 @@ def study_new(request: HttpRequest) -> HttpResponse:
         else:
             messages.info(
                 request,
-                f"{study}: {study.tasks.count()} tasks, {study.items.count()} items. "
-                "It is closed: open it when it is ready.",
+                f"Study created: {study}, {count(study.tasks.count(), 'task')}, "
+                f"{count(study.items.count(), 'item')}. It is closed: open it when it is ready.",
             )
             return redirect("console:study", pk=study.pk)
     return render(
@@ -361,6 +363,11 @@ def study_new(request: HttpRequest) -> HttpResponse:
             "nav": "home",
         },
     )
+
+
+def completion_url(code: str) -> str:
+    """Where a participant with `code` is sent back to on Prolific."""
+    return f"{PROLIFIC_COMPLETE_URL}?{urlencode({'cc': code})}"
 
 
 def study_context(request: HttpRequest, study: Study, note: dict | None = None) -> dict:
@@ -390,9 +397,7 @@ def study_context(request: HttpRequest, study: Study, note: dict | None = None) 
         "quality": participant_quality(study),
         "feedback": exports.feedback_rows(study),
         "arrivals": monitors.study_arrivals(study, now),
-        "audit": AuditEvent.objects.filter(study=study)
-        .select_related("participant", "actor")
-        .order_by("-created_at")[:8],
+        "audit": monitors.audit_entries(study),
         "note": note,
         "live": study.status != Study.Status.CLOSED,
         "nav": "home",
@@ -400,6 +405,9 @@ def study_context(request: HttpRequest, study: Study, note: dict | None = None) 
     if study.kind == Study.Kind.CROWD:
         context["prolific_url"] = services.prolific_study_url(study, base)
         context["local_url"] = services.is_local_url(base)
+        context["completion_url"] = completion_url(study.completion_code)
+        context["failed_check"] = monitors.failed_check_label(study)
+        context["failed_check_url"] = completion_url(study.failed_attention_code)
     else:
         context["gold_url"] = base.rstrip("/") + reverse("annotator:gold_home")
     context["report_links"] = report_links(study=study.pk)
@@ -462,10 +470,7 @@ def study_refill(request: HttpRequest, pk: int) -> HttpResponse:
         result = services.refill_quota(study, request.user, client=client)
     except (services.StudyError, ProlificError) as error:
         return answer_study(request, study, str(error), False)
-    text = f"Quota refilled: {result['released']} released, {result['open_places']} open places"
-    if result["prolific_places"]:
-        text += f", Prolific places now {result['prolific_places']}"
-    return answer_study(request, study, text + ".", True)
+    return answer_study(request, study, refill_result_summary(result, study), True)
 
 
 @researcher_required
