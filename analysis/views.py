@@ -167,14 +167,19 @@ def select_items_page(request: HttpRequest) -> HttpResponse:
             )
         study = create_study(selection, actor=request.user, **form.cleaned_data)
     except (SelectionError, StudyError) as error:
-        return render(request, "analysis/items_refused.html", {"message": str(error)}, status=400)
+        return render(
+            request,
+            "analysis/items_refused.html",
+            {"message": str(error), "nav": "home"},
+            status=400,
+        )
     items = study.items.filter(kind="response").select_related(
         "response__run__system", "response__question__document"
     )
     return render(
         request,
         "analysis/study_created.html",
-        {"study": study, "items": items, "method": form.cleaned_data["method"]},
+        {"study": study, "items": items, "method": form.cleaned_data["method"], "nav": "home"},
         status=201,
     )
 
