@@ -35,8 +35,9 @@ from config.not_found import friendly_not_found
 from config.words import count
 from console import monitors
 from console.forms import ExclusionForm, NewGenerationRunForm, NewJudgingRunForm, NewStudyForm
-from corpus.models import Document, Question
+from corpus.models import Benchmark, Document, Question
 from corpus.passages import PassageFinder
+from corpus.services import ELITR_BENCH, SYNTHETIC_ELITR_BENCH
 from generation.models import GenerationRun
 from generation.runner import (
     GenerationError,
@@ -150,11 +151,19 @@ def home(request: HttpRequest) -> HttpResponse:
         Evaluator.objects.filter(name__in=PAPER_EVALUATORS).values_list("name", flat=True)
     ) == set(PAPER_EVALUATORS)
     reports = []
-    if paper:
+    benchmarks = set(Benchmark.objects.values_list("slug", flat=True))
+    if paper and benchmarks & {ELITR_BENCH["slug"], SYNTHETIC_ELITR_BENCH["slug"]}:
+        # the real benchmark's scores when imported, else the synthetic meeting's,
+        # whose scores (the human ones too) are invented and said to be
+        real = ELITR_BENCH["slug"] in benchmarks
         reports.append(
             {
-                "title": "The paper's four evaluators, test2, single-turn (QA)",
+                "title": "The paper's four evaluators, test2, single-turn (QA)"
+                if real
+                else "The synthetic demo meeting's four evaluators, test2, single-turn (QA): "
+                "invented scores, the human ones included",
                 "links": report_links(
+                    benchmark=(ELITR_BENCH if real else SYNTHETIC_ELITR_BENCH)["slug"],
                     dataset_version="qa",
                     split="test2",
                     mode="st",

@@ -70,8 +70,7 @@ def test_what_the_services_record_reads_as_words(crowd_study, researcher):
     services.save_study(crowd_study, ["completion_code"], actor=researcher)
     services.set_study_status(crowd_study, "paused", researcher)
     read = {
-        event.action: audit_detail(event)
-        for event in AuditEvent.objects.filter(study=crowd_study)
+        event.action: audit_detail(event) for event in AuditEvent.objects.filter(study=crowd_study)
     }
     assert read[Action.QUOTA_REFILLED] == (
         "no unfinished work was old enough to release; 4 places are open to new participants"
