@@ -1,4 +1,5 @@
-"""A report rendered in one of the export formats, from a selection.
+"""A report rendered in one of the export formats, from a selection, and the
+name of its file.
 
 Every format opens with what the report covers: the selection in words, the
 reference with its coverage and the rule that chose it, and the raters left
@@ -9,8 +10,11 @@ from __future__ import annotations
 
 import csv
 import io
+from datetime import date
 
 from analysis.selection import Selection, SelectionError
+from annotator.models import Study
+from config.downloads import export_filename, safe_part
 
 CONTENT_TYPES = {
     "json": "application/json",
@@ -91,3 +95,25 @@ def export(selection: Selection, fmt: str, *, bootstrap: int = 0, request=None) 
     if fmt == "latex":
         return render.to_latex(report, opening=scope_lines(scope))
     return render.to_html(report, request=request, scope=scope)
+
+
+def report_subject(selection: Selection) -> str:
+    """What a report file is named after: its study (by name), else the parts
+    of the selection that narrow it (benchmark, version, split, mode, a
+    language other than English), e.g. "report qa test2 st"."""
+    if selection.study is not None:
+        name = Study.objects.filter(pk=selection.study).values_list("name", flat=True).first()
+        return f"report {name if name and safe_part(name) else f'study {selection.study}'}"
+    parts = [
+        selection.benchmark,
+        selection.dataset_version,
+        selection.split,
+        selection.mode,
+        selection.language if selection.language != "en" else None,
+    ]
+    return " ".join(["report", *(p for p in parts if p)]) if any(parts) else "report all"
+
+
+def report_filename(selection: Selection, fmt: str, on: date) -> str:
+    """The download's name: concord-report-qa-test2-st-2026-11-25.csv, or the study's name."""
+    return export_filename(report_subject(selection), fmt, on)

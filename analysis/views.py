@@ -6,6 +6,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, HttpResponseForbidden
 from django.shortcuts import redirect, render
+from django.utils import timezone
 from django.views.decorators.http import require_POST
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -14,7 +15,7 @@ from rest_framework.decorators import api_view
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from analysis.exports import CONTENT_TYPES, export
+from analysis.exports import CONTENT_TYPES, export, report_filename
 from analysis.selection import (
     ALIGNMENTS,
     ITEM_METHODS,
@@ -29,6 +30,7 @@ from analysis.selection import (
 from annotator.models import Study
 from annotator.services import StudyError
 from config.api import ErrorSerializer, ValidationErrorSerializer
+from config.downloads import as_attachment
 from config.serializers import KnownFieldsMixin
 
 SELECTION_PARAMETERS = (
@@ -95,7 +97,8 @@ def report_page(request: HttpRequest) -> HttpResponse:
         return redirect(default_report_url())
     fmt = request.GET.get("format", "html")
     try:
-        text = export(selection_from(request.GET), fmt, request=request if fmt == "html" else None)
+        selection = selection_from(request.GET)
+        text = export(selection, fmt, request=request if fmt == "html" else None)
     except SelectionError as error:
         if fmt != "html":
             return HttpResponse(
@@ -111,8 +114,7 @@ def report_page(request: HttpRequest) -> HttpResponse:
         )
     response = HttpResponse(text, content_type=f"{CONTENT_TYPES[fmt]}; charset=utf-8")
     if fmt != "html":
-        extension = {"json": "json", "csv": "csv", "csv-wide": "csv", "latex": "tex"}[fmt]
-        response["Content-Disposition"] = f'attachment; filename="agreement-report.{extension}"'
+        as_attachment(response, report_filename(selection, fmt, timezone.localdate()))
     return response
 
 
@@ -239,14 +241,19 @@ def select_items_page(request: HttpRequest) -> HttpResponse:
             )
         study = create_study(selection, actor=request.user, **form.cleaned_data)
     except (SelectionError, StudyError) as error:
-        return render(request, "analysis/items_refused.html", {"message": str(error)}, status=400)
+        return render(
+            request,
+            "analysis/items_refused.html",
+            {"message": str(error), "nav": "home"},
+            status=400,
+        )
     items = study.items.filter(kind="response").select_related(
         "response__run__system", "response__question__document"
     )
     return render(
         request,
         "analysis/study_created.html",
-        {"study": study, "items": items, "method": form.cleaned_data["method"]},
+        {"study": study, "items": items, "method": form.cleaned_data["method"], "nav": "home"},
         status=201,
     )
 

@@ -6,6 +6,7 @@ from django.http import HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
+from django.utils.timezone import localdate
 
 from annotator import exports, services
 from annotator.models import Assignment, AuditEvent, Item, Participant, Rating, Study
@@ -16,6 +17,9 @@ from annotator.prolific import (
     prolific_client_or_none,
 )
 from annotator.quality import participant_quality
+from annotator.wording import refill_result_summary
+from config.downloads import as_attachment, export_filename
+from config.words import count
 from corpus.models import Dataset
 
 STUDY_FIELDS = [
@@ -414,7 +418,7 @@ class StudyAdmin(admin.ModelAdmin):
     def build_items_action(self, request, queryset):
         def build(study):
             counts = services.build_items(study, actor=request.user)
-            return f"{counts['tasks']} tasks, {counts['items']} items."
+            return f"{count(counts['tasks'], 'task')}, {count(counts['items'], 'item')}."
 
         self._for_each(request, queryset, build)
 
@@ -442,10 +446,7 @@ class StudyAdmin(admin.ModelAdmin):
         def refill(study):
             client = prolific_client_or_none() if study.prolific_study_id else None
             result = services.refill_quota(study, request.user, client=client)
-            text = f"{result['released']} released, {result['open_places']} open places"
-            if result["prolific_places"]:
-                text += f", Prolific places now {result['prolific_places']}"
-            return text + "."
+            return refill_result_summary(result, study)
 
         try:
             self._for_each(request, queryset, refill)
@@ -455,15 +456,18 @@ class StudyAdmin(admin.ModelAdmin):
     @admin.action(description="Export ratings (CSV, one row per rating)")
     def export_tidy(self, request, queryset):
         rows = [row for study in queryset for row in exports.tidy_rows(study)]
-        return csv_response(exports.to_csv(exports.TIDY_COLUMNS, rows), "ratings.csv")
+        name = export_filename(exports.ratings_subject(queryset), "csv", localdate())
+        return csv_response(exports.to_csv(exports.TIDY_COLUMNS, rows), name)
 
     @admin.action(description="Export ratings (CSV, one column per rater)")
     def export_wide(self, request, queryset):
         if queryset.count() != 1:
             messages.error(request, "Choose one study for the wide export.")
             return None
-        columns, rows = exports.wide_rows(queryset.get())
-        return csv_response(exports.to_csv(columns, rows), "ratings-wide.csv")
+        study = queryset.get()
+        columns, rows = exports.wide_rows(study)
+        name = export_filename(exports.ratings_subject([study]), "csv-wide", localdate())
+        return csv_response(exports.to_csv(columns, rows), name)
 
     @admin.action(description="Update the study's scores for the analysis")
     def sync_judgments_action(self, request, queryset):
@@ -527,9 +531,7 @@ def for_each_on_prolific(request, objects, work) -> None:
 
 
 def csv_response(text: str, filename: str) -> HttpResponse:
-    response = HttpResponse(text, content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
-    return response
+    return as_attachment(HttpResponse(text, content_type="text/csv; charset=utf-8"), filename)
 
 
 class ExclusionForm(forms.Form):

@@ -7,6 +7,7 @@ import csv
 import io
 
 from annotator.models import Participant, Rating, Study
+from config.downloads import safe_part
 
 TIDY_COLUMNS = [
     "study",
@@ -120,3 +121,14 @@ def feedback_rows(study: Study) -> list[dict]:
         }
         for r in ratings
     ]
+
+
+def ratings_subject(studies) -> str:
+    """What a ratings export is named after (config.downloads makes it safe): its
+    study's name (its number when nothing of the name is left in ASCII), or how
+    many studies it holds."""
+    studies = list(studies)
+    if len(studies) != 1:
+        return f"ratings {len(studies)} studies"
+    study = studies[0]
+    return f"ratings {study.name if safe_part(study.name) else f'study {study.pk}'}"

@@ -33,8 +33,10 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from annotator import defaults
+from annotator.gold import grouped_by_meeting, item_meetings
 from annotator.models import Assignment, AuditEvent, Item, Participant, Rating, Study, Task
 from config.errors import Conflict, Invalid
+from config.words import count
 from corpus.models import Document, QuestionText
 from generation.models import GenerationRun, Response
 from judging.models import Evaluator, Judgment, PairwiseVerdict
@@ -465,7 +467,8 @@ def build_items(study: Study, actor=None) -> dict[str, int]:
         study,
         Action.BUILD_ITEMS,
         actor=actor,
-        detail=f"{len(tasks)} tasks, {len(items)} items ({len(responses)} responses)",
+        detail=f"{count(len(tasks), 'task')}, {count(len(items), 'item')} "
+        f"({count(len(responses), 'response')})",
     )
     return {"tasks": len(tasks), "items": len(items), "responses": len(responses)}
 
@@ -723,10 +726,18 @@ def find_arrival(study: Study, *, pid: str = "", user=None) -> Arrival:
 
 
 def _item_order(study: Study, task: Task, seed: int) -> list[int]:
-    """Practice items first, in their given order; the rest shuffled with `seed`."""
+    """Practice items first, in their given order; the rest shuffled with `seed`.
+    A gold study's one task spans every meeting: its items come meeting by
+    meeting, shuffled within each (annotator.gold.grouped_by_meeting), so
+    that the expert reads one transcript at a time."""
     items = list(task.items.values_list("pk", "kind").order_by("pk"))
     practice = [pk for pk, kind in items if kind == Item.Kind.PRACTICE]
     rest = [pk for pk, kind in items if kind != Item.Kind.PRACTICE]
+    if study.kind == Study.Kind.GOLD:
+        meetings = item_meetings(rest)
+        return practice + grouped_by_meeting(
+            [(pk, meetings.get(pk, "")) for pk in rest], random.Random(seed)
+        )
     random.Random(seed).shuffle(rest)
     return practice + rest
 

@@ -14,7 +14,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
-from annotator import defaults, services
+from annotator import defaults, gold, services
 from annotator.models import Assignment, Item, Participant, Rating, Study
 from annotator.services import (
     check_can_arrive,
@@ -304,6 +304,10 @@ def item_page(request: HttpRequest, token: str, position: int) -> HttpResponse:
         ),
         "transcript": transcript_turns(document.text) if document else None,
         "meeting": document.external_id if document else "",
+        # gold work comes meeting by meeting (annotator.gold): say where in it this item is
+        "meeting_place": gold.place_in_meeting(assignment, position)
+        if assignment.participant.user_id is not None
+        else None,
         "previous": position - 1 if position > 1 else None,
         "next_url": (
             reverse("annotator:item", args=[token, position + 1])
@@ -383,6 +387,9 @@ def gold_home(request: HttpRequest) -> HttpResponse:
             "assignment": mine.get(s.pk),
             "done": progress.get(mine[s.pk].pk, 0) if s.pk in mine else 0,
             "total": len(mine[s.pk].item_order) if s.pk in mine else s.items.count(),
+            "meetings": gold.meeting_progress(mine[s.pk])
+            if s.pk in mine
+            else gold.study_meetings(s),
         }
         for s in studies
     ]

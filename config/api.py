@@ -23,6 +23,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 from rest_framework.views import set_rollback
 
 from config.errors import ConcordError
+from config.not_found import not_found_page
 from config.serializers import KnownFieldsMixin
 
 
@@ -50,10 +51,11 @@ def exception_handler(exc, context):
 
 def not_found(request, exception):
     """Django's 404, for a URL that no route matches (`/api/studies/abc/`): in
-    the API's shape under /api/, the usual page elsewhere."""
+    the API's shape under /api/, the product's page elsewhere (worded for a
+    participant under their links: config.not_found)."""
     if request.path.startswith("/api/"):
         return JsonResponse({"detail": "Not found.", "code": "not_found"}, status=404)
-    return defaults.page_not_found(request, exception)
+    return not_found_page(request)
 
 
 def server_error(request):

@@ -12,7 +12,8 @@ from datetime import datetime, timedelta
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from annotator.models import Participant, Study
+from annotator.models import AuditEvent, Participant, Study
+from annotator.wording import audit_detail
 from generation.models import GenerationRun
 from judging.models import JudgeItem, JudgingRun
 from runs.models import ACTIVE, RunStatus
@@ -227,6 +228,17 @@ def arrival_chart(
     return ArrivalChart(bars, len(times), label, first, now, peak)
 
 
+def failed_check_label(study: Study) -> str:
+    """What earns a participant the failed-check code: "attention checks",
+    "qualification round", both, or "" when the study has neither."""
+    checks = []
+    if study.attention_checks:
+        checks.append("attention checks")
+    if study.practice_items:
+        checks.append("qualification round")
+    return " or the ".join(checks)
+
+
 def study_arrivals(study: Study, now: datetime | None = None) -> ArrivalChart:
     now = now or timezone.now()
     times = list(
@@ -235,3 +247,33 @@ def study_arrivals(study: Study, now: datetime | None = None) -> ArrivalChart:
         )
     ) or list(Participant.objects.filter(study=study).values_list("created_at", flat=True))
     return arrival_chart(times, now)
+
+
+@dataclass
+class AuditEntry:
+    """One line of the study monitor's recent changes, in words."""
+
+    when: datetime
+    action: str  # the action's label ("Quota refilled")
+    detail: str  # what it did, as a phrase; may be empty
+    participant: str
+    actor: str
+
+
+def audit_entries(study: Study, limit: int = 8) -> list[AuditEntry]:
+    """The study's latest audit events, newest first, each in words."""
+    events = (
+        AuditEvent.objects.filter(study=study)
+        .select_related("participant__user", "actor")
+        .order_by("-created_at", "-pk")[:limit]
+    )
+    return [
+        AuditEntry(
+            when=event.created_at,
+            action=event.get_action_display(),
+            detail=audit_detail(event),
+            participant=str(event.participant) if event.participant else "",
+            actor=event.actor.get_username() if event.actor else "",
+        )
+        for event in events
+    ]

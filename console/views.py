@@ -34,14 +34,18 @@ from analysis.scope import default_selection
 from analysis.selection import Selection
 from annotator import exports, services
 from annotator.admin import public_base_url
-from annotator.models import AuditEvent, Participant, Study
+from annotator.models import Participant, Study
 from annotator.prolific import ProlificError, prolific_client_or_none
 from annotator.quality import participant_quality
-from annotator.views import transcript_turns
+from annotator.views import PROLIFIC_COMPLETE_URL, transcript_turns
+from annotator.wording import refill_result_summary
+from config.not_found import friendly_not_found
+from config.words import count
 from console import monitors
 from console.forms import ExclusionForm, NewGenerationRunForm, NewJudgingRunForm, NewStudyForm
 from corpus.models import Document, Question
 from corpus.passages import PassageFinder
+from corpus.services import SYNTHETIC_ELITR_BENCH
 from generation.models import GenerationRun
 from generation.runner import (
     GenerationError,
@@ -70,7 +74,10 @@ RUN_MODELS: dict[str, type[JudgingRun] | type[GenerationRun]] = {
 
 def researcher_required(view):
     """Researchers and admins; anyone else signed in gets the 403 page, and
-    an anonymous visitor the sign-in page."""
+    an anonymous visitor the sign-in page. A study, run or document that does
+    not exist (a mistyped number) answers the product's 404 page, even with
+    DEBUG on."""
+    view = friendly_not_found(view)
 
     @wraps(view)
     def check(request: HttpRequest, *args, **kwargs) -> HttpResponse:
@@ -131,9 +138,17 @@ def home(request: HttpRequest) -> HttpResponse:
     reports = []
     default = default_selection()
     if default != Selection():
+        # the synthetic meeting's scores (the human ones too) are invented, and said to be
+        invented = default.benchmark == SYNTHETIC_ELITR_BENCH["slug"]
         reports.append(
             {
-                "title": "Where the human scores are: " + selection_words(default),
+                "title": "Where the human scores are: "
+                + selection_words(default)
+                + (
+                    " (the synthetic demo meeting: invented scores, the human ones included)"
+                    if invented
+                    else ""
+                ),
                 "links": report_links(default),
             }
         )
@@ -265,7 +280,7 @@ def judging_run_new(request: HttpRequest) -> HttpResponse:
             if run.status == JudgingRun.Status.FAILED:
                 messages.error(request, f"Run {run.pk} not started: {run.message}")
             else:
-                messages.info(request, f"Judging run {run.pk} queued: {run.total} items.")
+                messages.info(request, f"Judging run {run.pk} queued: {count(run.total, 'item')}.")
             return redirect("console:run", kind="judging", pk=run.pk)
     return render(
         request,
@@ -324,8 +339,8 @@ def study_new(request: HttpRequest) -> HttpResponse:
         else:
             messages.info(
                 request,
-                f"{study}: {study.tasks.count()} tasks, {study.items.count()} items. "
-                "It is closed: open it when it is ready.",
+                f"Study created: {study}, {count(study.tasks.count(), 'task')}, "
+                f"{count(study.items.count(), 'item')}. It is closed: open it when it is ready.",
             )
             return redirect("console:study", pk=study.pk)
     return render(
@@ -340,6 +355,11 @@ def study_new(request: HttpRequest) -> HttpResponse:
             "nav": "home",
         },
     )
+
+
+def completion_url(code: str) -> str:
+    """Where a participant with `code` is sent back to on Prolific."""
+    return f"{PROLIFIC_COMPLETE_URL}?{urlencode({'cc': code})}"
 
 
 def study_context(request: HttpRequest, study: Study, note: dict | None = None) -> dict:
@@ -369,9 +389,7 @@ def study_context(request: HttpRequest, study: Study, note: dict | None = None) 
         "quality": participant_quality(study),
         "feedback": exports.feedback_rows(study),
         "arrivals": monitors.study_arrivals(study, now),
-        "audit": AuditEvent.objects.filter(study=study)
-        .select_related("participant", "actor")
-        .order_by("-created_at")[:8],
+        "audit": monitors.audit_entries(study),
         "note": note,
         "live": study.status != Study.Status.CLOSED,
         "nav": "home",
@@ -379,6 +397,9 @@ def study_context(request: HttpRequest, study: Study, note: dict | None = None) 
     if study.kind == Study.Kind.CROWD:
         context["prolific_url"] = services.prolific_study_url(study, base)
         context["local_url"] = services.is_local_url(base)
+        context["completion_url"] = completion_url(study.completion_code)
+        context["failed_check"] = monitors.failed_check_label(study)
+        context["failed_check_url"] = completion_url(study.failed_attention_code)
     else:
         context["gold_url"] = base.rstrip("/") + reverse("annotator:gold_home")
     context["report_links"] = report_links(study_selection(study))
@@ -441,10 +462,7 @@ def study_refill(request: HttpRequest, pk: int) -> HttpResponse:
         result = services.refill_quota(study, request.user, client=client)
     except (services.StudyError, ProlificError) as error:
         return answer_study(request, study, str(error), False)
-    text = f"Quota refilled: {result['released']} released, {result['open_places']} open places"
-    if result["prolific_places"]:
-        text += f", Prolific places now {result['prolific_places']}"
-    return answer_study(request, study, text + ".", True)
+    return answer_study(request, study, refill_result_summary(result, study), True)
 
 
 @researcher_required

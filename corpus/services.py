@@ -26,7 +26,9 @@ SYNTHETIC_ELITR_BENCH = {
     "slug": "elitr-bench-synthetic",
     "name": "ELITR-Bench (synthetic demo meeting)",
     "description": "A made-up meeting in the ELITR-Bench layout, used when the real data "
-    "cannot be had (offline demo). Not ELITR data.",
+    "cannot be had (offline demo). Not ELITR data: its transcript, questions, responses and "
+    "every score on them are invented by Concord, the human ones (gold-human-eval, "
+    "silver-human-eval) included; no person rated these answers.",
     "source_url": "",
 }
 

@@ -1,15 +1,19 @@
-"""Everything the demo needs before it serves: schema, data, an admin account.
+"""Everything the demo needs before it serves: schema, data, an admin account,
+a sample crowd study.
 
 The data comes from the first of: $CONCORD_ELITR_DATA, the shared ELITR-Bench
-folder beside the checkout (../shared/datasets/elitr-bench), a download from
-GitHub, and last a synthetic meeting that Concord writes itself.
+folder beside the checkout (../shared/datasets/elitr-bench), the download
+folder (var/downloads/elitr-bench: archives copied there by hand are read
+without a connection), a download from GitHub into it, and last a synthetic
+meeting that Concord writes itself, whose scores (the human ones included)
+are invented and said to be.
 """
 
 from __future__ import annotations
 
 import secrets
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.conf import settings
@@ -18,9 +22,10 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from annotator import services
-from annotator.models import Study
+from annotator.models import Participant, Study
 from corpus.choices import Mode
 from corpus.importers import ImportFailure
+from corpus.importers.download import ARCHIVES
 from corpus.importers.synthetic import write_synthetic_elitr
 from corpus.models import Dataset
 from corpus.services import ELITR_BENCH, SYNTHETIC_ELITR_BENCH
@@ -30,6 +35,25 @@ from judging.models import Evaluator
 
 SHARED_ELITR_DATA = settings.BASE_DIR.parent / "shared" / "datasets" / "elitr-bench"
 DEMO_ADMIN = "admin"
+DEMO_STUDY = "Demo crowd study (test2)"
+INVENTED_NOTE = (
+    "Every score of the synthetic meeting is invented by Concord, the human ones "
+    "(gold-human-eval, silver-human-eval) included: no person rated these answers."
+)
+
+
+def download_folder() -> Path:
+    """Where the demo looks for the archives before downloading them (and downloads to)."""
+    return Path(settings.CONCORD_DOWNLOAD_DIR) / "elitr-bench"
+
+
+def offline_hint() -> str:
+    """What to do to get the real data on a machine without a connection."""
+    return (
+        f"The real ELITR-Bench data was not found. To use it without a connection, copy "
+        f"its archives ({', '.join(ARCHIVES)}) into {download_folder()} and run the demo "
+        "again (or set CONCORD_ELITR_DATA to a folder holding them)."
+    )
 
 
 PAPER_CROWD_SYSTEMS = ("GPT-4", "Vicuna-13B-v1.5", "LongAlpaca-7B")  # the paper's Silver Human set
@@ -42,6 +66,13 @@ class DemoSetup:
     username: str
     password: str
     study: Study | None = None
+    # what the printout adds under the data's origin: that the synthetic meeting's
+    # scores are invented, and where to copy the real archives
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def synthetic(self) -> bool:
+        return self.data_origin.startswith("a synthetic")
 
     @property
     def report_path(self) -> str:
@@ -60,11 +91,12 @@ class DemoSetup:
 
 
 def ensure_demo_study(benchmark_slug: str) -> Study | None:
-    """A crowd study over the test2 single-turn QA responses, as in the paper
-    (its three systems when present), open for arrivals. Made once."""
-    existing = Study.objects.filter(name="Demo crowd study (test2)").first()
-    if existing is not None:
-        return existing
+    """A crowd study over the test2 single-turn QA responses of the benchmark
+    just imported, as in the paper (its three systems when present), open for
+    arrivals. Made once per benchmark: a demo study of other data (the
+    synthetic meeting of an earlier run without the real data) is rebuilt on
+    this one, or, when people took part in it, kept closed under another name
+    (human data is never deleted) beside a new one."""
     dataset = Dataset.objects.filter(
         benchmark__slug=benchmark_slug,
         version=Dataset.Version.QA,
@@ -73,12 +105,17 @@ def ensure_demo_study(benchmark_slug: str) -> Study | None:
     ).first()
     if dataset is None:
         return None
+    existing = Study.objects.filter(name=DEMO_STUDY).select_related("dataset__benchmark").first()
+    if existing is not None and existing.dataset_id == dataset.pk:
+        return existing
+    if existing is not None:
+        retire_demo_study(existing)
     systems = list(
         System.objects.filter(runs__dataset=dataset, runs__mode=Mode.SINGLE_TURN).distinct()
     )
     paper = [s for s in systems if s.name in PAPER_CROWD_SYSTEMS]
     study = Study.objects.create(
-        name="Demo crowd study (test2)",
+        name=DEMO_STUDY,
         kind=Study.Kind.CROWD,
         dataset=dataset,
         mode=Mode.SINGLE_TURN,
@@ -92,6 +129,20 @@ def ensure_demo_study(benchmark_slug: str) -> Study | None:
     return study
 
 
+def retire_demo_study(study: Study) -> None:
+    """Make way for a demo study on other data: delete the old one when nobody
+    took part (services.delete_study), else close it and give it its data's name."""
+    if not Participant.objects.filter(study=study).exists():
+        services.delete_study(study)
+        return
+    name = f"{DEMO_STUDY} on {study.dataset.benchmark.name}"
+    if Study.objects.filter(name=name).exists():
+        name = f"{name} #{study.pk}"
+    study.name = name
+    services.save_study(study, ["name"])
+    services.set_study_status(study, Study.Status.CLOSED)
+
+
 def choose_and_import(
     report: Callable[[str], None], *, allow_download: bool = True, force_synthetic: bool = False
 ) -> tuple[str, ElitrImportSummary]:
@@ -103,6 +154,9 @@ def choose_and_import(
             )
         if SHARED_ELITR_DATA.is_dir():
             candidates.append(("the shared folder", lambda: SHARED_ELITR_DATA, ELITR_BENCH))
+        if download_folder().is_dir() and any(download_folder().iterdir()):
+            # archives copied there by hand (or downloaded by an earlier run)
+            candidates.append(("the download folder", download_folder, ELITR_BENCH))
         if allow_download:
             candidates.append(
                 (
@@ -156,6 +210,10 @@ def set_up_demo(
         report, allow_download=allow_download, force_synthetic=force_synthetic
     )
     username, password = ensure_demo_admin(password)
-    synthetic = origin.startswith("a synthetic")
-    study = ensure_demo_study((SYNTHETIC_ELITR_BENCH if synthetic else ELITR_BENCH)["slug"])
-    return DemoSetup(origin, summary, username, password, study)
+    setup = DemoSetup(origin, summary, username, password)
+    setup.study = ensure_demo_study(
+        (SYNTHETIC_ELITR_BENCH if setup.synthetic else ELITR_BENCH)["slug"]
+    )
+    if setup.synthetic:
+        setup.notes = [INVENTED_NOTE, offline_hint()]
+    return setup

@@ -23,6 +23,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 
 from config.errors import Invalid
+from config.words import count
 from corpus.choices import DatasetVersion, Mode, either
 from corpus.models import Document, Question, QuestionText
 from generation.config import GenerationConfig, GenerationConfigError
@@ -188,7 +189,7 @@ def _generate(run: GenerationRun, lease: Lease) -> None:
         finish(
             run,
             GenerationRun.Status.FAILED,
-            problem or f"{run.total - done} questions not answered: resume the run.",
+            problem or f"{count(run.total - done, 'question')} not answered: resume the run.",
             done=done,
         )
     else:
@@ -599,7 +600,7 @@ def _api_run(run: GenerationRun, config: GenerationConfig, lease: Lease) -> str:
         )
     if failures:
         return (
-            f"{len(failures)} questions failed with API errors (first: {failures[0]}): "
+            f"{count(len(failures), 'question')} failed with API errors (first: {failures[0]}): "
             "resume the run to ask again."
         )
     return ""

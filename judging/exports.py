@@ -8,6 +8,7 @@ import json
 from collections import defaultdict
 from collections.abc import Sequence
 
+from config.downloads import safe_part
 from corpus.models import QuestionText
 from generation.models import GenerationRun, Response
 from judging.models import Judgment
@@ -69,9 +70,20 @@ def score_text(value: float) -> str:
 
 
 def file_name(run: GenerationRun, evaluators: Sequence[str]) -> str:
-    """The authors' naming: elitr-bench-{version}_{split}_{mode}_{evaluator}.json"""
-    suffix = "all-eval" if len(evaluators) > 1 else (evaluators[0] if evaluators else "responses")
-    return f"elitr-bench-{run.dataset.version}_{run.dataset.split}_{run.mode}_{suffix}.json"
+    """The authors' naming, elitr-bench-{version}_{split}_{mode}_{evaluator}.json,
+    which the importer reads back (corpus.importers.elitr_bench.RESPONSE_FILE):
+    the evaluator's name made safe (config.downloads.safe_part: no slash or
+    space ends up in the path) and ending in "-eval", the split in letters and
+    digits only."""
+    if len(evaluators) > 1:
+        suffix = "all-eval"
+    elif evaluators:
+        suffix = safe_part(evaluators[0]).replace("_", "-") or "scores"
+        suffix = suffix if suffix.endswith("-eval") else f"{suffix}-eval"
+    else:
+        suffix = "responses"
+    split = "".join(c for c in run.dataset.split if c.isascii() and c.isalnum()) or "split"
+    return f"elitr-bench-{run.dataset.version}_{split}_{run.mode}_{suffix}.json"
 
 
 def dumps(data: dict) -> str:

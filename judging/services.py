@@ -6,6 +6,7 @@ from django.db import transaction
 
 from corpus.bulk import SyncCount, id_map, sync_rows
 from corpus.importers.elitr_bench import PaperResponse
+from corpus.services import SYNTHETIC_ELITR_BENCH
 from generation.services import ResponseKey
 from judging.models import Evaluator, Judgment
 
@@ -83,4 +84,50 @@ def import_paper_scores(
         key=("evaluator_id", "response_id", "rater", "order"),
         compare=("score", "raw_score"),
     )
+    label_invented_scores(list(evaluator_ids.values()))
     return counts
+
+
+# The synthetic demo meeting (corpus.importers.synthetic) carries scores under the
+# paper's evaluator names, so that the demo runs as on the real data; they are
+# made up, the "human" ones included, and each such evaluator says so.
+INVENTED_ONLY = (
+    "INVENTED: made-up scores of the synthetic demo meeting (benchmark {benchmark}), "
+    "written by Concord under the paper's evaluator name so that the demo runs as on the "
+    "real data; no person or model gave them."
+)
+INVENTED_TOO = " Its scores on the synthetic demo meeting (benchmark {benchmark}) are invented."
+
+
+def paper_description(name: str, *, real: bool, invented: bool) -> str:
+    """What an evaluator of the paper's files holds: the published scores, the
+    synthetic meeting's invented ones, or both."""
+    published = str(PAPER_EVALUATORS.get(name, {}).get("description", ""))
+    benchmark = SYNTHETIC_ELITR_BENCH["name"]
+    if invented and not real:
+        return INVENTED_ONLY.format(benchmark=benchmark)
+    if invented:
+        return (published + INVENTED_TOO.format(benchmark=benchmark)).strip()
+    return published
+
+
+def label_invented_scores(evaluator_ids: list[int]) -> None:
+    """Give each evaluator of an ELITR import the description of what it now
+    holds (published scores, invented ones, or both), unless someone wrote
+    their own description in the meantime."""
+    synthetic = SYNTHETIC_ELITR_BENCH["slug"]
+    for evaluator in Evaluator.objects.filter(pk__in=evaluator_ids):
+        benchmarks = set(
+            Judgment.objects.filter(evaluator=evaluator)
+            .values_list("response__question__document__benchmark__slug", flat=True)
+            .distinct()
+        )
+        invented = synthetic in benchmarks
+        real = bool(benchmarks - {synthetic}) or not invented
+        ours = {"", paper_description(evaluator.name, real=True, invented=False)} | {
+            paper_description(evaluator.name, real=r, invented=True) for r in (True, False)
+        }
+        wanted = paper_description(evaluator.name, real=real, invented=invented)
+        if evaluator.description in ours and evaluator.description != wanted:
+            evaluator.description = wanted
+            evaluator.save(update_fields=["description"])

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 
 import pytest
@@ -16,23 +17,36 @@ from django.contrib.auth import authenticate
 from django.core.management import call_command
 from django.db.models import Count
 
+from annotator import services
 from annotator.models import Study
+from corpus.importers import download
+from corpus.importers.synthetic import write_synthetic_elitr
 from corpus.models import Benchmark, Document
+from corpus.services import SYNTHETIC_ELITR_BENCH
 from demo import setup as demo_setup
 from generation.models import Response
+from judging.importing import import_elitr_bench
+from judging.models import Evaluator
 from tests.conftest import REPO
 from tests.processes import free_port, session_processes
 
 pytestmark = pytest.mark.django_db
 
 
-def test_demo_setup_with_synthetic_data(capsys, monkeypatch):
+def test_demo_setup_with_synthetic_data(capsys, monkeypatch, settings):
     monkeypatch.setenv("CONCORD_DEMO_PASSWORD", "demo-pass-123")
     call_command("demo_setup", "--synthetic")
     out = capsys.readouterr().out
     assert "Data: a synthetic meeting" in out
     assert "Demo admin: admin / demo-pass-123" in out
+    # the synthetic meeting's scores are said to be invented, the human ones too,
+    # in the printout, the benchmark's description and each evaluator's
+    assert demo_setup.INVENTED_NOTE in out
+    assert f"into {settings.CONCORD_DOWNLOAD_DIR / 'elitr-bench'} and run the demo again" in out
     assert Benchmark.objects.get().slug == "elitr-bench-synthetic"
+    assert "invented by Concord, the human ones" in Benchmark.objects.get().description
+    for name in ("gold-human-eval", "silver-human-eval", "gpt-4-eval", "prometheus-eval"):
+        assert Evaluator.objects.get(name=name).description.startswith("INVENTED: made-up scores")
     assert Response.objects.count() == 18
     study = Study.objects.get()
     assert study.is_open and study.items.filter(response__isnull=False).count() == 18
@@ -51,6 +65,82 @@ def test_demo_falls_back_when_data_is_missing(settings, tmp_path, monkeypatch):
     assert origin.startswith("a synthetic meeting")
     assert any("not used: " in m and "no en qa question file" in m for m in messages)
     assert Document.objects.get().external_id == "meeting_en_synthetic_001"
+
+
+def test_offline_the_demo_names_the_folder_to_copy_the_archives_into(
+    settings, tmp_path, monkeypatch
+):
+    """No data anywhere and no connection: the demo runs on the synthetic
+    meeting and says where the archives go; copied there, they are used, with
+    or without downloads allowed."""
+    settings.CONCORD_ELITR_DATA = ""
+    settings.VAR_DIR = tmp_path / "var"
+    settings.CONCORD_DOWNLOAD_DIR = tmp_path / "var" / "downloads"
+    monkeypatch.setattr(demo_setup, "SHARED_ELITR_DATA", tmp_path / "no-shared")
+    # "offline": every archive URL points at a port nobody listens on
+    closed = f"http://127.0.0.1:{free_port()}"
+    monkeypatch.setattr(
+        download, "ARCHIVES", {name: f"{closed}/{name}" for name in download.ARCHIVES}
+    )
+    messages: list[str] = []
+    setup = demo_setup.set_up_demo(messages.append, password="pw-demo-1")
+    folder = tmp_path / "var" / "downloads" / "elitr-bench"
+    assert setup.synthetic
+    failure = next(m for m in messages if "not used: Could not download" in m)
+    assert "Copy the ELITR-Bench archives (data.zip, czech.zip" in failure
+    assert f"into {folder} and run this again" in failure
+    assert any(str(folder) in note and "copy its archives" in note for note in setup.notes)
+    # the archives copied there (here an unpacked copy of the synthetic layout)
+    write_synthetic_elitr(folder, meetings=2)
+    for allow_download in (False, True):
+        origin, _ = demo_setup.choose_and_import(lambda m: None, allow_download=allow_download)
+        assert origin == f"the download folder: {folder}"
+
+
+def test_the_demo_study_follows_the_data_it_imported(settings, tmp_path, monkeypatch):
+    """A synthetic run, then a run with the real data: the sample study is
+    rebuilt on the real data. Once people took part in the old one, it is kept
+    (closed, under its data's name) and a new one is made."""
+    settings.VAR_DIR = tmp_path / "var"
+    demo_setup.set_up_demo(lambda m: None, force_synthetic=True, password="pw-demo-1")
+    synthetic_study = Study.objects.get(name=demo_setup.DEMO_STUDY)
+    assert synthetic_study.dataset.benchmark.slug == "elitr-bench-synthetic"
+    # the "real" data: here a copy in the real layout under CONCORD_ELITR_DATA
+    settings.CONCORD_ELITR_DATA = str(write_synthetic_elitr(tmp_path / "real", meetings=2))
+    setup = demo_setup.set_up_demo(lambda m: None, allow_download=False, password="pw-demo-1")
+    assert not setup.synthetic and setup.notes == []
+    study = Study.objects.get(name=demo_setup.DEMO_STUDY)
+    assert study.dataset.benchmark.slug == "elitr-bench" and study.is_open
+    assert study.tasks.count() == 2 and study.items.filter(kind="response").count() == 36
+    assert not Study.objects.filter(pk=synthetic_study.pk).exists()  # nobody took part
+    assert setup.participant_path().startswith(f"/s/{study.public_id}/")
+    # someone takes part in it; the synthetic data comes back (offline): that study is kept
+    services.start_assignment(study, pid="P-KEEP")
+    setup = demo_setup.set_up_demo(lambda m: None, force_synthetic=True, password="pw-demo-1")
+    kept = Study.objects.get(pk=study.pk)
+    assert kept.name == f"{demo_setup.DEMO_STUDY} on ELITR-Bench"
+    assert kept.status == Study.Status.CLOSED and kept.participants.count() == 1
+    assert setup.study.name == demo_setup.DEMO_STUDY
+    assert setup.study.dataset.benchmark.slug == "elitr-bench-synthetic"
+
+
+def test_an_evaluator_says_which_of_its_scores_are_invented(tmp_path):
+    """The paper's evaluator names hold the synthetic meeting's invented scores
+    and, once imported, the real ones: the description says which, and a
+    researcher's own description is left alone."""
+    source = write_synthetic_elitr(tmp_path / "data")
+    import_elitr_bench(source, with_responses=True, benchmark_info=SYNTHETIC_ELITR_BENCH)
+    gold = Evaluator.objects.get(name="gold-human-eval")
+    assert gold.description.startswith("INVENTED: made-up scores of the synthetic demo meeting")
+    import_elitr_bench(source, with_responses=True)  # as the real benchmark
+    gold.refresh_from_db()
+    assert gold.description == (
+        "Gold Human: one expert's 1-10 rubric scores, as published. Its scores on the "
+        "synthetic demo meeting (benchmark ELITR-Bench (synthetic demo meeting)) are invented."
+    )
+    Evaluator.objects.filter(name="gpt-4-eval").update(description="Our own words.")
+    import_elitr_bench(source, with_responses=True, benchmark_info=SYNTHETIC_ELITR_BENCH)
+    assert Evaluator.objects.get(name="gpt-4-eval").description == "Our own words."
 
 
 def test_demo_prefers_the_real_data(elitr_data, settings):
@@ -150,6 +240,13 @@ def test_run_demo_serves_and_stops(tmp_path, stop):
         link = re.search(r"Crowd study: (http://\S+)", printed)[1]
         consent = wait_for(link, 10)
         assert b"Rating answers about a work meeting" in consent
+        # the demo runs with DEBUG on: a mistyped link still answers the product's page
+        mistyped = link.split("?")[0].replace("/s/", "/s/0")
+        with pytest.raises(urllib.error.HTTPError) as answer:
+            urllib.request.urlopen(mistyped, timeout=10)
+        page = answer.value.read().decode()
+        assert answer.value.code == 404 and "Open the study again from Prolific" in page
+        assert "URLconf" not in page
         # the worker starts beside the web server: it says "ready" once it takes tasks
         deadline = time.monotonic() + 60
         while not re.search(r"demo@\S+ ready", printed) and time.monotonic() < deadline:

@@ -1,5 +1,6 @@
 from django.db.models import Count
 from django.http import HttpResponse
+from django.utils.timezone import localdate
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiParameter,
@@ -27,6 +28,7 @@ from annotator.models import Participant, Study
 from annotator.prolific import prolific_client_or_none
 from annotator.quality import participant_quality
 from config.api import ErrorSerializer, ValidationErrorSerializer
+from config.downloads import as_attachment, export_filename
 
 REFUSED = OpenApiResponse(ErrorSerializer, "The study cannot do this now; `detail` says why.")
 CONFLICT = OpenApiResponse(ErrorSerializer, "Refused: it would change what was rated.")
@@ -180,8 +182,9 @@ class StudyViewSet(viewsets.ModelViewSet):
         else:
             columns, rows = exports.TIDY_COLUMNS, exports.tidy_rows(study)
         answer = HttpResponse(exports.to_csv(columns, rows), content_type="text/csv")
-        answer["Content-Disposition"] = f'attachment; filename="study-{study.pk}-{layout}.csv"'
-        return answer
+        fmt = "csv-wide" if layout == "wide" else "csv"
+        name = export_filename(exports.ratings_subject([study]), fmt, localdate())
+        return as_attachment(answer, name)
 
 
 def participant_change(description: str):

@@ -74,8 +74,9 @@ def download_elitr_bench(
         except (urllib.error.URLError, TimeoutError, ConnectionError, OSError) as error:
             raise ImportFailure(
                 f"Could not download {url} ({getattr(error, 'reason', error)}): this machine "
-                "seems to be offline. Copy the ELITR-Bench archives here and pass their "
-                "folder as SOURCE (or set CONCORD_ELITR_DATA)."
+                f"seems to be offline. Copy the ELITR-Bench archives ({', '.join(ARCHIVES)}) "
+                f"into {target} and run this again (or pass a folder holding them as SOURCE, "
+                "or set CONCORD_ELITR_DATA)."
             ) from error
         finally:
             if os.path.exists(partial):

@@ -5,6 +5,7 @@ import json
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.utils import timezone
 from rest_framework.test import APIClient
 
 from analysis.report import build_report
@@ -109,7 +110,8 @@ def test_page_and_api_permissions(two_meetings, client, researcher, gold_annotat
     page = client.get("/analysis/report/", {"split": "test2"})
     assert page.status_code == 200 and b"Mean score per system and evaluator" in page.content
     latex = client.get("/analysis/report/", {"format": "latex"})
-    assert latex["Content-Disposition"] == 'attachment; filename="agreement-report.tex"'
+    today = timezone.localdate().isoformat()
+    assert latex["Content-Disposition"] == f'attachment; filename="concord-report-all-{today}.tex"'
     assert client.get("/analysis/report/", {"mode": "xx"}).status_code == 400
     api = APIClient()
     assert api.get("/api/reports/agreement/").status_code == 401

@@ -354,7 +354,10 @@ def test_pause_open_close_and_refill_from_the_console(rita, crowd_study):
     crowd_study.refresh_from_db()
     assert crowd_study.status == Study.Status.CLOSED
     refill = rita.post(reverse("console:study_refill", args=[crowd_study.pk]), **HTMX)
-    assert "Quota refilled: 0 released, 4 open places." in refill.content.decode()
+    assert (
+        "Refilled the quota: no unfinished work was old enough to release; 4 places are open "
+        "to new participants." in refill.content.decode()
+    )
     assert AuditEvent.objects.filter(action="quota_refilled").count() == 1
     assert (
         rita.post(reverse("console:study_status", args=[crowd_study.pk, "explode"])).status_code

@@ -63,7 +63,7 @@ def test_api_errors_leave_questions_for_a_resume(two_meetings_committed, eager_c
         system = api_system(server.url, max_concurrency=1)
         run = run_generation(create_generation_run(system, qa_test2(), "st").pk)
         assert (run.status, run.done, run.failed) == ("failed", 11, 1)
-        assert "1 questions failed with API errors" in run.message and "400" in run.message
+        assert "1 question failed with API errors" in run.message and "400" in run.message
         assert resume_generation_run(run).changed
         run.refresh_from_db()
         assert (run.status, run.done, run.failed) == ("done", 12, 0), run.message

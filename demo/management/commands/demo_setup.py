@@ -29,6 +29,8 @@ class Command(BaseCommand):
         except ImportFailure as failure:
             raise CommandError(str(failure)) from None
         self.stdout.write(setup.summary.as_text())
+        for note in setup.notes:
+            self.stdout.write(note)
         self.stdout.write(f"Demo admin: {setup.username} / {setup.password}")
         if setup.study is not None:
             self.stdout.write(f"Crowd study participant link: {setup.participant_path()}")

@@ -2,6 +2,7 @@
 
 import os
 import sys
+import textwrap
 import urllib.request
 
 from django.conf import settings
@@ -20,6 +21,12 @@ def _answers(url: str) -> bool:
         return True
     except OSError:
         return False
+
+
+def wrap_notes(notes: list[str], width: int = 64) -> list[str]:
+    """The set-up's notes as lines under the banner's "Data:" line."""
+    wrap = textwrap.TextWrapper(width, break_long_words=False, break_on_hyphens=False)
+    return [line for note in notes for line in wrap.wrap(note)]
 
 
 class Command(BaseCommand):
@@ -67,10 +74,20 @@ class Command(BaseCommand):
 
     def banner(self, setup, base: str, broker: str) -> str:
         embedded = " (embedded, files under var/)" if broker.startswith("filesystem") else ""
+        whose = (
+            "the synthetic meeting's evaluators, every score invented"
+            if setup.synthetic
+            else "the paper's evaluators"
+        )
+        report_note = [
+            f"               (agreement of {whose}; add &format=json, csv,",
+            "               csv-wide or latex to export; sign in as the admin first)",
+        ]
         lines = [
             "",
             "Concord demo is running.",
             f"  Data:        {setup.data_origin}",
+            *(f"               {line}" for line in wrap_notes(setup.notes)),
             f"  Console:     {base}/console/  (studies, runs, workers, documents, reports)",
             f"  Admin:       {base}/admin/",
             f"  Login:       user {setup.username}, password {setup.password}",
@@ -82,8 +99,7 @@ class Command(BaseCommand):
             "               PROLIFIC_PID to arrive as another participant)",
             f"  Gold raters: {base}/gold/",
             f"  Report:      {base}{setup.report_path}",
-            "               (agreement of the paper's evaluators; add &format=json, csv,",
-            "               csv-wide or latex to export; sign in as the admin first)",
+            *report_note,
             f"  Celery:      worker on queues {WORKER_QUEUES} via "
             f"{broker.split('://')[0]}{embedded}",
             "Press Ctrl-C to stop both.",
