@@ -10,9 +10,9 @@ from django.urls import reverse
 from analysis.selection import Selection
 
 REPORT_FORMATS = [
-    ("html", "Open the report"),
+    ("html", "HTML"),
     ("json", "JSON"),
-    ("csv", "CSV"),
+    ("csv", "CSV (long)"),
     ("csv-wide", "CSV (wide)"),
     ("latex", "LaTeX"),
 ]

@@ -111,7 +111,11 @@ def test_page_and_api_permissions(two_meetings, client, researcher, gold_annotat
     assert page.status_code == 200 and b"Mean score per system and evaluator" in page.content
     latex = client.get("/analysis/report/", {"format": "latex"})
     today = timezone.localdate().isoformat()
-    assert latex["Content-Disposition"] == f'attachment; filename="concord-report-all-{today}.tex"'
+    # no selection: the default one, named after its setting
+    assert (
+        latex["Content-Disposition"]
+        == f'attachment; filename="concord-report-elitr-bench-qa-test2-st-{today}.tex"'
+    )
     assert client.get("/analysis/report/", {"mode": "xx"}).status_code == 400
     api = APIClient()
     assert api.get("/api/reports/agreement/").status_code == 401
