@@ -51,7 +51,7 @@ STUDY_FIELDS = [
 class StudyForm(forms.ModelForm):
     """Checks everything annotator.services.save_study would refuse, before saving:
     settings, meetings of another dataset, a selection without responses, a
-    gold evaluator with no scores on it, changes of what is rated after ratings."""
+    gold evaluator with no scores on it, changes of what is rated after arrivals."""
 
     class Meta:
         model = Study

@@ -117,6 +117,19 @@ def has_ratings(study: Study) -> bool:
     return Rating.objects.filter(item__study=study).exists()
 
 
+def why_items_are_frozen(study: Study) -> str:
+    """Why what the study rates can no longer change ("" while it may): someone
+    rated, or someone arrived (an assignment holds its task and its own order of
+    the items, so a rebuild would pull the work from under them; the database's
+    PROTECT refuses too)."""
+    if has_ratings(study):
+        return "already has ratings"
+    arrived = Assignment.objects.filter(task__study=study).count()
+    if arrived:
+        return f"has {arrived} participant{'s' if arrived != 1 else ''} with a task"
+    return ""
+
+
 # --- Study settings ---------------------------------------------------------------------------
 
 
@@ -216,14 +229,14 @@ def check_study_change(
         if key not in ("systems", "documents"):
             setattr(candidate, key, value)
     check_settings(candidate)
-    rated = stored is not None and stored.pk is not None and has_ratings(stored)
+    reason = why_items_are_frozen(stored) if stored is not None and stored.pk is not None else ""
     frozen = frozen_changes(candidate, changed)
-    if rated and frozen:
+    if reason and frozen:
         raise StudyConflict(
-            f"This study already has ratings, so what it rates and how cannot change "
+            f"This study {reason}, so what it rates and how cannot change "
             f"({', '.join(frozen)}). Create a new study instead."
         )
-    if not rated and (stored is None or stored.pk is None or frozen):
+    if not reason and (stored is None or stored.pk is None or frozen):
         selection(candidate, systems, documents)
     elif "gold_evaluator" in changed:
         check_gold_covers(candidate, set(stored.items.values_list("response_id", flat=True)))
@@ -241,11 +254,12 @@ def save_study(study: Study, changed: list[str], *, actor=None, after_save=None)
     check_settings(study)
     creating = study.pk is None
     if not creating:
-        rated = has_ratings(lock_study(study.pk))  # by pk: `study` holds the unsaved changes
+        # by pk: `study` holds the unsaved changes
+        reason = why_items_are_frozen(lock_study(study.pk))
         frozen = frozen_changes(study, changed)
-        if rated and frozen:
+        if reason and frozen:
             raise StudyConflict(
-                f"Study '{study.name}' already has ratings, so what it rates and how "
+                f"Study '{study.name}' {reason}, so what it rates and how "
                 f"cannot change ({', '.join(frozen)}). Create a new study instead."
             )
     study.save()
@@ -259,7 +273,7 @@ def save_study(study: Study, changed: list[str], *, actor=None, after_save=None)
         )
     if study.evaluator_id is not None and "name" in changed:
         _relabel_evaluator(study)
-    if creating or (frozen_changes(study, changed) and not has_ratings(study)):
+    if creating or frozen_changes(study, changed):
         build_items(study, actor=actor)
     elif "gold_evaluator" in changed:
         check_gold_covers(
@@ -395,12 +409,13 @@ def check_gold_covers(study: Study, response_ids: set[int]) -> None:
 def build_items(study: Study, actor=None) -> dict[str, int]:
     """(Re)build the study's tasks and items from its selection. Takes the study lock.
 
-    Refused once anyone has rated: changing what was rated would make the
-    collected ratings meaningless."""
+    Refused (StudyConflict, the API's 409) once anyone has arrived or rated:
+    changing what was rated would make the collected ratings meaningless, and
+    a participant's task holds their own order of its items."""
     study = lock_study(study)
-    if has_ratings(study):
+    if reason := why_items_are_frozen(study):
         raise StudyConflict(
-            f"Study '{study.name}' already has ratings, so its items cannot change. "
+            f"Study '{study.name}' {reason}, so its items cannot change. "
             "Create a new study for a different selection."
         )
     check_settings(study)

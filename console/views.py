@@ -353,7 +353,7 @@ def study_new(request: HttpRequest) -> HttpResponse:
             "title": "New study",
             "submit": "Create the study",
             "intro": "Texts (guidelines, rubric), scale labels and the qualification round "
-            "keep the paper's defaults; change them in the admin before the first rating.",
+            "keep the paper's defaults; change them in the admin before the first arrival.",
             "nav": "home",
         },
     )

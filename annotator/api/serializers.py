@@ -32,7 +32,7 @@ class StudyProgressSerializer(serializers.Serializer):
 class StudySerializer(KnownFieldsMixin, serializers.ModelSerializer):
     """A study's settings; saving goes through annotator.services.save_study (the
     view calls it), which refuses invalid settings, empty selections and changes
-    of what is rated once there are ratings."""
+    of what is rated once anyone arrived or rated."""
 
     systems = NameRelatedField(slug_field="name", many=True, queryset=System.objects.all())
     documents = NameRelatedField(

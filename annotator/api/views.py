@@ -53,7 +53,7 @@ def status_action(description: str):
 )
 class StudyViewSet(viewsets.ModelViewSet):
     """Human rating studies: create, change (what is rated and how is frozen at the
-    first rating: 409), open / pause / close, refill the quota, participants,
+    first arrival: 409), open / pause / close, refill the quota, participants,
     quality control, comments and flags, exports."""
 
     serializer_class = StudySerializer
@@ -103,7 +103,10 @@ class StudyViewSet(viewsets.ModelViewSet):
     @extend_schema(
         request=None,
         responses={200: BuildResultSerializer, 400: REFUSED, 409: CONFLICT},
-        description="(Re)build the tasks and items from the selection; refused once rated.",
+        description=(
+            "(Re)build the tasks and items from the selection; refused (409, with the "
+            "reason) once anyone has arrived or rated."
+        ),
     )
     @action(detail=True, methods=["post"])
     def build(self, request, pk=None):
