@@ -16,6 +16,7 @@ from annotator.prolific import (
     prolific_client_or_none,
 )
 from annotator.quality import participant_quality
+from config.spreadsheet import csv_text
 from corpus.models import Dataset
 
 STUDY_FIELDS = [
@@ -455,7 +456,7 @@ class StudyAdmin(admin.ModelAdmin):
     @admin.action(description="Export ratings (CSV, one row per rating)")
     def export_tidy(self, request, queryset):
         rows = [row for study in queryset for row in exports.tidy_rows(study)]
-        return csv_response(exports.to_csv(exports.TIDY_COLUMNS, rows), "ratings.csv")
+        return csv_response(csv_text(exports.TIDY_COLUMNS, rows), "ratings.csv")
 
     @admin.action(description="Export ratings (CSV, one column per rater)")
     def export_wide(self, request, queryset):
@@ -463,7 +464,7 @@ class StudyAdmin(admin.ModelAdmin):
             messages.error(request, "Choose one study for the wide export.")
             return None
         columns, rows = exports.wide_rows(queryset.get())
-        return csv_response(exports.to_csv(columns, rows), "ratings-wide.csv")
+        return csv_response(csv_text(columns, rows), "ratings-wide.csv")
 
     @admin.action(description="Update the study's scores for the analysis")
     def sync_judgments_action(self, request, queryset):

@@ -27,6 +27,7 @@ from annotator.models import Participant, Study
 from annotator.prolific import prolific_client_or_none
 from annotator.quality import participant_quality
 from config.api import ErrorSerializer, ValidationErrorSerializer
+from config.spreadsheet import csv_text
 
 REFUSED = OpenApiResponse(ErrorSerializer, "The study cannot do this now; `detail` says why.")
 CONFLICT = OpenApiResponse(ErrorSerializer, "Refused: it would change what was rated.")
@@ -182,7 +183,7 @@ class StudyViewSet(viewsets.ModelViewSet):
             columns, rows = exports.wide_rows(study)
         else:
             columns, rows = exports.TIDY_COLUMNS, exports.tidy_rows(study)
-        answer = HttpResponse(exports.to_csv(columns, rows), content_type="text/csv")
+        answer = HttpResponse(csv_text(columns, rows), content_type="text/csv")
         answer["Content-Disposition"] = f'attachment; filename="study-{study.pk}-{layout}.csv"'
         return answer
 
