@@ -155,7 +155,7 @@ REST_FRAMEWORK = {
         "rest_framework.parsers.MultiPartParser",
     ],
     "DEFAULT_FILTER_BACKENDS": [
-        "django_filters.rest_framework.DjangoFilterBackend",
+        "config.filters.FilterBackend",  # django-filter, refusing bad booleans too
         "rest_framework.filters.SearchFilter",
         "rest_framework.filters.OrderingFilter",
     ],
