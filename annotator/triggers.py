@@ -17,7 +17,8 @@ POSTGRESQL_FUNCTION = f"""
 CREATE OR REPLACE FUNCTION {FUNCTION}() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
-    RAISE EXCEPTION 'Concord keeps human data: rows of % cannot be deleted (docs/human-studies.md).',
+    RAISE EXCEPTION
+        'Concord keeps human data: rows of % cannot be deleted (docs/human-studies.md).',
         TG_TABLE_NAME USING ERRCODE = 'restrict_violation';
 END
 $$
