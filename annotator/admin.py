@@ -575,6 +575,7 @@ class ParticipantAdmin(admin.ModelAdmin):
     actions = [
         "exclude_action",
         "reinstate_action",
+        "allow_other_device_action",
         "prolific_approve_action",
         "prolific_reject_action",
     ]
@@ -647,6 +648,22 @@ class ParticipantAdmin(admin.ModelAdmin):
             for p in queryset
         )
         messages.info(request, f"Reinstated {changed} participant(s).")
+
+    @admin.action(
+        description=f"Allow another device (once, within {services.OTHER_DEVICE_HOURS} hours)"
+    )
+    def allow_other_device_action(self, request, queryset):
+        for participant in queryset:
+            try:
+                services.allow_other_device(participant, request.user, "allowed from the admin")
+            except services.StudyError as error:
+                messages.error(request, str(error))
+            else:
+                messages.info(
+                    request,
+                    f"{participant} may now continue once from another browser (within "
+                    f"{services.OTHER_DEVICE_HOURS} hours).",
+                )
 
     @admin.action(description="Prolific: approve submissions")
     def prolific_approve_action(self, request, queryset):

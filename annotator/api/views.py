@@ -203,7 +203,7 @@ def participant_change(description: str):
 
 class ParticipantViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     """Participants (read only; filter with ?study=ID); exclude and reinstate
-    with a reason (audited). Participants are never deleted."""
+    with a reason, allow another device (audited). Participants are never deleted."""
 
     serializer_class = ParticipantSerializer
     filterset_fields = ["study", "status", "flagged"]
@@ -226,3 +226,22 @@ class ParticipantViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, views
     @action(detail=True, methods=["post"], filter_backends=[])
     def reinstate(self, request, pk=None):
         return self._change(request, services.reinstate_participant)
+
+    @extend_schema(
+        request=ReasonSerializer,
+        responses={
+            200: ParticipantChangeSerializer,
+            400: OpenApiResponse(
+                ErrorSerializer,
+                "Not a crowd participant with a task, or excluded (`detail` says which).",
+            ),
+        },
+        description=(
+            "Let a crowd participant take up their work once from another browser, with any "
+            f"SESSION_ID, within {services.OTHER_DEVICE_HOURS} hours (one who switched device "
+            "and whose Prolific session changed). The reason is optional; audited."
+        ),
+    )
+    @action(detail=True, methods=["post"], url_path="allow-other-device", filter_backends=[])
+    def allow_other_device(self, request, pk=None):
+        return self._change(request, services.allow_other_device)

@@ -94,7 +94,8 @@ def test_flushing_the_whole_database_still_works_and_keeps_the_guard(tmp_path):
 @pytest.mark.django_db
 def test_every_guarded_table_has_its_trigger():
     """A migration that rebuilds one of these tables on SQLite drops its trigger
-    with the old table; this says which one is missing."""
+    with the old table (0005 adds columns to annotator_assignment, and creates
+    its trigger again: annotator/triggers.py); this says which one is missing."""
     if connection.vendor == "sqlite":
         sql = "SELECT tbl_name FROM sqlite_master WHERE type = 'trigger'"
     else:
