@@ -94,8 +94,8 @@ class SessionRefused(StudyError):
     code = "session_refused"
     http_status = 403
 
-    def __init__(self, assignment_id: int | None = None):
-        super().__init__(SESSION_REFUSED_TEXT)
+    def __init__(self, message: str = "", assignment_id: int | None = None):
+        super().__init__(message or SESSION_REFUSED_TEXT)
         self.assignment_id = assignment_id
 
 
@@ -802,7 +802,7 @@ def start_assignment(
         and arrival.assignment is not None
         and not admissible(_lock_assignment(arrival.assignment.pk), session_id, browser)
     ):
-        raise SessionRefused(arrival.assignment.pk)
+        raise SessionRefused(assignment_id=arrival.assignment.pk)
     if arrival.state in ("resume", "completed", "unqualified"):
         if arrival.state == "resume" and not may_continue(study):
             check_can_arrive(study)
