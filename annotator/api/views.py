@@ -232,8 +232,9 @@ class ParticipantViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, views
         responses={
             200: ParticipantChangeSerializer,
             400: OpenApiResponse(
-                ErrorSerializer,
-                "Not a crowd participant with a task, or excluded (`detail` says which).",
+                ValidationErrorSerializer,
+                "Not a crowd participant with a task, or excluded (`detail` says which); "
+                "or a reason too long.",
             ),
         },
         description=(
