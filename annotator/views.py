@@ -94,9 +94,9 @@ def browser_key(request: HttpRequest) -> str:
     if not session.get(BROWSER_MARK):
         session[BROWSER_MARK] = True
     if session.session_key is None:
-        session.save()
-    assert session.session_key is not None  # save() created it
-    return hashlib.sha256(session.session_key.encode()).hexdigest()
+        session.save()  # creates the key (and the cookie, with the response)
+    key = session.session_key or ""
+    return hashlib.sha256(key.encode()).hexdigest() if key else ""
 
 
 def refused_page(request: HttpRequest) -> HttpResponse:
