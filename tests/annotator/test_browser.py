@@ -198,6 +198,7 @@ def test_another_browser_waits_for_the_researcher_to_allow_it(
         "tr[data-participant='SWITCHER'] [data-allowed-until]", state="attached"
     )
     assert "may now continue once from another browser" in console.content()
+    snapshot(console, "console-other-device-allowed")
 
     second.goto(link)
     second.wait_for_url(re.compile(r"/item/2/$"))
