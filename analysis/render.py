@@ -1,6 +1,7 @@
 """A report in each export format: JSON, CSV (tidy or wide), LaTeX, and a
 self-contained HTML page with its plots embedded. The report formats read an
-AgreementReport's attributes; the CSVs read the score table."""
+AgreementReport's attributes; the CSVs read the score table, with the text
+cells a spreadsheet would run as formulas neutralised (config/spreadsheet.py)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pandas as pd
 from django.template.loader import render_to_string
 
 from analysis.report_types import AgreementReport, is_computed
+from config.spreadsheet import frame_csv
 
 FORMATS = ("json", "csv", "csv-wide", "latex", "html")
 
@@ -34,7 +36,8 @@ def tidy_csv(table: pd.DataFrame) -> str:
         "question_type",
         "answer_position",
     ]
-    return table[columns].sort_values(["response_id", "evaluator", "rater"]).to_csv(index=False)
+    ordered = table[columns].sort_values(["response_id", "evaluator", "rater"])
+    return frame_csv(ordered)
 
 
 def wide_csv(table: pd.DataFrame) -> str:
@@ -59,7 +62,7 @@ def wide_csv(table: pd.DataFrame) -> str:
             "answer_position",
         ]
     ].first()
-    return meta.join(wide).reset_index().to_csv(index=False)
+    return frame_csv(meta.join(wide).reset_index())
 
 
 def _fmt(value) -> str:

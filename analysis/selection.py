@@ -21,6 +21,7 @@ from corpus.choices import DatasetVersion, Language, Mode
 
 VERSIONS = tuple(DatasetVersion.values)
 MODES = tuple(Mode.values)
+LANGUAGES = tuple(Language.values)
 # analysis.alt_test.ALIGNMENTS, written here so that parsing a selection loads no numpy
 ALIGNMENTS = ("neg_rmse", "neg_mae", "accuracy", "rank")
 EPSILON_HINT = (
@@ -132,7 +133,10 @@ class Selection:
 
         version, mode = text("dataset_version"), text("mode")
         if version is not None and version not in VERSIONS:
-            raise SelectionError(f"dataset version {version!r}: choose from {', '.join(VERSIONS)}.")
+            raise SelectionError(f"dataset_version {version!r}: choose from {', '.join(VERSIONS)}.")
+        language = text("language") or Language.ENGLISH
+        if language not in LANGUAGES:
+            raise SelectionError(f"language {language!r}: choose from {', '.join(LANGUAGES)}.")
         if mode is not None and mode not in MODES:
             raise SelectionError(f"mode {mode!r}: choose from {', '.join(MODES)}.")
         study = text("study")
@@ -191,7 +195,7 @@ class Selection:
             dataset_version=version,
             split=text("split"),
             mode=mode,
-            language=text("language") or Language.ENGLISH,
+            language=language,
             benchmark=text("benchmark"),
             systems=names("systems"),
             evaluators=names("evaluators"),

@@ -19,6 +19,7 @@ from analysis.exports import CONTENT_TYPES, export, report_filename
 from analysis.selection import (
     ALIGNMENTS,
     ITEM_METHODS,
+    LANGUAGES,
     MAX_ITEMS,
     MAX_LABELLED,
     MAX_WIDTH,
@@ -124,7 +125,9 @@ REPORT_PARAMETERS = [
     OpenApiParameter("dataset_version", str, enum=list(VERSIONS), description="Question version."),
     OpenApiParameter("split", str, description="Benchmark split, e.g. test2."),
     OpenApiParameter("mode", str, enum=list(MODES), description="Single- or multi-turn."),
-    OpenApiParameter("language", str, description="Dataset language (default en)."),
+    OpenApiParameter(
+        "language", str, enum=list(LANGUAGES), description="Dataset language (default en)."
+    ),
     OpenApiParameter("benchmark", str, description="Benchmark slug."),
     OpenApiParameter("systems", str, description="System names, comma-separated."),
     OpenApiParameter("evaluators", str, description="Evaluator names, comma-separated."),
@@ -268,7 +271,7 @@ class SelectItemsSerializer(KnownFieldsMixin, serializers.Serializer):
     dataset_version = serializers.ChoiceField(choices=list(VERSIONS), required=False)
     split = serializers.CharField(max_length=200, required=False)
     mode = serializers.ChoiceField(choices=list(MODES), required=False)
-    language = serializers.CharField(max_length=20, required=False)
+    language = serializers.ChoiceField(choices=list(LANGUAGES), required=False)
     benchmark = serializers.CharField(max_length=200, required=False)
     systems = serializers.CharField(required=False, help_text="System names, comma-separated.")
     evaluators = serializers.CharField(

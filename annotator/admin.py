@@ -20,6 +20,7 @@ from annotator.quality import participant_quality
 from annotator.wording import refill_result_summary
 from config.downloads import as_attachment, export_filename
 from config.words import count
+from config.spreadsheet import csv_text
 from corpus.models import Dataset
 
 STUDY_FIELDS = [
@@ -55,7 +56,7 @@ STUDY_FIELDS = [
 class StudyForm(forms.ModelForm):
     """Checks everything annotator.services.save_study would refuse, before saving:
     settings, meetings of another dataset, a selection without responses, a
-    gold evaluator with no scores on it, changes of what is rated after ratings."""
+    gold evaluator with no scores on it, changes of what is rated after arrivals."""
 
     class Meta:
         model = Study
@@ -457,7 +458,7 @@ class StudyAdmin(admin.ModelAdmin):
     def export_tidy(self, request, queryset):
         rows = [row for study in queryset for row in exports.tidy_rows(study)]
         name = export_filename(exports.ratings_subject(queryset), "csv", localdate())
-        return csv_response(exports.to_csv(exports.TIDY_COLUMNS, rows), name)
+        return csv_response(csv_text(exports.TIDY_COLUMNS, rows), name)
 
     @admin.action(description="Export ratings (CSV, one column per rater)")
     def export_wide(self, request, queryset):
@@ -467,7 +468,7 @@ class StudyAdmin(admin.ModelAdmin):
         study = queryset.get()
         columns, rows = exports.wide_rows(study)
         name = export_filename(exports.ratings_subject([study]), "csv-wide", localdate())
-        return csv_response(exports.to_csv(columns, rows), name)
+        return csv_response(csv_text(columns, rows), name)
 
     @admin.action(description="Update the study's scores for the analysis")
     def sync_judgments_action(self, request, queryset):
@@ -576,6 +577,7 @@ class ParticipantAdmin(admin.ModelAdmin):
     actions = [
         "exclude_action",
         "reinstate_action",
+        "allow_other_device_action",
         "prolific_approve_action",
         "prolific_reject_action",
     ]
@@ -648,6 +650,22 @@ class ParticipantAdmin(admin.ModelAdmin):
             for p in queryset
         )
         messages.info(request, f"Reinstated {changed} participant(s).")
+
+    @admin.action(
+        description=f"Allow another device (once, within {services.OTHER_DEVICE_HOURS} hours)"
+    )
+    def allow_other_device_action(self, request, queryset):
+        for participant in queryset:
+            try:
+                services.allow_other_device(participant, request.user, "allowed from the admin")
+            except services.StudyError as error:
+                messages.error(request, str(error))
+            else:
+                messages.info(
+                    request,
+                    f"{participant} may now continue once from another browser (within "
+                    f"{services.OTHER_DEVICE_HOURS} hours).",
+                )
 
     @admin.action(description="Prolific: approve submissions")
     def prolific_approve_action(self, request, queryset):

@@ -1,10 +1,8 @@
 """CSV exports of a study's ratings: tidy (one row per rating) and wide (one
-column per rater)."""
+column per rater). The rows hold the values; `csv_text` writes them with every
+cell that a spreadsheet would run as a formula neutralised (config/spreadsheet.py)."""
 
 from __future__ import annotations
-
-import csv
-import io
 
 from annotator.models import Participant, Rating, Study
 from config.downloads import safe_part
@@ -87,14 +85,6 @@ def wide_rows(study: Study) -> tuple[list[str], list[dict]]:
         entry = by_response.setdefault(row["response_id"], {k: row[k] for k in keys})
         entry[row["participant"]] = row["score"] if row["score"] is not None else row["choice"]
     return keys + raters, list(by_response.values())
-
-
-def to_csv(columns: list[str], rows: list[dict]) -> str:
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=columns, extrasaction="ignore")
-    writer.writeheader()
-    writer.writerows(rows)
-    return out.getvalue()
 
 
 def feedback_rows(study: Study) -> list[dict]:

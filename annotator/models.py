@@ -408,6 +408,21 @@ class Assignment(models.Model):
         blank=True,
         help_text="SESSION_IDs this participant came back with that differ from the first.",
     )
+    # Who may take this work up again by the study link (PROLIFIC_PID alone is
+    # no secret): the browser that consented and those admitted since, as
+    # hashes of their session keys; or the first arrival's SESSION_ID; or,
+    # once, another device a researcher allowed (annotator.services.admit_return).
+    browsers = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Browsers (SHA-256 of their session key) that may continue this work.",
+    )
+    other_device_allowed_until = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="A researcher let this participant continue once from another browser, "
+        "until then.",
+    )
     swapped_item_ids = models.JSONField(
         default=list,
         blank=True,
@@ -499,6 +514,9 @@ class AuditEvent(models.Model):
         ASSIGNED = "assigned", "Assigned a task"
         REOPENED = "reopened", "Came back and continued"
         SESSION_CHANGED = "session_changed", "Came back with another SESSION_ID"
+        SESSION_REFUSED = "session_refused", "Refused: another browser and another SESSION_ID"
+        OTHER_DEVICE_ALLOWED = "other_device_allowed", "Allowed to continue on another device"
+        OTHER_DEVICE_USED = "other_device_used", "Continued on another device (allowed)"
         TIMED_OUT = "timed_out", "Timed out (released)"
         RELEASED = "released", "Released (Prolific)"
         NOT_QUALIFIED = "not_qualified", "Failed the qualification round"

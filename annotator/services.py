@@ -26,7 +26,7 @@ import random
 import re
 import secrets
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.db import transaction
 from django.db.models import Count, Q
@@ -42,6 +42,8 @@ from generation.models import GenerationRun, Response
 from judging.models import Evaluator, Judgment, PairwiseVerdict
 
 PROLIFIC_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+OTHER_DEVICE_HOURS = 24  # how long a researcher's "allow another device" waits to be used
+MAX_BROWSERS = 10  # browsers remembered per assignment (a participant has one or two)
 MAX_SECONDS_PER_VISIT = 3600.0
 MAX_COMMENT = 2000
 HUMAN_VERDICT_SEED = 0  # PairwiseVerdict.seed of human raters (LLM judges use their seed)
@@ -87,6 +89,26 @@ class QuotaFull(StudyError, Conflict):
     http_status = 409
 
 
+class SessionRefused(StudyError):
+    """A PROLIFIC_PID that has work here, from a browser that did not consent and
+    with another (or no) SESSION_ID: the work stays its owner's."""
+
+    code = "session_refused"
+    http_status = 403
+
+    def __init__(self, message: str = "", assignment_id: int | None = None):
+        super().__init__(message or SESSION_REFUSED_TEXT)
+        self.assignment_id = assignment_id
+
+
+SESSION_REFUSED_TEXT = (
+    "This Prolific ID already has work in this study, started in another browser and "
+    "another Prolific session, so it cannot be opened here. Please continue in the browser "
+    "you started in. If you switched device, message the researchers on Prolific: they can "
+    "let you continue here."
+)
+
+
 def audit(study: Study, action: str, *, participant=None, actor=None, detail: str = "") -> None:
     AuditEvent.objects.create(
         study=study, participant=participant, actor=actor, action=action, detail=detail
@@ -117,6 +139,19 @@ def _lock_assignment(pk: int) -> Assignment:
 
 def has_ratings(study: Study) -> bool:
     return Rating.objects.filter(item__study=study).exists()
+
+
+def why_items_are_frozen(study: Study) -> str:
+    """Why what the study rates can no longer change ("" while it may): someone
+    rated, or someone arrived (an assignment holds its task and its own order of
+    the items, so a rebuild would pull the work from under them; the database's
+    PROTECT refuses too)."""
+    if has_ratings(study):
+        return "already has ratings"
+    arrived = Assignment.objects.filter(task__study=study).count()
+    if arrived:
+        return f"has {arrived} participant{'s' if arrived != 1 else ''} with a task"
+    return ""
 
 
 # --- Study settings ---------------------------------------------------------------------------
@@ -218,14 +253,14 @@ def check_study_change(
         if key not in ("systems", "documents"):
             setattr(candidate, key, value)
     check_settings(candidate)
-    rated = stored is not None and stored.pk is not None and has_ratings(stored)
+    reason = why_items_are_frozen(stored) if stored is not None and stored.pk is not None else ""
     frozen = frozen_changes(candidate, changed)
-    if rated and frozen:
+    if reason and frozen:
         raise StudyConflict(
-            f"This study already has ratings, so what it rates and how cannot change "
+            f"This study {reason}, so what it rates and how cannot change "
             f"({', '.join(frozen)}). Create a new study instead."
         )
-    if not rated and (stored is None or stored.pk is None or frozen):
+    if not reason and (stored is None or stored.pk is None or frozen):
         selection(candidate, systems, documents)
     elif "gold_evaluator" in changed:
         check_gold_covers(candidate, set(stored.items.values_list("response_id", flat=True)))
@@ -243,11 +278,12 @@ def save_study(study: Study, changed: list[str], *, actor=None, after_save=None)
     check_settings(study)
     creating = study.pk is None
     if not creating:
-        rated = has_ratings(lock_study(study.pk))  # by pk: `study` holds the unsaved changes
+        # by pk: `study` holds the unsaved changes
+        reason = why_items_are_frozen(lock_study(study.pk))
         frozen = frozen_changes(study, changed)
-        if rated and frozen:
+        if reason and frozen:
             raise StudyConflict(
-                f"Study '{study.name}' already has ratings, so what it rates and how "
+                f"Study '{study.name}' {reason}, so what it rates and how "
                 f"cannot change ({', '.join(frozen)}). Create a new study instead."
             )
     study.save()
@@ -261,7 +297,7 @@ def save_study(study: Study, changed: list[str], *, actor=None, after_save=None)
         )
     if study.evaluator_id is not None and "name" in changed:
         _relabel_evaluator(study)
-    if creating or (frozen_changes(study, changed) and not has_ratings(study)):
+    if creating or frozen_changes(study, changed):
         build_items(study, actor=actor)
     elif "gold_evaluator" in changed:
         check_gold_covers(
@@ -397,12 +433,13 @@ def check_gold_covers(study: Study, response_ids: set[int]) -> None:
 def build_items(study: Study, actor=None) -> dict[str, int]:
     """(Re)build the study's tasks and items from its selection. Takes the study lock.
 
-    Refused once anyone has rated: changing what was rated would make the
-    collected ratings meaningless."""
+    Refused (StudyConflict, the API's 409) once anyone has arrived or rated:
+    changing what was rated would make the collected ratings meaningless, and
+    a participant's task holds their own order of its items."""
     study = lock_study(study)
-    if has_ratings(study):
+    if reason := why_items_are_frozen(study):
         raise StudyConflict(
-            f"Study '{study.name}' already has ratings, so its items cannot change. "
+            f"Study '{study.name}' {reason}, so its items cannot change. "
             "Create a new study for a different selection."
         )
     check_settings(study)
@@ -753,14 +790,33 @@ def _swapped_items(task: Task, item_order: list[int]) -> list[int]:
 
 @transaction.atomic
 def start_assignment(
-    study: Study, *, pid: str = "", user=None, prolific_study_id: str = "", session_id: str = ""
+    study: Study,
+    *,
+    pid: str = "",
+    user=None,
+    prolific_study_id: str = "",
+    session_id: str = "",
+    browser: str | None = None,
 ) -> Assignment:
     """Give an arriving participant a task, or their own one back. Takes the study lock,
-    so that two arrivals at once cannot both take the last place of a task."""
+    so that two arrivals at once cannot both take the last place of a task.
+
+    `browser` (the participant pages pass it: `browser_key` of the session) is
+    remembered on new work; a returning PROLIFIC_PID is then given its work only
+    if `admissible` (SessionRefused otherwise, with nothing changed: the page
+    calls `admit_return` first, which audits a refusal; this check covers two
+    arrivals with one PID at once). Without it (gold annotators, signed in;
+    services and tests) the caller vouches for the arrival."""
     study = lock_study(study)
     arrival = find_arrival(study, pid=pid, user=user)
     if arrival.state == "excluded":
         raise StudyError("You can no longer take part in this study. Thank you for your time.")
+    if (
+        browser is not None
+        and arrival.assignment is not None
+        and not admissible(_lock_assignment(arrival.assignment.pk), session_id, browser)
+    ):
+        raise SessionRefused(assignment_id=arrival.assignment.pk)
     if arrival.state in ("resume", "completed", "unqualified"):
         if arrival.state == "resume" and not may_continue(study):
             check_can_arrive(study)
@@ -787,9 +843,141 @@ def start_assignment(
         swapped_item_ids=_swapped_items(task, item_order) if study.is_pairwise else [],
         prolific_study_id=prolific_study_id[:64],
         prolific_session_id=session_id[:64],
+        browsers=[browser] if browser else [],
     )
     audit(study, Action.ASSIGNED, participant=participant, detail=f"task {task.label}")
     return assignment
+
+
+# --- Who may take up work again ----------------------------------------------------------------
+#
+# A crowd worker arrives by the study link with their PROLIFIC_PID, which is no
+# secret (it shows in URLs, screenshots, support messages). The work itself sits
+# behind its token (192 random bits), and the study link leads a returning PID
+# to that token only for:
+#   1. a browser that holds the work (the one that consented, or one admitted
+#      since): its session key's hash is in `Assignment.browsers`;
+#   2. the SESSION_ID of the first arrival (Prolific's id of the submission: the
+#      same person on another device brings it again); an empty SESSION_ID
+#      matches nothing;
+#   3. once, within OTHER_DEVICE_HOURS, any browser after a researcher's
+#      `allow_other_device` (a participant who switched device and whose
+#      Prolific session changed).
+# Anything else is refused with a clear page, changes nothing and is audited.
+
+
+def admissible(assignment: Assignment, session_id: str, browser: str) -> str:
+    """How a returning arrival may take up `assignment` ("browser", "session_id",
+    "other_device"), or "" when it may not. Reads only."""
+    session_id = (session_id or "").strip()[:64]
+    if browser and browser in assignment.browsers:
+        return "browser"
+    if session_id and session_id == assignment.prolific_session_id:
+        return "session_id"
+    allowed = assignment.other_device_allowed_until
+    if allowed is not None and timezone.now() < allowed:
+        return "other_device"
+    return ""
+
+
+@transaction.atomic
+def admit_return(assignment: Assignment, session_id: str, browser: str) -> bool:
+    """May a returning PROLIFIC_PID take up its work in this browser? Takes the
+    study lock, then the assignment's. Admitted: the browser is remembered, a
+    new SESSION_ID recorded (note_return), a researcher's allowance used up.
+    Refused: nothing changes but an audit event (committed: a refusal is an
+    answer, not an error)."""
+    study = lock_study(assignment.task.study_id)
+    assignment = _lock_assignment(assignment.pk)
+    how = admissible(assignment, session_id, browser)
+    shown = (session_id or "").strip()[:64] or "(none)"
+    if not how:
+        audit(
+            study,
+            Action.SESSION_REFUSED,
+            participant=assignment.participant,
+            detail=f"SESSION_ID {shown} from a browser that did not consent "
+            f"(first SESSION_ID: {assignment.prolific_session_id or '(none)'})",
+        )
+        return False
+    changed = []
+    if how == "other_device":
+        assignment.other_device_allowed_until = None
+        changed.append("other_device_allowed_until")
+        audit(
+            study,
+            Action.OTHER_DEVICE_USED,
+            participant=assignment.participant,
+            detail=f"SESSION_ID {shown}",
+        )
+    if browser and browser not in assignment.browsers:
+        assignment.browsers = [*assignment.browsers, browser][-MAX_BROWSERS:]
+        changed.append("browsers")
+    if changed:
+        assignment.save(update_fields=changed)
+    note_return(study, assignment, session_id)
+    return True
+
+
+@dataclass
+class DeviceAccess:
+    """What the study monitor shows of a crowd worker's arrivals from elsewhere."""
+
+    refused: int  # arrivals refused (another browser and another SESSION_ID)
+    allowed_until: datetime | None  # while a researcher's allowance waits
+
+
+def device_access(study: Study, now=None) -> dict[int, DeviceAccess]:
+    """Per participant id (crowd workers with a task only): refused arrivals and a
+    waiting allowance. Two queries."""
+    now = now or timezone.now()
+    refused = dict(
+        AuditEvent.objects.filter(study=study, action=Action.SESSION_REFUSED)
+        .values_list("participant_id")
+        .annotate(n=Count("id"))
+    )
+    allowed = dict(
+        Assignment.objects.filter(
+            task__study=study, other_device_allowed_until__gt=now
+        ).values_list("participant_id", "other_device_allowed_until")
+    )
+    crowd = Participant.objects.filter(study=study, user__isnull=True, assignment__isnull=False)
+    return {
+        pk: DeviceAccess(refused.get(pk, 0), allowed.get(pk))
+        for pk in crowd.values_list("pk", flat=True)
+    }
+
+
+@transaction.atomic
+def allow_other_device(participant: Participant, actor, reason: str = "") -> bool:
+    """Let a crowd participant take up their work once from another browser, with
+    any SESSION_ID, within OTHER_DEVICE_HOURS (for one who switched device and
+    whose Prolific session changed). Takes the study lock, then the
+    assignment's; audited. Returns True (a second call renews the window)."""
+    study = lock_study(participant.study_id)
+    participant = Participant.objects.select_for_update().get(pk=participant.pk)
+    if participant.user_id is not None:
+        raise StudyError(
+            f"{participant} is a gold annotator: they sign in, on any device; nothing to allow."
+        )
+    if participant.status == Participant.Status.EXCLUDED:
+        raise StudyError(f"{participant} is excluded: reinstate them first.")
+    found = Assignment.objects.filter(participant=participant).first()
+    if found is None:
+        raise StudyError(f"{participant} has no task in this study yet.")
+    assignment = _lock_assignment(found.pk)
+    until = timezone.now() + timedelta(hours=OTHER_DEVICE_HOURS)
+    assignment.other_device_allowed_until = until
+    assignment.save(update_fields=["other_device_allowed_until"])
+    note = (reason or "").strip()[:2000]
+    audit(
+        study,
+        Action.OTHER_DEVICE_ALLOWED,
+        participant=participant,
+        actor=actor,
+        detail=f"once, until {until:%Y-%m-%d %H:%M} UTC" + (f": {note}" if note else ""),
+    )
+    return True
 
 
 def note_return(study: Study, assignment: Assignment, session_id: str) -> None:
@@ -814,13 +1002,6 @@ def note_return(study: Study, assignment: Assignment, session_id: str) -> None:
         participant=assignment.participant,
         detail=f"first {assignment.prolific_session_id}, now {session_id}",
     )
-
-
-@transaction.atomic
-def record_return(assignment: Assignment, session_id: str) -> None:
-    """note_return with the study lock taken (a returning participant's link)."""
-    study = lock_study(assignment.task.study_id)
-    note_return(study, Assignment.objects.get(pk=assignment.pk), session_id)
 
 
 def _reopen(study: Study, assignment: Assignment) -> Assignment:

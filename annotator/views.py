@@ -3,6 +3,7 @@ and the gold annotators' entry. Thin: every change goes through services."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 from functools import wraps
 from urllib.parse import urlencode
@@ -29,6 +30,7 @@ from config.errors import ConcordError, Conflict
 from corpus.models import Document
 
 PROLIFIC_COMPLETE_URL = "https://app.prolific.com/submissions/complete"
+BROWSER_MARK = "annotator_browser"  # what keeps a crowd worker's session (and its cookie) alive
 SPEAKER_TURN = re.compile(r"^\s*[\(\[]([A-Z]+[0-9]*)[\)\]]\s*(.*)$")
 
 
@@ -84,22 +86,45 @@ def rubric_context(study: Study) -> dict:
     }
 
 
+def browser_key(request: HttpRequest) -> str:
+    """This browser, as `services.admit_return` knows it: the SHA-256 of its
+    session key. The session (a cookie, no personal data) starts on the consent
+    page, so that a second click on Start comes from the same browser."""
+    session = request.session
+    if not session.get(BROWSER_MARK):
+        session[BROWSER_MARK] = True
+    if session.session_key is None:
+        session.save()  # creates the key (and the cookie, with the response)
+    key = session.session_key or ""
+    return hashlib.sha256(key.encode()).hexdigest() if key else ""
+
+
+def refused_page(request: HttpRequest) -> HttpResponse:
+    return message(request, "Not this browser", services.SESSION_REFUSED_TEXT, status=403)
+
+
 @require_http_methods(["GET", "POST"])
 @shows_refusals("Cannot start")
 def study_entry(request: HttpRequest, public_id) -> HttpResponse:
-    """Arrival from a Prolific study link. Nothing is stored before consent."""
+    """Arrival from a Prolific study link. Nothing about the participant is stored
+    before consent. A PROLIFIC_PID that already has work here is led to it only
+    from a browser or a Prolific session that may take it up (admit_return)."""
     study = Study.objects.filter(public_id=public_id, kind=Study.Kind.CROWD).first()
     if study is None:
         raise Http404("No such study.")
     params = request.POST if request.method == "POST" else request.GET
     pid = check_prolific_id(params.get("PROLIFIC_PID", ""))
     session_id = params.get("SESSION_ID", "")[:64]
+    browser = browser_key(request)
     arrival = find_arrival(study, pid=pid)
     if arrival.state == "excluded":
         return message(request, "Thank you", "You can no longer take part in this study.")
+    if arrival.assignment is not None and not services.admit_return(
+        arrival.assignment, session_id, browser
+    ):
+        return refused_page(request)
     returning = arrival.state in ("resume", "completed", "unqualified")
     if returning and (arrival.state != "resume" or services.may_continue(study)):
-        services.record_return(arrival.assignment, session_id)
         return redirect("annotator:resume", token=arrival.assignment.token)
     check_can_arrive(study)
     prolific = {
@@ -110,12 +135,20 @@ def study_entry(request: HttpRequest, public_id) -> HttpResponse:
     if request.method == "POST":
         if params.get("consent") != "yes":
             return message(request, "Consent needed", "Please tick the box to agree first.", 400)
-        assignment = start_assignment(
-            study,
-            pid=pid,
-            prolific_study_id=prolific["STUDY_ID"],
-            session_id=prolific["SESSION_ID"],
-        )
+        try:
+            assignment = start_assignment(
+                study,
+                pid=pid,
+                prolific_study_id=prolific["STUDY_ID"],
+                session_id=prolific["SESSION_ID"],
+                browser=browser,
+            )
+        except services.SessionRefused as refusal:
+            # another browser started with this PID a moment ago: audited as above
+            taken = Assignment.objects.get(pk=refusal.assignment_id)
+            if not services.admit_return(taken, session_id, browser):
+                return refused_page(request)
+            assignment = taken
         return redirect("annotator:resume", token=assignment.token)
     if arrival.state == "new" and not has_room(study):
         return message(

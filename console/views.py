@@ -352,7 +352,7 @@ def study_new(request: HttpRequest) -> HttpResponse:
             "title": "New study",
             "submit": "Create the study",
             "intro": "Texts (guidelines, rubric), scale labels and the qualification round "
-            "keep the paper's defaults; change them in the admin before the first rating.",
+            "keep the paper's defaults; change them in the admin before the first arrival.",
             "nav": "home",
         },
     )
@@ -368,6 +368,8 @@ def study_context(request: HttpRequest, study: Study, note: dict | None = None) 
     rows = services.progress(study)
     wanted = sum(r.wanted for r in rows)
     base = public_base_url(request)
+    quality = participant_quality(study)
+    access = services.device_access(study, now)
     context = {
         "study": study,
         "rows": [
@@ -387,7 +389,10 @@ def study_context(request: HttpRequest, study: Study, note: dict | None = None) 
             "excluded": sum(r.excluded for r in rows),
             "open": sum(r.open_places for r in rows),
         },
-        "quality": participant_quality(study),
+        "quality": quality,
+        "other_device_hours": services.OTHER_DEVICE_HOURS,
+        # each row with its participant's device access (services.device_access)
+        "quality_rows": [(q, access.get(q.participant_id)) for q in quality],
         "feedback": exports.feedback_rows(study),
         "arrivals": monitors.study_arrivals(study, now),
         "audit": monitors.audit_entries(study),
@@ -497,6 +502,23 @@ def participant_reinstate(request: HttpRequest, pk: int) -> HttpResponse:
         f"Reinstated {participant.rater_id}: their ratings count again."
         if changed
         else f"{participant.rater_id} was not excluded."
+    )
+    return answer_study(request, participant.study, text, True)
+
+
+@researcher_required
+@require_POST
+def participant_allow_other_device(request: HttpRequest, pk: int) -> HttpResponse:
+    """Let a crowd worker continue once from another browser
+    (services.allow_other_device, under the study lock)."""
+    participant = get_object_or_404(Participant.objects.select_related("study"), pk=pk)
+    try:
+        services.allow_other_device(participant, request.user, "allowed from the console")
+    except services.StudyError as error:
+        return answer_study(request, participant.study, str(error), False)
+    text = (
+        f"{participant.rater_id} may now continue once from another browser, within "
+        f"{services.OTHER_DEVICE_HOURS} hours."
     )
     return answer_study(request, participant.study, text, True)
 

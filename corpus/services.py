@@ -136,10 +136,11 @@ def _check_no_order_clash(bundle: ElitrBundle, document_ids: dict[str, int]) -> 
     }
     for key, question in bundle.questions.items():
         if key in stored and stored[key] != question.order:
+            named_by = bundle.meeting_files.get(key[0]) or ["the files"]
             raise ImportFailure(
-                f"Meeting {key[0]} question {key[1]} is number {stored[key]} in the database "
-                f"but number {question.order} in the files; reordering stored questions is "
-                "not supported (their responses keep the old order)."
+                f"{named_by[0]}: meeting {key[0]} question {key[1]} is number {question.order} "
+                f"here but number {stored[key]} in the database; reordering stored questions "
+                "is not supported (their responses keep the old order)."
             )
 
 
@@ -175,8 +176,9 @@ def import_jsonl_benchmark(bundle: JsonlBundle) -> dict[str, SyncCount]:
     )
     if other_split:
         raise ImportFailure(
-            f"Document {other_split[0]} is already stored in split {other_split[1]} of "
-            f"{benchmark.name}; a document belongs to one split."
+            f"{bundle.origin}: document {other_split[0]} is already stored in split "
+            f"{other_split[1]} of {benchmark.name}, not {bundle.split}; a document belongs "
+            "to one split."
         )
     counts["documents"] = sync_rows(
         Document.objects.filter(benchmark=benchmark, external_id__in=list(bundle.documents)),

@@ -12,14 +12,15 @@ Each record names a response and a score:
                     linearly onto 1-10 and kept raw beside
 
 The whole file is checked before anything is written; a bad record stops the
-import with its line number and the database stays as it was.
+import with its line number and the database stays as it was (a NUL character,
+NaN or Infinity, an id or seed that is not a whole number in range included:
+corpus/importers/checks.py).
 """
 
 from __future__ import annotations
 
 import csv
 import io
-import json
 import math
 import re
 from dataclasses import dataclass
@@ -31,12 +32,15 @@ from django.db.models import Q
 from corpus.bulk import SyncCount, sync_rows
 from corpus.choices import Language
 from corpus.importers import ImportFailure
+from corpus.importers.checks import check_no_nul, load_json_line
 from generation.models import Response
 from judging.models import Evaluator, Judgment
 
 KEY_FIELDS = ("system", "dataset_version", "split", "mode", "meeting", "question_id")
 KNOWN = {"response", "evaluator", "rater", "score", "scale", "seed", "language", *KEY_FIELDS}
 SCALE = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*-\s*(-?\d+(?:\.\d+)?)\s*$")
+MAX_ID = 2**63 - 1  # a response id (bigint)
+MAX_SEED = 2**31 - 1  # a run's seed (a positive integer column)
 
 
 @dataclass(frozen=True)
@@ -63,23 +67,37 @@ def read_records(path: Path) -> list[tuple[int, dict]]:
         raise ImportFailure(f"{path}: not UTF-8 text ({error}).") from error
     if path.suffix.lower() in (".jsonl", ".json", ".ndjson"):
         records = []
-        for number, line in enumerate(text.splitlines(), 1):
+        # "\n" only: splitlines() also cuts at U+2028 and the like inside a JSON text
+        for number, line in enumerate(text.split("\n"), 1):
             if not line.strip():
                 continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise ImportFailure(f"{path}, line {number}: not valid JSON ({error}).") from error
+            record = load_json_line(line, f"{path}, line {number}")
             if not isinstance(record, dict):
                 raise ImportFailure(f"{path}, line {number}: expected a JSON object.")
             records.append((number, record))
         return records
     if path.suffix.lower() != ".csv":
         raise ImportFailure(f"{path}: use a .csv or .jsonl file.")
-    reader = csv.DictReader(io.StringIO(text))
-    if not reader.fieldnames:
-        raise ImportFailure(f"{path}: no header line.")
-    return [(number, dict(row)) for number, row in enumerate(reader, 2)]
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    try:
+        if not reader.fieldnames:
+            raise ImportFailure(f"{path}: no header line.")
+        check_no_nul(list(reader.fieldnames), f"{path}, line 1")
+        records = []
+        for row in reader:
+            # the line a record starts on (a quoted cell may span lines)
+            number = reader.line_num - sum(
+                v.count("\n") for v in row.values() if isinstance(v, str)
+            )
+            if None in row:  # DictReader's place for cells past the header
+                raise ImportFailure(
+                    f"{path}, line {number}: {len(row[None])} more cell(s) than the header names."
+                )
+            check_no_nul(row, f"{path}, line {number}")
+            records.append((number, dict(row)))
+    except csv.Error as error:
+        raise ImportFailure(f"{path}, line {reader.line_num}: not valid CSV ({error}).") from error
+    return records
 
 
 def parse_ratings(path: str | Path) -> list[ExternalRating]:
@@ -109,9 +127,7 @@ def parse_ratings(path: str | Path) -> list[ExternalRating]:
                 f"{where}: score {record.get('score')!r} is not a number from {low:g} to {high:g}."
             )
         if record.get("response") not in (None, ""):
-            if not str(record["response"]).strip().isdigit():
-                raise ImportFailure(f"{where}: response {record['response']!r} is not an id.")
-            key: tuple = ("id", int(record["response"]))
+            key: tuple = ("id", _whole(record["response"], "response", 1, MAX_ID, where))
         else:
             missing = [f for f in KEY_FIELDS if record.get(f) in (None, "")]
             if missing:
@@ -124,7 +140,7 @@ def parse_ratings(path: str | Path) -> list[ExternalRating]:
                 "natural",
                 *(str(record[f]).strip() for f in KEY_FIELDS),
                 str(record.get("language") or Language.ENGLISH),
-                int(seed) if seed not in (None, "") else None,
+                _whole(seed, "seed", 0, MAX_SEED, where) if seed not in (None, "") else None,
             )
         ratings.append(
             ExternalRating(
@@ -134,6 +150,20 @@ def parse_ratings(path: str | Path) -> list[ExternalRating]:
     if not ratings:
         raise ImportFailure(f"{path}: no ratings in the file.")
     return ratings
+
+
+def _whole(value, name: str, low: int, high: int, where: str) -> int:
+    """A whole number from a CSV cell or a JSON value ("17", 17, 17.0), within
+    [low, high]; anything else (a word, 1.5, a boolean, a number past the
+    database's column) is refused."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    text = str(value).strip() if not isinstance(value, bool) else ""
+    if not (text.isascii() and text.isdigit() and len(text) <= 20 and low <= int(text) <= high):
+        raise ImportFailure(
+            f"{where}: {name} {value!r} is not a whole number from {low} to {high}."
+        )
+    return int(text)
 
 
 def resolve_responses(ratings: list[ExternalRating], path: Path) -> dict[tuple, int]:

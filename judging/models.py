@@ -211,6 +211,16 @@ class JudgeItem(models.Model):
         NEEDS_HUMAN = "needs_human", "Needs a human"
         RESOLVED = "resolved", "Scored by a researcher"
 
+    class Outcome(models.TextChoices):
+        # What `outcome` holds ("" while pending); the API's filter takes these.
+        # Not the field's choices: that would only add a migration.
+        OK = "ok", "Judged"
+        PARSE_FAILURE = "parse_failure", "No score in the expected format"
+        OUT_OF_RANGE = "out_of_range", "Score outside the scale"
+        TRUNCATED = "truncated", "Answer cut at the token limit"
+        API_ERROR = "api_error", "The model's API failed"
+        RETRY = "retry", "Sent back to be asked again"
+
     run = models.ForeignKey(JudgingRun, on_delete=models.CASCADE, related_name="items")
     response = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="+")
     opponent = models.ForeignKey(

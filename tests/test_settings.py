@@ -45,3 +45,31 @@ def test_production_needs_a_database_url():
     result = manage("check", env=env)
     assert result.returncode != 0
     assert "Set DATABASE_URL" in result.stderr
+
+
+def test_production_needs_allowed_hosts():
+    """The development default (localhost) must not silently serve production."""
+    env = {k: v for k, v in PRODUCTION_ENV.items() if k != "DJANGO_ALLOWED_HOSTS"}
+    result = manage("check", env=env)
+    assert result.returncode != 0
+    assert "Set DJANGO_ALLOWED_HOSTS" in result.stderr
+    blank = manage("check", env={**env, "DJANGO_ALLOWED_HOSTS": " , "})
+    assert blank.returncode != 0
+    assert "Set DJANGO_ALLOWED_HOSTS" in blank.stderr
+
+
+def test_production_refuses_a_wildcard_host():
+    result = manage(
+        "check", env={**PRODUCTION_ENV, "DJANGO_ALLOWED_HOSTS": "concord.example.org,*"}
+    )
+    assert result.returncode != 0
+    assert "not '*'" in result.stderr
+
+
+def test_production_serves_the_hosts_it_is_given():
+    env = {**PRODUCTION_ENV, "DJANGO_ALLOWED_HOSTS": "a.example.org, b.example.org"}
+    result = manage(
+        "shell", "-c", "from django.conf import settings; print(settings.ALLOWED_HOSTS)", env=env
+    )
+    assert result.returncode == 0, result.stderr
+    assert "['a.example.org', 'b.example.org']" in result.stdout

@@ -32,7 +32,7 @@ class StudyProgressSerializer(serializers.Serializer):
 class StudySerializer(KnownFieldsMixin, serializers.ModelSerializer):
     """A study's settings; saving goes through annotator.services.save_study (the
     view calls it), which refuses invalid settings, empty selections and changes
-    of what is rated once there are ratings."""
+    of what is rated once anyone arrived or rated."""
 
     systems = NameRelatedField(slug_field="name", many=True, queryset=System.objects.all())
     documents = NameRelatedField(
@@ -193,6 +193,14 @@ class ParticipantSerializer(serializers.ModelSerializer):
     other_session_ids = serializers.JSONField(
         source="assignment.other_session_ids", read_only=True, default=list
     )
+    other_device_allowed_until = serializers.DateTimeField(
+        source="assignment.other_device_allowed_until",
+        read_only=True,
+        default=None,
+        allow_null=True,
+        help_text="Set by allow-other-device: until then, one arrival from another browser "
+        "may take up this participant's work.",
+    )
 
     class Meta:
         model = Participant
@@ -207,6 +215,7 @@ class ParticipantSerializer(serializers.ModelSerializer):
             "task",
             "assignment_status",
             "other_session_ids",
+            "other_device_allowed_until",
             "created_at",
         ]
         read_only_fields = fields
@@ -217,8 +226,8 @@ class ReasonSerializer(KnownFieldsMixin, serializers.Serializer):
 
 
 class ParticipantChangeSerializer(ParticipantSerializer):
-    """A participant after an exclusion or reinstatement; `changed` is false
-    when it was already so."""
+    """A participant after an exclusion, a reinstatement or an allowance of another
+    device; `changed` is false when it was already so."""
 
     changed = serializers.BooleanField(read_only=True)
 

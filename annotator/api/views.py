@@ -29,6 +29,7 @@ from annotator.prolific import prolific_client_or_none
 from annotator.quality import participant_quality
 from config.api import ErrorSerializer, ValidationErrorSerializer
 from config.downloads import as_attachment, export_filename
+from config.spreadsheet import csv_text
 
 REFUSED = OpenApiResponse(ErrorSerializer, "The study cannot do this now; `detail` says why.")
 CONFLICT = OpenApiResponse(ErrorSerializer, "Refused: it would change what was rated.")
@@ -55,7 +56,7 @@ def status_action(description: str):
 )
 class StudyViewSet(viewsets.ModelViewSet):
     """Human rating studies: create, change (what is rated and how is frozen at the
-    first rating: 409), open / pause / close, refill the quota, participants,
+    first arrival: 409), open / pause / close, refill the quota, participants,
     quality control, comments and flags, exports."""
 
     serializer_class = StudySerializer
@@ -105,7 +106,10 @@ class StudyViewSet(viewsets.ModelViewSet):
     @extend_schema(
         request=None,
         responses={200: BuildResultSerializer, 400: REFUSED, 409: CONFLICT},
-        description="(Re)build the tasks and items from the selection; refused once rated.",
+        description=(
+            "(Re)build the tasks and items from the selection; refused (409, with the "
+            "reason) once anyone has arrived or rated."
+        ),
     )
     @action(detail=True, methods=["post"])
     def build(self, request, pk=None):
@@ -181,7 +185,7 @@ class StudyViewSet(viewsets.ModelViewSet):
             columns, rows = exports.wide_rows(study)
         else:
             columns, rows = exports.TIDY_COLUMNS, exports.tidy_rows(study)
-        answer = HttpResponse(exports.to_csv(columns, rows), content_type="text/csv")
+        answer = HttpResponse(csv_text(columns, rows), content_type="text/csv")
         fmt = "csv-wide" if layout == "wide" else "csv"
         name = export_filename(exports.ratings_subject([study]), fmt, localdate())
         return as_attachment(answer, name)
@@ -202,7 +206,7 @@ def participant_change(description: str):
 
 class ParticipantViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     """Participants (read only; filter with ?study=ID); exclude and reinstate
-    with a reason (audited). Participants are never deleted."""
+    with a reason, allow another device (audited). Participants are never deleted."""
 
     serializer_class = ParticipantSerializer
     filterset_fields = ["study", "status", "flagged"]
@@ -225,3 +229,23 @@ class ParticipantViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, views
     @action(detail=True, methods=["post"], filter_backends=[])
     def reinstate(self, request, pk=None):
         return self._change(request, services.reinstate_participant)
+
+    @extend_schema(
+        request=ReasonSerializer,
+        responses={
+            200: ParticipantChangeSerializer,
+            400: OpenApiResponse(
+                ValidationErrorSerializer,
+                "Not a crowd participant with a task, or excluded (`detail` says which); "
+                "or a reason too long.",
+            ),
+        },
+        description=(
+            "Let a crowd participant take up their work once from another browser, with any "
+            f"SESSION_ID, within {services.OTHER_DEVICE_HOURS} hours (one who switched device "
+            "and whose Prolific session changed). The reason is optional; audited."
+        ),
+    )
+    @action(detail=True, methods=["post"], url_path="allow-other-device", filter_backends=[])
+    def allow_other_device(self, request, pk=None):
+        return self._change(request, services.allow_other_device)

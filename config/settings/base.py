@@ -98,7 +98,11 @@ DATABASES = {
         conn_max_age=int(os.environ.get("DATABASE_CONN_MAX_AGE", "0")),
     )
 }
-if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+SQLITE = DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3"
+if SQLITE:
+    # Django's SQLite backend whose flush sets aside the triggers that refuse
+    # deleting human data (config/sqlite_backend/base.py).
+    DATABASES["default"]["ENGINE"] = "config.sqlite_backend"
     # SQLite creates the file, not its folder: a fresh checkout has no var/ yet.
     Path(DATABASES["default"]["NAME"]).parent.mkdir(parents=True, exist_ok=True)
     # The demo runs a web server and a worker against one SQLite file: WAL lets
@@ -151,7 +155,7 @@ REST_FRAMEWORK = {
         "rest_framework.parsers.MultiPartParser",
     ],
     "DEFAULT_FILTER_BACKENDS": [
-        "django_filters.rest_framework.DjangoFilterBackend",
+        "config.filters.FilterBackend",  # django-filter, refusing bad booleans too
         "rest_framework.filters.SearchFilter",
         "rest_framework.filters.OrderingFilter",
     ],

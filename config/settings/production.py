@@ -9,7 +9,7 @@ import os
 from django.core.exceptions import ImproperlyConfigured
 
 from config.settings.base import *  # noqa: F403
-from config.settings.base import INSECURE_DEV_SECRET_KEY, SECRET_KEY, env_bool
+from config.settings.base import INSECURE_DEV_SECRET_KEY, SECRET_KEY, env_bool, env_list
 
 DEBUG = False
 if SECRET_KEY == INSECURE_DEV_SECRET_KEY or len(SECRET_KEY) < 50:
@@ -17,6 +17,19 @@ if SECRET_KEY == INSECURE_DEV_SECRET_KEY or len(SECRET_KEY) < 50:
 for required in ("DATABASE_URL", "CELERY_BROKER_URL"):
     if not os.environ.get(required):
         raise ImproperlyConfigured(f"Set {required} for production (see docs/deployment.md).")
+# The base settings fall back to localhost for development; production names its
+# hosts itself (a wildcard would let any Host header through, e.g. into links
+# that the site writes).
+ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", [])
+if not ALLOWED_HOSTS:
+    raise ImproperlyConfigured(
+        "Set DJANGO_ALLOWED_HOSTS to the host names Concord is served at, comma-separated "
+        "(e.g. concord.example.org; see docs/deployment.md)."
+    )
+if "*" in ALLOWED_HOSTS:
+    raise ImproperlyConfigured(
+        "DJANGO_ALLOWED_HOSTS must name the hosts, not '*' (see docs/deployment.md)."
+    )
 
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", True)

@@ -7,11 +7,11 @@ the suite on PostgreSQL and Redis.
 import os
 
 from config.settings.base import *  # noqa: F403
-from config.settings.base import DATABASES, VAR_DIR
+from config.settings.base import DATABASES, SQLITE, VAR_DIR
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
-if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+if SQLITE:
     # A file, not pytest-django's in-memory default, so that a Celery worker
     # started by a test can open the same test database.
     DATABASES["default"]["TEST"] = {

@@ -1,9 +1,11 @@
 import django_filters
 
+from config.filters import FilterSet, choice
+from corpus.choices import DatasetVersion, Language
 from corpus.models import Dataset, Document, Question
 
 
-class DatasetFilter(django_filters.FilterSet):
+class DatasetFilter(FilterSet):
     benchmark = django_filters.CharFilter(field_name="benchmark__slug")
 
     class Meta:
@@ -11,7 +13,7 @@ class DatasetFilter(django_filters.FilterSet):
         fields = ["benchmark", "version", "language", "split"]
 
 
-class DocumentFilter(django_filters.FilterSet):
+class DocumentFilter(FilterSet):
     benchmark = django_filters.CharFilter(field_name="benchmark__slug")
 
     class Meta:
@@ -19,13 +21,13 @@ class DocumentFilter(django_filters.FilterSet):
         fields = ["benchmark", "split", "external_id"]
 
 
-class QuestionFilter(django_filters.FilterSet):
+class QuestionFilter(FilterSet):
     benchmark = django_filters.CharFilter(field_name="document__benchmark__slug")
     document = django_filters.CharFilter(field_name="document__external_id")
     split = django_filters.CharFilter(field_name="document__split")
     dataset = django_filters.NumberFilter(field_name="texts__dataset", distinct=True)
-    version = django_filters.CharFilter(field_name="texts__dataset__version", distinct=True)
-    language = django_filters.CharFilter(field_name="texts__dataset__language", distinct=True)
+    version = choice("texts__dataset__version", DatasetVersion.choices, distinct=True)
+    language = choice("texts__dataset__language", Language.choices, distinct=True)
 
     class Meta:
         model = Question

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from corpus.choices import DatasetVersion, Language, Mode
+from corpus.importers.checks import check_no_nul, check_text_has_no_nul
 from corpus.importers.errors import ImportFailure
 from corpus.importers.sources import SourceFile, walk
 
@@ -102,6 +103,8 @@ class PaperResponse:
 @dataclass
 class ElitrBundle:
     meeting_splits: dict[str, str] = field(default_factory=dict)
+    # the question files that name each meeting, in reading order (for messages)
+    meeting_files: dict[str, list[str]] = field(default_factory=dict)
     questions: dict[tuple[str, str], MeetingQuestion] = field(default_factory=dict)
     wordings: list[QuestionWording] = field(default_factory=list)
     transcripts: dict[str, Transcript] = field(default_factory=dict)
@@ -171,7 +174,7 @@ def parse_elitr_bench(
         _read_question_file(bundle, item, language, version, split)
         bundle.files_read.append(item.origin)
 
-    _attach_transcripts(bundle, transcript_files, question_files)
+    _attach_transcripts(bundle, transcript_files)
     progress("reading transcripts", len(question_files) + 1, total)
 
     seen: dict[tuple, PaperResponse] = {}
@@ -226,6 +229,7 @@ def _load_json(item: SourceFile) -> dict:
         raise ImportFailure(f"{item.origin}: not valid JSON ({error}).") from error
     if not isinstance(data, dict) or not isinstance(data.get("meetings"), list):
         raise ImportFailure(f"{item.origin}: expected an object with a 'meetings' list.")
+    check_no_nul(data, item.origin)  # e.g. "... in meetings[2].questions[0].question"
     return data
 
 
@@ -250,6 +254,7 @@ def _read_question_file(
     _check_split(data, split, item)
     for meeting in data["meetings"]:
         meeting_id = _field(meeting, "id", "a meeting", item)
+        bundle.meeting_files.setdefault(meeting_id, []).append(item.origin)
         known_split = bundle.meeting_splits.setdefault(meeting_id, split)
         if known_split != split:
             raise ImportFailure(
@@ -300,22 +305,16 @@ def _read_question_file(
             )
 
 
-def _attach_transcripts(
-    bundle: ElitrBundle,
-    transcript_files: dict[str, list[SourceFile]],
-    question_files: dict[tuple[str, str, str], SourceFile],
-) -> None:
-    first_file: dict[str, str] = {}
-    for (_, _, split), item in sorted(question_files.items()):
-        first_file.setdefault(split, item.origin)
+def _attach_transcripts(bundle: ElitrBundle, transcript_files: dict[str, list[SourceFile]]) -> None:
     for meeting_id in sorted(bundle.meeting_splits):
         candidates = transcript_files.get(meeting_id, [])
         distinct = {c.read_bytes(): c for c in candidates}
         if not distinct:
+            asked_by = bundle.meeting_files[meeting_id]
+            others = f" and {len(asked_by) - 1} other question file(s)" if len(asked_by) > 1 else ""
             raise ImportFailure(
-                f"No transcript for meeting {meeting_id} (asked for by "
-                f"{first_file[bundle.meeting_splits[meeting_id]]}): expected a file "
-                f"{meeting_id}/transcript_MAN*.txt in SOURCE."
+                f"No transcript for meeting {meeting_id}, which {asked_by[0]}{others} "
+                f"asked for: expected a file {meeting_id}/transcript_MAN*.txt in SOURCE."
             )
         chosen = sorted(distinct.values(), key=lambda c: c.path)[0]
         if len(distinct) > 1:
@@ -323,7 +322,9 @@ def _attach_transcripts(
                 f"meeting {meeting_id} has {len(distinct)} different transcript_MAN files; "
                 f"took {chosen.origin}."
             )
-        bundle.transcripts[meeting_id] = Transcript(meeting_id, chosen.read_text(), chosen.origin)
+        text = chosen.read_text()
+        check_text_has_no_nul(text, chosen.origin)
+        bundle.transcripts[meeting_id] = Transcript(meeting_id, text, chosen.origin)
 
 
 def _parse_score(raw: object, where: str, item: SourceFile) -> float:

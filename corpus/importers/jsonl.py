@@ -15,12 +15,12 @@ One object per line:
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from corpus.choices import DatasetVersion, Language
+from corpus.importers.checks import identifier, load_json_line
 from corpus.importers.elitr_bench import ANSWER_POSITIONS, LANGUAGES, QUESTION_TYPES, VERSIONS
 from corpus.importers.errors import ImportFailure
 
@@ -79,7 +79,9 @@ def parse_jsonl(
     if language not in LANGUAGES:
         raise ImportFailure(f"--language {language!r}: choose from {', '.join(LANGUAGES)}.")
     try:
-        lines = path.read_text(encoding="utf-8-sig").splitlines()
+        # "\n" only: splitlines() would also cut at U+2028 and other separators
+        # that a JSON text may hold, and every later line number would be wrong
+        lines = path.read_text(encoding="utf-8-sig").split("\n")
     except FileNotFoundError as error:
         raise ImportFailure(f"{path}: no such file.") from error
     except UnicodeDecodeError as error:
@@ -94,16 +96,13 @@ def parse_jsonl(
         if not line.strip():
             continue
         where = f"{path}, line {number}"
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise ImportFailure(f"{where}: not valid JSON ({error}).") from error
+        obj = load_json_line(line, where)  # no NaN, no NUL: see checks.py
         if not isinstance(obj, dict):
             raise ImportFailure(f"{where}: expected a JSON object.")
         unknown = sorted(set(obj) - KNOWN_FIELDS)
         if unknown:
             raise ImportFailure(f"{where}: unknown field(s) {', '.join(unknown)}.")
-        document_id = _text(obj, "document_id", where)
+        document_id = identifier(obj.get("document_id"), "document_id", where)
         document = obj.get("document")
         if document_id not in bundle.documents:
             if not isinstance(document, str) or not document.strip():
@@ -117,9 +116,7 @@ def parse_jsonl(
                 f"{where}: document {document_id!r} has a different text than on an earlier line."
             )
         rank[document_id] = rank.get(document_id, 0) + 1
-        question_id = str(obj.get("question_id", rank[document_id])).strip()
-        if not question_id:
-            raise ImportFailure(f"{where}: 'question_id' is empty.")
+        question_id = identifier(obj.get("question_id", rank[document_id]), "question_id", where)
         if (document_id, question_id) in seen:
             raise ImportFailure(
                 f"{where}: question {question_id!r} of document {document_id!r} appears twice."
@@ -154,11 +151,9 @@ def parse_jsonl(
 
 def _text(obj: dict, key: str, where: str) -> str:
     value = obj.get(key)
-    if isinstance(value, int | float) and not isinstance(value, bool) and key == "document_id":
-        value = str(value)
     if not isinstance(value, str) or not value.strip():
         raise ImportFailure(f"{where}: '{key}' must be a non-empty string.")
-    return value.strip() if key == "document_id" else value
+    return value
 
 
 def _answers(obj: dict, where: str) -> tuple[str, ...]:

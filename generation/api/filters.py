@@ -1,12 +1,15 @@
 import django_filters
 
+from config.filters import FilterSet, choice
+from corpus.choices import DatasetVersion, Language, Mode
+from corpus.models import Question
 from generation.models import GenerationRun, Response
 
 
-class GenerationRunFilter(django_filters.FilterSet):
+class GenerationRunFilter(FilterSet):
     system = django_filters.CharFilter(field_name="system__name")
-    version = django_filters.CharFilter(field_name="dataset__version")
-    language = django_filters.CharFilter(field_name="dataset__language")
+    version = choice("dataset__version", DatasetVersion.choices)
+    language = choice("dataset__language", Language.choices)
     split = django_filters.CharFilter(field_name="dataset__split")
 
     class Meta:
@@ -24,14 +27,14 @@ class GenerationRunFilter(django_filters.FilterSet):
         ]
 
 
-class ResponseFilter(django_filters.FilterSet):
+class ResponseFilter(FilterSet):
     system = django_filters.CharFilter(field_name="run__system__name")
-    mode = django_filters.CharFilter(field_name="run__mode")
-    version = django_filters.CharFilter(field_name="run__dataset__version")
+    mode = choice("run__mode", Mode.choices)
+    version = choice("run__dataset__version", DatasetVersion.choices)
     split = django_filters.CharFilter(field_name="run__dataset__split")
     document = django_filters.CharFilter(field_name="question__document__external_id")
-    question_type = django_filters.CharFilter(field_name="question__question_type")
-    answer_position = django_filters.CharFilter(field_name="question__answer_position")
+    question_type = choice("question__question_type", Question.QuestionType.choices)
+    answer_position = choice("question__answer_position", Question.AnswerPosition.choices)
 
     class Meta:
         model = Response

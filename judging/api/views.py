@@ -5,6 +5,8 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from config.api import ErrorSerializer
+from config.filters import FilterSet, choice
+from corpus.choices import DatasetVersion, Mode
 from judging.api.serializers import (
     EvaluatorSerializer,
     JudgeItemSerializer,
@@ -18,11 +20,11 @@ from judging.runs import cancel_run, resume_run, retry_failed, start_judging_run
 from runs.api import outcome_response, outcome_schema
 
 
-class JudgmentFilter(django_filters.FilterSet):
+class JudgmentFilter(FilterSet):
     evaluator = django_filters.CharFilter(field_name="evaluator__name")
     system = django_filters.CharFilter(field_name="response__run__system__name")
-    mode = django_filters.CharFilter(field_name="response__run__mode")
-    version = django_filters.CharFilter(field_name="response__run__dataset__version")
+    mode = choice("response__run__mode", Mode.choices)
+    version = choice("response__run__dataset__version", DatasetVersion.choices)
     split = django_filters.CharFilter(field_name="response__run__dataset__split")
     score_min = django_filters.NumberFilter(field_name="score", lookup_expr="gte")
     score_max = django_filters.NumberFilter(field_name="score", lookup_expr="lte")
@@ -41,6 +43,14 @@ class JudgmentFilter(django_filters.FilterSet):
             "score_min",
             "score_max",
         ]
+
+
+class JudgeItemFilter(FilterSet):
+    outcome = choice("outcome", JudgeItem.Outcome.choices)
+
+    class Meta:
+        model = JudgeItem
+        fields = ["run", "status", "outcome"]
 
 
 @extend_schema_view(
@@ -125,7 +135,7 @@ class JudgeItemViewSet(viewsets.ReadOnlyModelViewSet):
 
     queryset = JudgeItem.objects.select_related("run__evaluator", "call").order_by("pk")
     serializer_class = JudgeItemSerializer
-    filterset_fields = ["run", "status", "outcome"]
+    filterset_class = JudgeItemFilter
 
     @extend_schema(
         request=ResolveSerializer,

@@ -78,7 +78,8 @@ def test_excluding_a_participant_in_the_admin(admin_page, live_server, study):
 
 
 def test_pausing_a_study_in_the_admin(admin_page, browser, live_server, study):
-    working = services.start_assignment(study, pid="WORKING")
+    # arrived earlier from the same Prolific submission (entry_url's SESSION_ID)
+    working = services.start_assignment(study, pid="WORKING", session_id="SESSION1")
     page = admin_page
     page.goto(live_server.url + "/admin/annotator/study/")
     page.check(f"input[name=_selected_action][value='{study.pk}']")

@@ -67,6 +67,22 @@ def test_items_are_frozen_after_the_first_rating(api, two_meetings):
     assert study.items.count() == 24
 
 
+def test_rebuilding_after_an_arrival_answers_409_with_the_reason(api, two_meetings):
+    study_id = api.post("/api/studies/", payload(), format="json").json()["id"]
+    api.post(f"/api/studies/{study_id}/open/")
+    study = Study.objects.get(pk=study_id)
+    assert api.post(f"/api/studies/{study_id}/build/").status_code == 200  # nobody yet
+    items = sorted(study.items.values_list("pk", flat=True))
+    services.start_assignment(study, pid="P1")
+    refused = api.post(f"/api/studies/{study_id}/build/")
+    assert refused.status_code == 409
+    assert refused.json()["code"] == "study_conflict"
+    assert "has 1 participant with a task" in refused.json()["detail"]
+    changed = api.patch(f"/api/studies/{study_id}/", {"systems": ["Synthetic-Echo"]}, format="json")
+    assert changed.status_code == 409 and "participant with a task" in changed.json()["detail"]
+    assert sorted(study.items.values_list("pk", flat=True)) == items
+
+
 def test_studies_are_for_researchers_only(two_meetings, gold_annotator):
     assert APIClient().get("/api/studies/").status_code == 401
     client = APIClient()

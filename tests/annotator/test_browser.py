@@ -157,6 +157,62 @@ def test_gold_annotator_rates_through_the_login(
     assert Rating.objects.filter(assignment__participant__user__username="gina").count() == 18
 
 
+def test_another_browser_waits_for_the_researcher_to_allow_it(
+    browser, live_server, study, researcher
+):
+    """A worker's PROLIFIC_PID from another browser with another Prolific session
+    gets a clear page, not the work; the researcher allows another device in the
+    console's quality-control table; the new browser continues where the work
+    was, once."""
+    desk = browser.new_context(viewport={"width": 1280, "height": 900})
+    first = desk.new_page()
+    first.goto(live_server.url + entry_url(study, "SWITCHER", "SUB-DESK"))
+    first.check("#consent")
+    first.click("#start")
+    first.wait_for_url(re.compile(r"/item/1/$"))
+    rate_with_keyboard(first, "7", "7")
+    first.wait_for_url(re.compile(r"/item/2/$"))
+    assignment = Assignment.objects.get(participant__prolific_pid="SWITCHER")
+
+    laptop = browser.new_context(viewport={"width": 1280, "height": 900})
+    second = laptop.new_page()
+    link = live_server.url + entry_url(study, "SWITCHER", "SUB-LAPTOP")
+    answer = second.goto(link)
+    assert answer.status == 403
+    assert second.inner_text("h1") == "Not this browser"
+    assert second.get_by_text("message the researchers on Prolific").is_visible()
+    assert assignment.token not in second.url and assignment.token not in second.content()
+    snapshot(second, "not-this-browser")
+
+    console = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+    console.goto(live_server.url + "/accounts/login/?next=/")
+    console.fill("#id_username", "rita")
+    console.fill("#id_password", "pw-rita-123")
+    console.click("#sign-in")
+    console.wait_for_url(re.compile(r"/console/$"))
+    console.goto(live_server.url + f"/console/studies/{study.pk}/")
+    row = console.locator("tr[data-participant='SWITCHER']")
+    assert "refused 1× from another browser" in row.inner_text()
+    row.locator("[data-action='allow-other-device']").click()
+    console.wait_for_selector(
+        "tr[data-participant='SWITCHER'] [data-allowed-until]", state="attached"
+    )
+    assert "may now continue once from another browser" in console.content()
+    snapshot(console, "console-other-device-allowed")
+
+    second.goto(link)
+    second.wait_for_url(re.compile(r"/item/2/$"))
+    assert second.inner_text("#position") == "Item 2 of 18"
+    rate_with_keyboard(second, "5", "5")
+    second.wait_for_url(re.compile(r"/item/3/$"))
+    assert [rating_at(assignment, 1).score, rating_at(assignment, 2).score] == [7, 5]
+
+    third = browser.new_context().new_page()
+    assert third.goto(live_server.url + entry_url(study, "SWITCHER", "SUB-THIRD")).status == 403
+    for page in (first, second, console, third):
+        page.context.close()
+
+
 # --- The rating page itself: focus, comments and flags, phones, transcript, pairwise ------------
 
 

@@ -105,6 +105,19 @@ def test_admin_pause_and_reopen_actions(boss, crowd_study):
     assert crowd_study.status == Study.Status.OPEN
 
 
+def test_admin_build_items_after_an_arrival_shows_the_reason(boss, crowd_study):
+    services.start_assignment(crowd_study, pid="P1")
+    items = sorted(crowd_study.items.values_list("pk", flat=True))
+    url = reverse("admin:annotator_study_changelist")
+    answer = boss.post(
+        url, {"action": "build_items_action", ACTION_CHECKBOX_NAME: [crowd_study.pk]}, follow=True
+    )
+    assert answer.status_code == 200
+    shown = [str(m) for m in answer.context["messages"]]
+    assert any("has 1 participant with a task, so its items cannot change" in m for m in shown)
+    assert sorted(crowd_study.items.values_list("pk", flat=True)) == items
+
+
 def test_admin_cannot_delete_human_data(boss, crowd_study):
     assignment = finished(crowd_study, "KEEP")
     for name, pk in (

@@ -65,6 +65,30 @@ def test_items_cannot_change_after_the_first_rating(crowd_study):
     assert list(Item.objects.filter(study=crowd_study).values_list("pk", flat=True)) == before
 
 
+def test_items_cannot_change_after_the_first_arrival(crowd_study):
+    """An arrival without a rating holds its task and its order of the items: a
+    rebuild is refused with the reason (it used to fail on PROTECT)."""
+    assignment = services.start_assignment(crowd_study, pid="P1")
+    builds = AuditEvent.objects.filter(study=crowd_study, action="build_items").count()
+    before = sorted(Item.objects.filter(study=crowd_study).values_list("pk", "task_id"))
+    with pytest.raises(services.StudyConflict, match="has 1 participant with a task"):
+        services.build_items(crowd_study)
+    assert sorted(Item.objects.filter(study=crowd_study).values_list("pk", "task_id")) == before
+    assignment.refresh_from_db()
+    assert set(assignment.item_order) <= {pk for pk, _ in before}
+    # a change of the selection is refused the same way, before anything is saved
+    crowd_study.attention_checks = True
+    with pytest.raises(services.StudyConflict, match="attention_checks"):
+        services.save_study(crowd_study, ["attention_checks"])
+    crowd_study.refresh_from_db()
+    assert crowd_study.attention_checks is False
+    assert AuditEvent.objects.filter(study=crowd_study, action="build_items").count() == builds
+
+
+def test_items_may_be_rebuilt_before_anyone_arrives(crowd_study):
+    assert services.build_items(crowd_study) == {"tasks": 2, "items": 36, "responses": 36}
+
+
 def test_arrivals_spread_over_meetings_and_fill_the_quota(crowd_study):
     first = services.start_assignment(crowd_study, pid="P1")
     second = services.start_assignment(crowd_study, pid="P2")

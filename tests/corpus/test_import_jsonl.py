@@ -77,6 +77,36 @@ def test_import_and_reimport(good_file, capsys):
         ),
         ({"document_id": "doc-1", "question": "Q?", "answer": "A", "extra": 1}, "unknown field"),
         ("[1, 2]", "expected a JSON object"),
+        # what the database cannot store, or would store as no id
+        (
+            {"document_id": "doc-1", "question": "Who\u0000?", "answer": "A"},
+            "a NUL character (\\u0000) in question",
+        ),
+        (
+            {"document_id": "doc-1", "question": "Who?", "answers": ["A", "B\u0000"]},
+            "a NUL character (\\u0000) in answers[1]",
+        ),
+        (
+            {"document_id": "doc-\u0000", "document": "x", "question": "Q?", "answer": "A"},
+            "NUL character (\\u0000) in document_id",
+        ),
+        (r'{"document_id": "doc-1", "question": "Q\u0000?", "answer": "A"}', "NUL character"),
+        ('{"document_id": "doc-1", "question": "Q\x00?", "answer": "A"}', "a NUL byte"),
+        ('{"document_id": NaN, "document": "x", "question": "Q?", "answer": "A"}', "NaN is not"),
+        ('{"document_id": 1e999, "document": "x", "question": "Q?", "answer": "A"}', "too large"),
+        (
+            '{"document_id": "doc-1", "question_id": -Infinity, "question": "Q?", "answer": "A"}',
+            "-Infinity is not a number JSON allows",
+        ),
+        (
+            {"document_id": "doc-1", "question_id": 2.5, "question": "Q?", "answer": "A"},
+            "'question_id' must be a non-empty string or a whole number",
+        ),
+        (
+            {"document_id": True, "document": "x", "question": "Q?", "answer": "A"},
+            "'document_id' must be a non-empty string or a whole number",
+        ),
+        ('{"document_id": "doc-1", "question_id": 1' + "0" * 5000 + "}", "not valid JSON"),
     ],
 )
 def test_bad_lines_are_refused_and_nothing_changes(tmp_path, good_file, line, message):
@@ -87,6 +117,28 @@ def test_bad_lines_are_refused_and_nothing_changes(tmp_path, good_file, line, me
     with pytest.raises(CommandError, match="line 2") as error:
         call_command("import_jsonl", str(bad), "--benchmark", "toy-qa")
     assert message in str(error.value)
+    assert database_snapshot() == before
+
+
+def test_whole_number_ids_are_kept_as_text(tmp_path):
+    rows = [
+        {"document_id": 7, "document": DOC, "question_id": 3.0, "question": "Q?", "answer": "A"}
+    ]
+    call_command("import_jsonl", str(write_lines(tmp_path / "n.jsonl", rows)), "--benchmark", "n")
+    assert Question.objects.get(document__external_id="7").external_id == "3"
+
+
+def test_line_numbers_count_newlines_only(tmp_path):
+    """A JSON text may hold U+2028 or U+0085, which str.splitlines() would also cut at."""
+    first = {"document_id": "doc-1", "document": DOC + "\u2028more\x85", "question": "Who?"}
+    first["answer"] = "Alice"
+    line_one = json.dumps(first, ensure_ascii=False)
+    assert "\u2028" in line_one
+    path = tmp_path / "sep.jsonl"
+    path.write_text(line_one + "\n" + '{"document_id": "doc-1", "question": "Q?"}\n')
+    before = database_snapshot()
+    with pytest.raises(CommandError, match="line 2: give either 'answer'"):
+        call_command("import_jsonl", str(path), "--benchmark", "toy-qa")
     assert database_snapshot() == before
 
 
@@ -107,6 +159,8 @@ def test_bad_options(good_file, tmp_path):
 def test_document_cannot_change_split(good_file):
     call_command("import_jsonl", str(good_file), "--benchmark", "toy-qa", "--split", "dev")
     before = database_snapshot()
-    with pytest.raises(CommandError, match="already stored in split dev"):
+    with pytest.raises(
+        CommandError, match="bench.jsonl: document doc-1 is already stored in split dev"
+    ):
         call_command("import_jsonl", str(good_file), "--benchmark", "toy-qa", "--split", "test")
     assert database_snapshot() == before

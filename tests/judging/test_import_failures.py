@@ -55,6 +55,72 @@ def test_missing_transcript(populated):
     )
 
 
+def test_missing_transcript_names_the_question_file_that_asked_for_it(populated):
+    """A meeting only the conv file names: the message names that file (it used to
+    name the first question file of the split, which never mentions the meeting)."""
+
+    def add_meeting(data):
+        extra = json.loads(json.dumps(data["meetings"][0]))
+        extra["id"] = "meeting_en_synthetic_777"
+        data["meetings"].append(extra)
+
+    edit_json(populated / "data" / "elitr-bench-conv_test2.json", add_meeting)
+    failure = assert_refused(
+        populated,
+        "No transcript for meeting meeting_en_synthetic_777, which ",
+        "elitr-bench-conv_test2.json asked for",
+        "meeting_en_synthetic_777/transcript_MAN*.txt",
+        languages=("en",),
+    )
+    assert "elitr-bench-qa_test2.json" not in str(failure)
+
+
+def test_a_nul_character_in_a_question_file_names_the_file_and_the_place(populated):
+    edit_json(
+        populated / "data" / "elitr-bench-qa_test2.json",
+        lambda d: d["meetings"][0]["questions"][1].update(question="Who\u0000 spoke?"),
+    )
+    assert_refused(
+        populated,
+        "elitr-bench-qa_test2.json: a NUL character (\\u0000) in meetings[0].questions[1].question",
+    )
+
+
+def test_a_nul_character_in_a_response_file_names_the_file(populated):
+    path = populated / "generated-responses" / "elitr-bench-qa_test2_st_all-eval.json"
+    edit_json(
+        path,
+        lambda d: d["meetings"][0]["questions"][0]["generated-responses"][0].update(
+            {"model": "GPT\u0000-4"}
+        ),
+    )
+    assert_refused(
+        populated,
+        "elitr-bench-qa_test2_st_all-eval.json: a NUL character",
+        "meetings[0].questions[0].generated-responses[0].model",
+    )
+
+
+def test_a_nul_character_in_a_transcript_names_the_file_and_the_line(populated):
+    transcript = next((populated / "ELITR-English-test").rglob("transcript_MAN*.txt"))
+    lines = transcript.read_text().splitlines()
+    lines[2] = lines[2] + "\x00"
+    transcript.write_text("\n".join(lines) + "\n")
+    assert_refused(populated, f"{transcript.name}, line 3: a NUL character")
+
+
+def test_reordered_questions_name_the_file(populated):
+    def swap(data):
+        questions = data["meetings"][0]["questions"]
+        questions[0], questions[1] = questions[1], questions[0]
+
+    for path in (populated / "data").glob("*.json"):
+        edit_json(path, swap)
+    for path in (populated / "czech").glob("*.json"):
+        edit_json(path, swap)
+    assert_refused(populated, "elitr-bench-qa_test2.json: meeting ", "reordering stored questions")
+
+
 def test_responses_for_a_meeting_that_does_not_exist(populated):
     path = populated / "generated-responses" / "elitr-bench-qa_test2_st_all-eval.json"
     edit_json(path, lambda d: d["meetings"][0].update(id="meeting_en_test2_999"))

@@ -78,3 +78,85 @@ def test_a_second_file_adds_to_an_evaluator_a_first_file_created(two_meetings, t
     with pytest.raises(CommandError, match="already holds score 4"):
         call_command("import_ratings", str(changed))
     assert database_snapshot() == before
+
+
+def jsonl_file(path, lines):
+    path.write_text("".join(f"{line}\n" for line in lines))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ('{"response": RESPONSE, "evaluator": "panel", "rater": "a\\u0000", "score": 4}', "NUL"),
+        ('{"response": RESPONSE, "evaluator": "pa\u0000nel", "score": 4}', "a NUL byte"),
+        ('{"response": NaN, "evaluator": "panel", "score": 4}', "NaN is not a number"),
+        ('{"response": 1e999, "evaluator": "panel", "score": 4}', "too large to be a number"),
+        ('{"response": RESPONSE, "evaluator": "panel", "score": Infinity}', "Infinity is not"),
+        ('{"response": 99999999999999999999999, "evaluator": "panel", "score": 4}', "whole number"),
+        ('{"response": 1.5, "evaluator": "panel", "score": 4}', "response 1.5 is not a whole"),
+        ('{"response": true, "evaluator": "panel", "score": 4}', "response True is not a whole"),
+    ],
+)
+def test_bad_jsonl_ratings_are_line_numbered_and_change_nothing(
+    two_meetings, tmp_path, line, message
+):
+    response = Response.objects.order_by("pk").first()
+    good = f'{{"response": {response.pk}, "evaluator": "panel", "rater": "ok", "score": 5}}'
+    path = jsonl_file(tmp_path / "r.jsonl", [good, line.replace("RESPONSE", str(response.pk))])
+    before = database_snapshot()
+    with pytest.raises(CommandError) as error:
+        call_command("import_ratings", str(path))
+    assert "r.jsonl, line 2: " in str(error.value) and message in str(error.value)
+    assert database_snapshot() == before
+
+
+@pytest.mark.parametrize(
+    ("row", "message"),
+    [
+        ("{pk},panel,a\x00b,4", "line 3: a NUL character (\\u0000) in rater"),
+        ("{pk},panel,a,4,extra", "line 3: 1 more cell(s) than the header names"),
+        ("{pk},panel,a,nan", "line 3: score 'nan' is not a number"),
+        ("9" * 30 + ",panel,a,4", "line 3: response '999"),
+    ],
+)
+def test_bad_csv_ratings_are_line_numbered_and_change_nothing(two_meetings, tmp_path, row, message):
+    pk = Response.objects.order_by("pk").first().pk
+    path = ratings_file(tmp_path / "r.csv", [f"{pk},panel,ok,5", row.format(pk=pk)])
+    before = database_snapshot()
+    with pytest.raises(CommandError) as error:
+        call_command("import_ratings", str(path))
+    assert message in str(error.value)
+    assert database_snapshot() == before
+
+
+def test_a_bad_seed_is_refused_with_its_line(two_meetings, tmp_path):
+    response = Response.objects.select_related("run__system", "run__dataset", "question").first()
+    key = ",".join(
+        [
+            response.run.system.name,
+            response.run.dataset.version,
+            response.run.dataset.split,
+            response.run.mode,
+            response.question.document.external_id,
+            response.question.external_id,
+        ]
+    )
+    header = "system,dataset_version,split,mode,meeting,question_id,seed,evaluator,score\n"
+    for seed, message in (("abc", "seed 'abc'"), ("1.5", "seed '1.5'"), ("-3", "seed '-3'")):
+        path = tmp_path / "s.csv"
+        path.write_text(header + f"{key},,panel,4\n{key},{seed},panel,4\n")
+        before = database_snapshot()
+        with pytest.raises(CommandError, match=f"s.csv, line 3: {message} is not a whole"):
+            call_command("import_ratings", str(path))
+        assert database_snapshot() == before
+
+
+def test_a_multi_line_cell_keeps_the_line_numbers_right(two_meetings, tmp_path):
+    pk = Response.objects.order_by("pk").first().pk
+    path = tmp_path / "m.csv"
+    path.write_text(
+        f'response,evaluator,rater,score\n{pk},panel,"two\nlines",5\n{pk},panel,x,eleven\n'
+    )
+    with pytest.raises(CommandError, match="m.csv, line 4: score 'eleven'"):
+        call_command("import_ratings", str(path))

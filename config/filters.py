@@ -1,0 +1,70 @@
+"""The API's list filters answer a value they cannot take with 400 and say
+which filter, never with an empty list (a typo must not read as "no data").
+
+django-filter already refuses a bad choice, number or id; its boolean filter
+reads anything it does not know as "no filter". `FilterSet` here is the base
+of every FilterSet of the apps and of those django-filter builds from a view's
+`filterset_fields` (`FilterBackend`, REST_FRAMEWORK's filter backend): the
+same filters, with booleans that refuse what is not true or false.
+Filters over a field with choices but declared by hand (a related field's
+`run__mode`) are `choice(...)` filters, so the schema lists the choices.
+"""
+
+from __future__ import annotations
+
+from copy import deepcopy
+
+import django_filters
+from django import forms
+from django.core.exceptions import ValidationError
+from django.db import models
+from django_filters.rest_framework import DjangoFilterBackend
+from django_filters.rest_framework.filterset import FILTER_FOR_DBFIELD_DEFAULTS
+
+TRUE = ("true", "1")
+FALSE = ("false", "0")
+
+
+class StrictBooleanField(forms.Field):
+    """true / false (or 1 / 0, any case); empty: no filter; anything else refused."""
+
+    def to_python(self, value):
+        if value is None or isinstance(value, bool):
+            return value
+        if value == "":
+            return None
+        text = str(value).strip().lower()
+        if text in TRUE:
+            return True
+        if text in FALSE:
+            return False
+        raise ValidationError(
+            "%(value)s is not true or false.", code="invalid", params={"value": value}
+        )
+
+
+class StrictBooleanFilter(django_filters.BooleanFilter):
+    field_class = StrictBooleanField
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("widget", forms.TextInput)  # hands the raw text to the field
+        super().__init__(*args, **kwargs)
+
+
+def choice(field_name: str, choices, **kwargs) -> django_filters.ChoiceFilter:
+    """A filter over a related field with choices (`run__mode`): a value that is not
+    one of them is a 400 listing them."""
+    return django_filters.ChoiceFilter(field_name=field_name, choices=choices, **kwargs)
+
+
+DEFAULTS = deepcopy(FILTER_FOR_DBFIELD_DEFAULTS)
+DEFAULTS[models.BooleanField] = {"filter_class": StrictBooleanFilter}
+DEFAULTS[models.NullBooleanField] = {"filter_class": StrictBooleanFilter}
+
+
+class FilterSet(django_filters.rest_framework.FilterSet):
+    FILTER_DEFAULTS = DEFAULTS
+
+
+class FilterBackend(DjangoFilterBackend):
+    filterset_base = FilterSet

