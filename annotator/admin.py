@@ -19,8 +19,8 @@ from annotator.prolific import (
 from annotator.quality import participant_quality
 from annotator.wording import refill_result_summary
 from config.downloads import as_attachment, export_filename
-from config.words import count
 from config.spreadsheet import csv_text
+from config.words import count
 from corpus.models import Dataset
 
 STUDY_FIELDS = [
