@@ -13,10 +13,12 @@ new: only by covering more of the selection than every other human evaluator.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from analysis.selection import Selection, SelectionError
+
+if TYPE_CHECKING:  # pandas loads with the first report, not with every page that links one
+    import pandas as pd
 
 HUMAN_KINDS = frozenset({"gold_human", "crowd_human"})
 # Rank of a kind when human evaluators tie on coverage (lower first).
@@ -283,9 +285,11 @@ def leave_out(table: pd.DataFrame, raters: list[LeftOutRater], include_flagged: 
     stay when include_flagged), and the raters with their rating counts."""
     if table.empty or not raters:
         return table, raters
+    import numpy as np
+
     evaluator = table["evaluator"].astype(str).to_numpy()
     rater = table["rater"].astype(str).to_numpy()
-    drop = pd.Series(False, index=table.index).to_numpy()
+    drop = np.zeros(len(table), dtype=bool)
     counted = []
     for entry in raters:
         rows = (evaluator == entry.evaluator) & (rater == entry.rater)

@@ -169,16 +169,18 @@ def wait_for(url: str, seconds: float) -> bytes:
 
 
 def expected_demo_data() -> tuple[str, str]:
-    """The data origin the demo should name, and its report's path."""
+    """The data origin the demo should name, and its report's path: the default
+    selection stated in full (the setting and systems of the human scores)."""
+    setting = "/analysis/report/?dataset_version=qa&split=test2&mode=st&language=en"
     if (demo_setup.SHARED_ELITR_DATA / "data.zip").is_file():
-        systems = ",".join(demo_setup.PAPER_CROWD_SYSTEMS)
         return (
             f"the shared folder: {demo_setup.SHARED_ELITR_DATA}",
-            f"/analysis/report/?dataset_version=qa&split=test2&mode=st&systems={systems}",
+            f"{setting}&benchmark=elitr-bench&systems=GPT-4%2CLongAlpaca-7B%2CVicuna-13B-v1.5",
         )
     return (
         "a synthetic meeting (no real data could be had): ",
-        "/analysis/report/?split=test2&mode=st",
+        f"{setting}&benchmark=elitr-bench-synthetic"
+        "&systems=Synthetic-Echo%2CSynthetic-Hedge%2CSynthetic-Terse",
     )
 
 

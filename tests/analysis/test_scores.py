@@ -72,7 +72,7 @@ def comparable(table: pd.DataFrame) -> pd.DataFrame:
         Selection(),
         Selection(split="test2", mode="st"),
         Selection(systems=("Synthetic-Echo",)),
-        Selection(split="nosuch"),
+        Selection(split="test2", mode="mt"),  # valid, but nothing matches
     ],  # fmt: skip
 )
 def test_copy_loader_holds_what_the_query_holds(rated, selection):
