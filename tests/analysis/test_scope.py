@@ -40,7 +40,7 @@ def rita(client, researcher):
     [
         ({"split": "foo"}, "split 'foo': choose from test2."),
         ({"study": "999"}, "study 999: no such study; choose from none stored."),
-        ({"language": "xx"}, "language 'xx': choose from cs, en."),
+        ({"language": "xx"}, "language 'xx': choose from en, cs."),
         ({"benchmark": "nope"}, "benchmark 'nope': choose from elitr-bench."),
         ({"systems": "GPT-9"}, "systems: unknown system(s) 'GPT-9'; choose from Synthetic-Echo"),
         ({"splti": "test2"}, "unknown parameter(s) 'splti'; the report takes dataset_version"),
