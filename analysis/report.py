@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from analysis import stats, trust
+from analysis.distributions import score_distributions
 from analysis.report_types import (
     SCHEMA_VERSION,
     AgreementReport,
@@ -170,6 +171,7 @@ def build_report(
             middle_position_welch=reason,
             qa_conv_differentiating=reason,
             diagnostics=reason,
+            score_distributions=reason,
         )
 
     ready = to_json_ready
@@ -232,6 +234,7 @@ def build_report(
         ),
         ppi=judged["ppi"],
         planner=judged["planner"],
+        score_distributions=ready(score_distributions(rs)),
     )
 
 
