@@ -15,11 +15,12 @@ CONTENT_TYPES = {
 
 def export(selection: Selection, fmt: str, *, bootstrap: int = 0, request=None) -> str:
     """The report in `fmt`. With the page's `request`, the HTML carries the
-    planner's form (a file written by the command does not)."""
+    planner's form and the figures' download links (a file written by the
+    command does not). The report and its figures come from analysis.caching."""
     # pandas, numpy and scipy load with the first report, not with every process
     # that imports the URLs (manage.py, the worker).
     from analysis import render
-    from analysis.report import build_report
+    from analysis.caching import cached_figures, cached_report
     from analysis.scores import score_table
 
     if fmt not in render.FORMATS:
@@ -29,9 +30,14 @@ def export(selection: Selection, fmt: str, *, bootstrap: int = 0, request=None) 
         return render.tidy_csv(table)
     if fmt == "csv-wide":
         return render.wide_csv(table)
-    report = build_report(selection, bootstrap=bootstrap, table=table)
+    entry, _ = cached_report(selection, bootstrap=bootstrap, table=table)
     if fmt == "json":
-        return report.to_json()
+        return entry.json
     if fmt == "latex":
-        return render.to_latex(report)
-    return render.to_html(report, request=request)
+        return render.to_latex(entry.report)
+    return render.to_html(
+        entry.report,
+        request=request,
+        images=cached_figures(entry, "png"),
+        report_json=entry.json,
+    )

@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import io
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
-from analysis.report_types import AgreementReport, is_computed
+from analysis.report_types import AgreementReport, NotComputable
 
 SCALE = (1.0, 10.0)
 LEVELS = tuple(range(1, 11))
@@ -249,7 +250,7 @@ def figures(report: AgreementReport) -> dict[str, Figure]:
 
 def means_figure(report: AgreementReport) -> Figure | None:
     means = report.mean_scores
-    if not is_computed(means):
+    if isinstance(means, NotComputable):
         return None
     counts = report.mean_scores_n or {}
     colour = colours(report.evaluators)
@@ -281,7 +282,7 @@ def means_figure(report: AgreementReport) -> Figure | None:
 
 def distributions_figure(report: AgreementReport) -> Figure | None:
     parts = report.score_distributions
-    if not is_computed(parts) or not parts.evaluators:
+    if isinstance(parts, NotComputable) or not parts.evaluators:
         return None
     colour = colours(report.evaluators)
     panels = []
@@ -310,7 +311,7 @@ def distributions_figure(report: AgreementReport) -> Figure | None:
 
 
 def correlations_figure(report: AgreementReport) -> Figure | None:
-    if not is_computed(report.correlations):
+    if isinstance(report.correlations, NotComputable):
         return None
     pearson = report.correlations.pearson
     evaluators = tuple(report.evaluators)
@@ -326,7 +327,7 @@ def correlations_figure(report: AgreementReport) -> Figure | None:
 
 def gold_bins_figure(report: AgreementReport) -> Figure | None:
     bins = report.gold_bins
-    if not is_computed(bins) or not bins.bins:
+    if isinstance(bins, NotComputable) or not bins.bins:
         return None
     colour = colours(report.evaluators)
     panels = []
@@ -336,7 +337,7 @@ def gold_bins_figure(report: AgreementReport) -> Figure | None:
         points = []
         for level in LEVELS:
             entry = bins.bins[str(level)].evaluators.get(evaluator)
-            if entry is not None and is_computed(entry):
+            if entry is not None and not isinstance(entry, NotComputable):
                 points.append(interval_point(level, entry.mean, entry.ci95, entry.n))
         if points:
             panels.append(
@@ -363,16 +364,16 @@ def gold_bins_figure(report: AgreementReport) -> Figure | None:
 
 def calibration_figure(report: AgreementReport) -> Figure | None:
     diagnostics = report.diagnostics
-    calibration = diagnostics.calibration if is_computed(diagnostics) else None
-    if calibration is None or not is_computed(calibration):
+    calibration = diagnostics.calibration if not isinstance(diagnostics, NotComputable) else None
+    if calibration is None or isinstance(calibration, NotComputable):
         return None
-    judges = [j for j, c in calibration.items() if is_computed(c)][:MAX_PLOTTED_JUDGES]
-    if not judges:
+    computed = {j: c for j, c in calibration.items() if not isinstance(c, NotComputable)}
+    if not computed:
         return None
     colour = colours(report.evaluators)
     panels = []
-    for judge in judges:
-        levels = calibration[judge].map
+    for judge in list(computed)[:MAX_PLOTTED_JUDGES]:
+        levels = computed[judge].map
         sized = len(levels) > MAX_LABELLED_LEVELS
         points = tuple(
             interval_point(lv.judge_score, lv.mean_gold, lv.ci95, lv.n, labelled=not sized)
@@ -412,11 +413,13 @@ def calibration_figure(report: AgreementReport) -> Figure | None:
 
 def ppi_figure(report: AgreementReport) -> Figure | None:
     ppi = report.ppi
-    if not is_computed(ppi) or not ppi.judges:
+    if isinstance(ppi, NotComputable) or not ppi.judges:
         return None
     panels = []
     for judge in list(ppi.judges)[:MAX_PLOTTED_JUDGES]:
-        systems = [(s, e) for s, e in ppi.judges[judge].systems.items() if is_computed(e)]
+        systems = [
+            (s, e) for s, e in ppi.judges[judge].systems.items() if not isinstance(e, NotComputable)
+        ]
         gold, combined, marks = [], [], []
         for row, (_, e) in enumerate(systems):
             gold.append(interval_point(row + 0.15, e.gold_mean, e.gold_ci95, e.n_labelled))
@@ -456,10 +459,10 @@ def ppi_figure(report: AgreementReport) -> Figure | None:
 
 def breakdown_figure(report: AgreementReport) -> Figure | None:
     breakdown = report.breakdown
-    if not is_computed(breakdown) or not breakdown.question_type:
+    if isinstance(breakdown, NotComputable) or not breakdown.question_type:
         return None
     bins = report.gold_bins
-    evaluator = bins.gold if is_computed(bins) else report.evaluators[0]
+    evaluator = bins.gold if not isinstance(bins, NotComputable) else report.evaluators[0]
     colour = colours(report.systems)
     panels = []
     for column, by_evaluator in breakdown.columns():
@@ -654,26 +657,30 @@ def _draw_intervals(axis, panel: IntervalPanel) -> dict[str, object]:
                 continue
             alpha = 0.45 if few else 1.0
             style = {"color": series.color, "alpha": alpha, "linestyle": ""}
-            spans = [p for p in points if p.low is not None and p.high is not None]
+            # (position, low, high, low cut, high cut) of the points with an interval
+            spans = [
+                (p.position + dodge, p.low, p.high, p.low_clipped, p.high_clipped)
+                for p in points
+                if p.low is not None and p.high is not None
+            ]
             if spans:
-                line = [(p.position + dodge, p.low) for p in spans]
-                line_to = [(p.position + dodge, p.high) for p in spans]
                 (axis.hlines if panel.horizontal else axis.vlines)(
-                    [p.position + dodge for p in spans],
-                    [a for _, a in line],
-                    [b for _, b in line_to],
+                    [at for at, *_ in spans],
+                    [low for _, low, *_ in spans],
+                    [high for _, _, high, *_ in spans],
                     color=series.color,
                     alpha=alpha,
                     linewidth=1.1,
                 )
-                capped = [(p.position + dodge, p.low) for p in spans if not p.low_clipped]
-                capped += [(p.position + dodge, p.high) for p in spans if not p.high_clipped]
-                axis.plot(*xy(capped), marker=cap, markersize=6, **style)
-                low = [(p.position + dodge, p.low) for p in spans if p.low_clipped]
-                high = [(p.position + dodge, p.high) for p in spans if p.high_clipped]
-                for marker, at in ((ends[0], low), (ends[1], high)):
-                    if at:
-                        axis.plot(*xy(at), marker=marker, markersize=5, **style)
+                capped = [(at, low) for at, low, _, cut, _ in spans if not cut]
+                capped += [(at, high) for at, _, high, _, cut in spans if not cut]
+                if capped:
+                    axis.plot(*xy(capped), marker=cap, markersize=6, **style)
+                low_cut = [(at, low) for at, low, _, cut, _ in spans if cut]
+                high_cut = [(at, high) for at, _, high, _, cut in spans if cut]
+                for marker, cut_ends in ((ends[0], low_cut), (ends[1], high_cut)):
+                    if cut_ends:
+                        axis.plot(*xy(cut_ends), marker=marker, markersize=5, **style)
             centres = [(p.position + dodge, p.value) for p in points]
             face = "white" if few else series.color
             if series.sized:
@@ -701,8 +708,13 @@ def _draw_intervals(axis, panel: IntervalPanel) -> dict[str, object]:
                         ha="center" if panel.horizontal else "left",
                     )
         if series.steps:
-            xs, ys = zip(*series.steps, strict=True)
-            axis.step(xs, ys, where="mid", color=series.color, linewidth=1)
+            axis.step(
+                [x for x, _ in series.steps],
+                [y for _, y in series.steps],
+                where="mid",
+                color=series.color,
+                linewidth=1,
+            )
         handles[series.label] = Line2D([], [], marker="o", color=series.color, linestyle="")
     if panel.marks:
         axis.plot(*xy(list(panel.marks)), marker="|", color="black", markersize=14, linestyle="")
@@ -808,7 +820,7 @@ def _draw_scatter(axis, panel: ScatterPanel) -> dict[str, object]:
     return {}
 
 
-DRAWERS = {
+DRAWERS: dict[type, Callable[[Any, Any], dict[str, object]]] = {
     IntervalPanel: _draw_intervals,
     BarPanel: _draw_bars,
     HeatmapPanel: _draw_heatmap,

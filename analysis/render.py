@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import json
 from dataclasses import dataclass
+from urllib.parse import urlencode
 
 import pandas as pd
 from django.template.loader import render_to_string
@@ -274,10 +275,12 @@ def to_html(
     }
     query = None
     if request is not None:
-        context["selection_fields"] = {
+        fields = {
             key: ",".join(value) if isinstance(value, list) else value
             for key, value in report.stamp.selection.model_dump().items()
             if value not in (None, [], "")
         }
+        context["selection_fields"] = fields
+        query = urlencode(fields)
     context["plots"] = figure_views(report, images, query)
     return render_to_string("analysis/report.html", context, request=request)

@@ -141,9 +141,14 @@ def differing_question_pks(question_pks) -> set[int]:
 
 
 def build_report(
-    selection: Selection, *, bootstrap: int = 0, table: pd.DataFrame | None = None
+    selection: Selection,
+    *,
+    bootstrap: int = 0,
+    table: pd.DataFrame | None = None,
+    verdicts: pd.DataFrame | None = None,
 ) -> AgreementReport:
-    """The report on a selection. `table` skips the database (benchmarks).
+    """The report on a selection. `table` skips the database (benchmarks);
+    `verdicts` too, for the pairwise verdicts (analysis.caching reads both first).
 
     The statistics come as plain values (numpy scalars, NaN): each is made
     JSON-ready, then checked against the report's types as it is built."""
@@ -184,7 +189,8 @@ def build_report(
     means, mean_n = stats.mean_scores(rs)
     detailed = stats.correlations(wide, bootstrap=bootstrap)
     system_detailed = stats.correlations(system_wide, bootstrap=0)
-    verdicts = pairwise_verdicts(selection, set(rs["response_id"].unique()))
+    if verdicts is None:
+        verdicts = pairwise_verdicts(selection, set(rs["response_id"].unique()))
     pairwise = ready(pairwise_parts(verdicts))
     ratings = individual_ratings(table)
     judged = ready(trust.build(table, rs, wide, selection, gold, pairwise, ratings=ratings))

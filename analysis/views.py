@@ -4,7 +4,7 @@ for humans" action as a form the page posts to and as an API call."""
 from django import forms
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse, HttpResponseForbidden
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseForbidden
 from django.shortcuts import render
 from django.views.decorators.http import require_POST
 from drf_spectacular.types import OpenApiTypes
@@ -72,6 +72,32 @@ def report_page(request: HttpRequest) -> HttpResponse:
     return response
 
 
+@login_required
+def report_plot(request: HttpRequest, name: str, fmt: str) -> HttpResponse:
+    """/analysis/report/plot/<name>.<png|svg>?<the report's selection>: one
+    figure of the report, to download (researchers only, as the report)."""
+    from analysis import plots
+    from analysis.caching import cached_figures, cached_report
+
+    if not request.user.is_researcher:
+        raise PermissionDenied("Reports are for researchers and admins.")
+    try:
+        entry, _ = cached_report(selection_from(request.GET))
+    except SelectionError as error:
+        return HttpResponse(
+            f"Bad selection: {error}", status=error.http_status, content_type="text/plain"
+        )
+    figures = plots.figures(entry.report)
+    if name not in figures:
+        raise Http404(
+            f"This report has no figure {name!r}; it has: {', '.join(figures) or 'none'}."
+        )
+    data = cached_figures(entry, fmt, [name])[name]
+    response = HttpResponse(data, content_type=plots.FORMATS[fmt])
+    response["Content-Disposition"] = f'attachment; filename="agreement-report-{name}.{fmt}"'
+    return response
+
+
 # What each query parameter takes: the values analysis.selection accepts; the
 # names are matched against the stored data (an unknown evaluator is a 400).
 REPORT_PARAMETERS = [
@@ -132,9 +158,10 @@ REPORT_PARAMETERS = [
 def report_api(request: Request) -> Response:
     """The agreement report as JSON (layout in docs/analysis.md). A bad selection
     (a SelectionError) answers 400 through the API's exception handler."""
-    from analysis.report import build_report  # with pandas and scipy: see exports.export
+    from analysis.caching import cached_report  # with pandas and scipy: see exports.export
 
-    return Response(build_report(selection_from(request.query_params)).to_dict())
+    entry, _ = cached_report(selection_from(request.query_params))
+    return Response(entry.report.to_dict())
 
 
 class SelectItemsForm(forms.Form):
