@@ -200,6 +200,9 @@ class Figure:
     columns: int = 1
     panel_size: tuple[float, float] = (6.0, 3.2)
     notes: tuple[str, ...] = field(default=())  # legend entries: FEW_NOTE, CLIPPED_NOTE
+    # fixed (left, right, bottom, top, wspace) as fractions of the figure: for a
+    # small figure drawn often, instead of tight_layout (half its drawing time)
+    margins: tuple[float, float, float, float, float] | None = None
 
 
 def _notes(panels: Sequence[Panel]) -> tuple[str, ...]:
@@ -542,6 +545,7 @@ def rater_figure(
         (scatter, histogram),
         columns=2,
         panel_size=(1.9, 1.7),
+        margins=(0.1, 0.98, 0.24, 0.87, 0.38),
     )
 
 
@@ -591,7 +595,11 @@ def laid_out(figure: Figure):
     columns_in_legend = min(4, len(handles)) or 1
     band = 0.24 * math.ceil(len(handles) / columns_in_legend) + 0.08 if handles else 0.0
     canvas.set_size_inches(width * columns, height * rows + band)
-    canvas.tight_layout(rect=(0, band / (height * rows + band), 1, 1), pad=0.6)
+    if figure.margins is not None:
+        left, right, bottom, top, wspace = figure.margins
+        canvas.subplots_adjust(left=left, right=right, bottom=bottom, top=top, wspace=wspace)
+    else:
+        canvas.tight_layout(rect=(0, band / (height * rows + band), 1, 1), pad=0.6)
     if handles:
         canvas.legend(
             handles=list(handles.values()),

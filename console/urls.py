@@ -18,6 +18,7 @@ urlpatterns = [
     path("studies/<int:pk>/status/<str:action>/", views.study_status, name="study_status"),
     path("participants/<int:pk>/exclude/", views.participant_exclude, name="exclude"),
     path("participants/<int:pk>/reinstate/", views.participant_reinstate, name="reinstate"),
+    path("participants/<int:pk>/plot.svg", views.participant_plot, name="participant_plot"),
     path("workers/", views.workers, name="workers"),
     path("workers/inspect/", views.workers_inspect, name="workers_inspect"),
     path("documents/", views.documents, name="documents"),
