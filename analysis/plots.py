@@ -200,9 +200,6 @@ class Figure:
     columns: int = 1
     panel_size: tuple[float, float] = (6.0, 3.2)
     notes: tuple[str, ...] = field(default=())  # legend entries: FEW_NOTE, CLIPPED_NOTE
-    # fixed (left, right, bottom, top, wspace) as fractions of the figure: for a
-    # small figure drawn often, instead of tight_layout (half its drawing time)
-    margins: tuple[float, float, float, float, float] | None = None
 
 
 def _notes(panels: Sequence[Panel]) -> tuple[str, ...]:
@@ -545,7 +542,6 @@ def rater_figure(
         (scatter, histogram),
         columns=2,
         panel_size=(1.9, 1.7),
-        margins=(0.1, 0.98, 0.24, 0.87, 0.38),
     )
 
 
@@ -595,9 +591,8 @@ def laid_out(figure: Figure):
     columns_in_legend = min(4, len(handles)) or 1
     band = 0.24 * math.ceil(len(handles) / columns_in_legend) + 0.08 if handles else 0.0
     canvas.set_size_inches(width * columns, height * rows + band)
-    if figure.margins is not None:
-        left, right, bottom, top, wspace = figure.margins
-        canvas.subplots_adjust(left=left, right=right, bottom=bottom, top=top, wspace=wspace)
+    if all(_fixed_margins(panel) for panel in panels):
+        _grid(canvas, panels, rows, columns, band)
     else:
         canvas.tight_layout(rect=(0, band / (height * rows + band), 1, 1), pad=0.6)
     if handles:
@@ -611,6 +606,36 @@ def laid_out(figure: Figure):
             frameon=False,
         )
     return canvas
+
+
+# Margins of a panel whose labels are short and horizontal (numbers 1-10 on
+# both axes), in inches: computed, not measured, as tight_layout measures every
+# text of the figure (half the drawing time of a grid of small panels).
+LEFT, RIGHT, BOTTOM, TITLE_LINE = 0.52, 0.15, 0.42, 0.16
+
+
+def _fixed_margins(panel: Panel) -> bool:
+    return isinstance(panel, HistogramPanel | ScatterPanel) or (
+        isinstance(panel, IntervalPanel) and not panel.horizontal
+    )
+
+
+def _grid(canvas, panels: Sequence[Panel], rows: int, columns: int, band: float) -> None:
+    """Each panel in its cell, with room for its tick labels, axis labels and
+    title (one or two lines), the legend's band below them all."""
+    width, height = canvas.get_size_inches()
+    lines = max(p.title.count("\n") + 1 if p.title else 0 for p in panels)
+    top = TITLE_LINE * lines + 0.08
+    axes_width = width / columns - LEFT - RIGHT
+    axes_height = (height - band) / rows - top - BOTTOM
+    canvas.subplots_adjust(
+        left=LEFT / width,
+        right=1 - RIGHT / width,
+        bottom=(band + BOTTOM) / height,
+        top=1 - top / height,
+        wspace=(LEFT + RIGHT) / axes_width,
+        hspace=(top + BOTTOM) / axes_height,
+    )
 
 
 def _needs_legend(figure: Figure) -> bool:
@@ -650,7 +675,17 @@ def _draw_intervals(axis, panel: IntervalPanel) -> dict[str, object]:
         values = [b for _, b in pairs]
         return (values, positions) if panel.horizontal else (positions, values)
 
+    from matplotlib.transforms import offset_copy
+
     ends = ("<", ">") if panel.horizontal else ("v", "^")
+    # an N label sits a few points beside its point (above it in a forest plot)
+    beside = offset_copy(
+        axis.transData,
+        fig=axis.figure,
+        x=0 if panel.horizontal else 4,
+        y=5 if panel.horizontal else 0,
+        units="points",
+    )
     cap = "|" if panel.horizontal else "_"
     handles: dict[str, object] = {}
     count = len(panel.series)
@@ -705,11 +740,10 @@ def _draw_intervals(axis, panel: IntervalPanel) -> dict[str, object]:
                 axis.plot(*xy(centres), marker="o", markersize=5, markerfacecolor=face, **style)
             for p, (at, value) in zip(points, centres, strict=True):
                 if p.label:
-                    axis.annotate(
+                    axis.text(
+                        *((value, at) if panel.horizontal else (at, value)),
                         p.label,
-                        (value, at) if panel.horizontal else (at, value),
-                        xytext=(0, 5) if panel.horizontal else (4, 0),
-                        textcoords="offset points",
+                        transform=beside,
                         fontsize=6,
                         color="#333333",
                         va="bottom" if panel.horizontal else "center",
