@@ -27,12 +27,15 @@ from functools import lru_cache
 from pathlib import Path
 
 import pandas as pd
+from django.conf import settings
 from django.core.cache import caches
 
 from analysis.report_types import AgreementReport
 from analysis.selection import Selection
 
 REPORTS = "reports"
+# Entries never go stale; they expire to free room (the backends' own timeout).
+REPORT_CACHE_SECONDS = settings.REPORT_CACHE_SECONDS
 # The apps whose code a report runs (and the figures' code, in analysis).
 CODE_PACKAGES = ("analysis", "judging", "annotator", "corpus", "generation")
 
@@ -43,8 +46,9 @@ def cache():
 
 @lru_cache(maxsize=1)
 def code_version() -> str:
-    """SHA-256 of the source of the apps a report runs, and of the versions of
-    the packages it computes and draws with: new code, new keys."""
+    """SHA-256 of the source of the apps a report runs (their templates too:
+    the report page caches a part of itself), and of the versions of the
+    packages it computes and draws with: new code, new keys."""
     from analysis.report import package_versions
 
     digest = hashlib.sha256()
@@ -52,7 +56,7 @@ def code_version() -> str:
         spec = importlib.util.find_spec(package)
         assert spec is not None and spec.submodule_search_locations, package
         root = Path(next(iter(spec.submodule_search_locations)))
-        for path in sorted(root.rglob("*.py")):
+        for path in sorted([*root.rglob("*.py"), *root.rglob("*.html")]):
             if "migrations" in path.parts:
                 continue
             digest.update(f"{package}/{path.relative_to(root)}\n".encode())

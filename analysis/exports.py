@@ -40,4 +40,5 @@ def export(selection: Selection, fmt: str, *, bootstrap: int = 0, request=None) 
         request=request,
         images=cached_figures(entry, "png"),
         report_json=entry.json,
+        content_sha256=entry.content_sha256,
     )

@@ -260,11 +260,18 @@ def to_html(
     *,
     images: dict[str, bytes] | None = None,
     report_json: str | None = None,
+    content_sha256: str | None = None,
 ) -> str:
     """The page; with the request that asked for it, the planner's form to
     create a study (posted back to Concord, so never in a file on its own) and
-    each figure's PNG and SVG links. `images` (PNG bytes by figure name) and
-    `report_json` save drawing and serialising again what is cached."""
+    each figure's PNG and SVG links. `images` (PNG bytes by figure name),
+    `report_json` and `content_sha256` (analysis.caching.content_hash) save
+    drawing and serialising again what is cached.
+
+    The page's statistics after the planner depend on the report alone: that
+    part is rendered once per report content, code and page kind (live or
+    file) and kept in the report cache (two thirds of the template's time)."""
+    from analysis.caching import REPORT_CACHE_SECONDS, code_version, content_hash
     from analysis.selection import ITEM_METHODS
 
     context = {
@@ -283,4 +290,12 @@ def to_html(
         context["selection_fields"] = fields
         query = urlencode(fields)
     context["plots"] = figure_views(report, images, query)
+    context["cache_seconds"] = REPORT_CACHE_SECONDS
+    context["fragment_key"] = ":".join(
+        (
+            content_sha256 or content_hash(report),
+            code_version(),
+            "file" if query is None else "live?" + query,
+        )
+    )
     return render_to_string("analysis/report.html", context, request=request)

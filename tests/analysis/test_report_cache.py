@@ -26,13 +26,6 @@ SELECTION = {"dataset_version": "qa", "split": "test2", "mode": "st"}
 LOCAL_DEFAULT = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
 
-@pytest.fixture(autouse=True)
-def empty_cache():
-    caches[caching.REPORTS].clear()
-    yield
-    caches[caching.REPORTS].clear()
-
-
 @pytest.fixture
 def counted(monkeypatch):
     """How many reports were built and figures drawn (not read from the cache)."""
@@ -193,14 +186,35 @@ def test_table_digest_ignores_row_order_and_sees_every_cell():
     assert caching.table_digest(table.iloc[:0]) != caching.table_digest(table)
 
 
-def test_the_command_file_embeds_its_images_without_links(two_meetings, tmp_path):
+def test_the_command_file_embeds_its_images_without_links(
+    two_meetings, tmp_path, client, researcher
+):
+    """The file and the live page share the report and its figures, not the
+    part of the page that holds the links (cached for each kind of page)."""
     from django.core.management import call_command
 
+    client.force_login(researcher)
+    page = client.get(PAGE, SELECTION).content.decode()
+    assert len(plot_links(page)) == 14
     out = tmp_path / "report.html"
-    call_command("agreement_report", "--format", "html", "--output", str(out), "--split", "test2")
+    call_command(
+        "agreement_report",
+        "--format",
+        "html",
+        "--output",
+        str(out),
+        "--dataset-version",
+        "qa",
+        "--split",
+        "test2",
+        "--mode",
+        "st",
+    )
     html = out.read_text()
     assert html.count('src="data:image/png;base64,') == 7
-    assert "/analysis/report/plot/" not in html
+    assert "/analysis/report/plot/" not in html and "csrfmiddlewaretoken" not in html
+    # and the page keeps its links after the file was written
+    assert len(plot_links(client.get(PAGE, SELECTION).content.decode())) == 14
 
 
 @pytest.mark.parametrize("backend", ["files", "redis"])

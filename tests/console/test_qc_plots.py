@@ -8,10 +8,9 @@ import re
 import xml.etree.ElementTree as ET
 
 import pytest
-from django.core.cache import caches
 from django.urls import reverse
 
-from analysis import caching, plots
+from analysis import plots
 from annotator import services
 from annotator.models import Participant, Study
 from annotator.quality import participant_quality
@@ -19,13 +18,6 @@ from console import monitors
 from judging.models import Judgment
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def empty_cache():
-    caches[caching.REPORTS].clear()
-    yield
-    caches[caching.REPORTS].clear()
 
 
 @pytest.fixture
