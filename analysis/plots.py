@@ -583,6 +583,7 @@ def laid_out(figure: Figure):
         handles.update(DRAWERS[type(panel)](axis, panel))
     for axis in list(axes.flat)[len(panels) :]:
         axis.set_visible(False)
+    _label_outer(list(axes.flat), panels, columns)
     if not _needs_legend(figure):
         handles = {}
     handles.update(_note_handles(figure.notes))
@@ -636,6 +637,26 @@ def _grid(canvas, panels: Sequence[Panel], rows: int, columns: int, band: float)
         wspace=(LEFT + RIGHT) / axes_width,
         hspace=(top + BOTTOM) / axes_height,
     )
+
+
+def _label_outer(axes: list, panels: Sequence[Panel], columns: int) -> None:
+    """In a grid of score panels (same 1-10 axes), the scale is labelled on the
+    left column and the bottom panel of each column only: less to read, and
+    fewer texts to lay out (text is most of matplotlib's time). Histograms keep
+    their counts' ticks (each its own scale), not the repeated axis title."""
+    if len(panels) < 2:
+        return
+    for index, (axis, panel) in enumerate(zip(axes, panels, strict=False)):
+        below = index + columns < len(panels)
+        if isinstance(panel, IntervalPanel) and not panel.horizontal:
+            if index % columns:
+                axis.set_ylabel("")
+                axis.tick_params(labelleft=False)
+            if below:
+                axis.set_xlabel("")
+                axis.tick_params(labelbottom=False)
+        elif isinstance(panel, HistogramPanel) and index % columns:
+            axis.set_ylabel("")
 
 
 def _needs_legend(figure: Figure) -> bool:
