@@ -519,9 +519,6 @@ def participant_reinstate(request: HttpRequest, pk: int) -> HttpResponse:
     return answer_study(request, participant.study, text, True)
 
 
-# --- workers -------------------------------------------------------------------------------
-
-
 @researcher_required
 @require_GET
 def participant_plot(request: HttpRequest, pk: int) -> HttpResponse:
@@ -546,6 +543,9 @@ def participant_plot(request: HttpRequest, pk: int) -> HttpResponse:
     fresh = request.GET.get("v") == state
     response["Cache-Control"] = "private, max-age=86400" if fresh else "no-store"
     return response
+
+
+# --- workers -------------------------------------------------------------------------------
 
 
 @researcher_required
