@@ -12,9 +12,10 @@ the rest; a new part that reads anything else from the database must add it to
 `report_inputs`.
 
 What a warm request still pays: reading the table and the verdicts (the key),
-one cache read for the report and one per figure. The cache is the `reports`
-alias of settings.CACHES (config.settings.base.report_cache says which backend
-and why).
+one cache read for the report, one per figure and one for the part of the page
+that depends on the report alone (analysis.render.to_html). The cache is the
+`reports` alias of settings.CACHES (config.settings.base.report_cache says
+which backend and why).
 """
 
 from __future__ import annotations
