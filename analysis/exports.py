@@ -77,11 +77,12 @@ def csv_preamble(scope) -> str:
 
 def export(selection: Selection, fmt: str, *, bootstrap: int = 0, request=None) -> str:
     """The report in `fmt`. With the page's `request`, the HTML carries the
-    planner's form and the report builder (a file written by the command does not)."""
+    planner's form and the figures' download links (a file written by the
+    command does not). The report and its figures come from analysis.caching."""
     # pandas, numpy and scipy load with the first report, not with every process
     # that imports the URLs (manage.py, the worker).
     from analysis import render
-    from analysis.report import report_of
+    from analysis.caching import cached_figures, cached_report
     from analysis.scope import resolve
 
     if fmt not in render.FORMATS:
@@ -91,12 +92,20 @@ def export(selection: Selection, fmt: str, *, bootstrap: int = 0, request=None) 
         return csv_preamble(scope) + render.tidy_csv(scope.table)
     if fmt == "csv-wide":
         return csv_preamble(scope) + render.wide_csv(scope.table)
-    report = report_of(scope, bootstrap=bootstrap)
+    entry, _ = cached_report(scope, bootstrap=bootstrap)
+    report = entry.report
     if fmt == "json":
-        return report.to_json()
+        return entry.json
     if fmt == "latex":
         return render.to_latex(report, opening=scope_lines(scope))
-    return render.to_html(report, request=request, scope=scope)
+    return render.to_html(
+        report,
+        request=request,
+        scope=scope,
+        images=cached_figures(entry, "png"),
+        report_json=entry.json,
+        content_sha256=entry.content_sha256,
+    )
 
 
 def report_subject(selection: Selection) -> str:

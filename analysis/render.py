@@ -6,11 +6,13 @@ cells a spreadsheet would run as formulas neutralised (config/spreadsheet.py).""
 from __future__ import annotations
 
 import base64
-import io
 import json
+from dataclasses import dataclass
+from urllib.parse import urlencode
 
 import pandas as pd
 from django.template.loader import render_to_string
+from django.urls import reverse
 
 from analysis.report_types import AgreementReport, is_computed
 from config.spreadsheet import frame_csv
@@ -233,196 +235,93 @@ def latex_trust(report: AgreementReport) -> list[str]:
 # --- HTML -------------------------------------------------------------------------------------
 
 
-def _png(figure) -> str:
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
-    import matplotlib.pyplot as plt
+@dataclass(frozen=True)
+class FigureView:
+    """A figure as the page shows it: the PNG inline (so that the HTML file
+    stands alone), its caption and, on the live page, its PNG and SVG links."""
 
-    plt.close(figure)
-    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode()
-
-
-def plots(report: AgreementReport) -> dict[str, str]:
-    """The report's figures as data URIs (so the HTML file stands alone)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import numpy as np
-
-    out: dict[str, str] = {}
-    evaluators, systems = report.evaluators, report.systems
-    if not evaluators:
-        return out
-    means = report.mean_scores
-    figure, axis = plt.subplots(figsize=(max(5, 1.3 * len(systems)), 3.2))
-    width = 0.8 / len(evaluators)
-    for i, evaluator in enumerate(evaluators):
-        values = [means.get(s, {}).get(evaluator) or 0 for s in systems]
-        axis.bar(np.arange(len(systems)) + i * width, values, width, label=evaluator)
-    axis.set_xticks(
-        np.arange(len(systems)) + width * (len(evaluators) - 1) / 2,
-        systems,
-        rotation=20,
-        ha="right",
-    )
-    axis.set_ylim(0, 10)
-    axis.set_ylabel("mean score")
-    axis.legend(fontsize=7, ncol=2)
-    out["means"] = _png(figure)
-
-    pearson = report.correlations.pearson
-    matrix = np.array(
-        [
-            [pearson[a].get(b) if pearson[a].get(b) is not None else np.nan for b in evaluators]
-            for a in evaluators
-        ],
-        dtype=float,
-    )
-    figure, axis = plt.subplots(figsize=(1.1 * len(evaluators) + 2, 1.0 * len(evaluators) + 1))
-    image = axis.imshow(matrix, vmin=-1, vmax=1, cmap="RdBu_r")
-    axis.set_xticks(range(len(evaluators)), evaluators, rotation=30, ha="right")
-    axis.set_yticks(range(len(evaluators)), evaluators)
-    for i in range(len(evaluators)):
-        for j in range(len(evaluators)):
-            if not np.isnan(matrix[i, j]):
-                axis.text(j, i, f"{matrix[i, j]:.2f}", ha="center", va="center", fontsize=8)
-    figure.colorbar(image, ax=axis, shrink=0.8)
-    out["correlations"] = _png(figure)
-
-    bins = report.gold_bins
-    if is_computed(bins) and bins.bins:
-        figure, axis = plt.subplots(figsize=(6, 3.2))
-        levels = list(range(1, 11))
-        for evaluator in evaluators:
-            if evaluator == bins.gold:
-                continue
-            xs, ys, errs = [], [], []
-            for level in levels:
-                entry = bins.bins[str(level)].evaluators.get(evaluator)
-                if entry is not None and is_computed(entry):
-                    ci = entry.ci95 or [entry.mean, entry.mean]
-                    xs.append(level)
-                    ys.append(entry.mean)
-                    errs.append([[entry.mean - ci[0]], [ci[1] - entry.mean]])
-            if xs:
-                axis.errorbar(xs, ys, yerr=np.hstack(errs), capsize=3, marker="o", label=evaluator)
-        axis.plot([1, 10], [1, 10], color="grey", linewidth=0.5)
-        axis.set_xlabel(f"{bins.gold} score bin (N below each bin in the table)")
-        axis.set_ylabel("mean score, 95% CI")
-        axis.set_xticks(levels)
-        axis.legend(fontsize=7)
-        out["gold_bins"] = _png(figure)
-
-    out.update(trust_plots(report))
-
-    breakdown = report.breakdown
-    if is_computed(breakdown) and breakdown.question_type:
-        figure, axes = plt.subplots(1, 2, figsize=(9, 3), sharey=True)
-        for axis, (column, by_evaluator) in zip(axes, breakdown.columns(), strict=True):
-            first = evaluators[0]
-            table = by_evaluator.get(first, {})
-            categories = sorted({c for s in table.values() for c in s})
-            width = 0.8 / max(1, len(table))
-            for i, (system, values) in enumerate(sorted(table.items())):
-                axis.bar(
-                    np.arange(len(categories)) + i * width,
-                    [values[c].mean if c in values else 0 for c in categories],
-                    width,
-                    label=system,
-                )
-            axis.set_xticks(np.arange(len(categories)) + width * (len(table) - 1) / 2, categories)
-            axis.set_title(f"{column.replace('_', ' ')} ({first})", fontsize=9)
-            axis.set_ylim(0, 10)
-        axes[0].legend(fontsize=7)
-        out["breakdown"] = _png(figure)
-    return out
+    name: str
+    alt: str
+    caption: str
+    notes: tuple[str, ...]
+    src: str
+    png_url: str = ""
+    svg_url: str = ""
 
 
-MAX_PLOTTED_JUDGES = 4
+def figure_views(
+    report: AgreementReport, images: dict[str, bytes] | None = None, query: str | None = None
+) -> dict[str, FigureView]:
+    """Each figure of the report with its PNG (drawn here unless `images` has
+    it: analysis.caching passes the cached ones) and, given the selection's
+    query string, the links to /analysis/report/plot/<name>.<png|svg>."""
+    from analysis import plots
 
-
-def trust_plots(report: AgreementReport) -> dict[str, str]:
-    """The reliability plot (judge score against the mean gold score of the
-    responses that got it, with the isotonic map) and the PPI forest plot
-    (per system: the gold-only and the PPI++ intervals)."""
-    import matplotlib.pyplot as plt
-    import numpy as np
-
-    out: dict[str, str] = {}
-    diagnostics = report.diagnostics
-    calibration = diagnostics.calibration if is_computed(diagnostics) else None
-    if calibration is not None and is_computed(calibration):
-        judges = [j for j, c in calibration.items() if is_computed(c)][:MAX_PLOTTED_JUDGES]
-        if judges:
-            figure, axis = plt.subplots(figsize=(6, 3.6))
-            for judge in judges:
-                levels = calibration[judge].map
-                xs = [level.judge_score for level in levels]
-                ys = [level.mean_gold for level in levels]
-                errors = np.array(
-                    [
-                        [y - (lv.ci95 or [y, y])[0], (lv.ci95 or [y, y])[1] - y]
-                        for y, lv in zip(ys, levels, strict=True)
-                    ]
-                ).T
-                line = axis.errorbar(xs, ys, yerr=errors, fmt="o", capsize=3, label=judge)
-                axis.step(
-                    xs,
-                    [level.calibrated for level in levels],
-                    where="mid",
-                    color=line[0].get_color(),
-                    linewidth=1,
-                )
-            axis.plot([1, 10], [1, 10], color="grey", linewidth=0.5)
-            axis.set_xlabel("judge score (steps: the isotonic map)")
-            axis.set_ylabel("mean gold score, 95% CI")
-            axis.legend(fontsize=7)
-            out["calibration"] = _png(figure)
-    ppi = report.ppi
-    if is_computed(ppi) and ppi.judges:
-        judges = list(ppi.judges)[:MAX_PLOTTED_JUDGES]
-        figure, axes = plt.subplots(
-            1, len(judges), figsize=(3.4 * len(judges) + 1, 2.8), sharey=True, squeeze=False
+    views = {}
+    for name, figure in plots.figures(report).items():
+        png = images[name] if images is not None and name in images else plots.draw(figure, "png")
+        urls = {}
+        if query is not None:
+            for fmt in plots.FORMATS:
+                path = reverse("analysis-report-plot", kwargs={"name": name, "fmt": fmt})
+                urls[f"{fmt}_url"] = f"{path}?{query}" if query else path
+        views[name] = FigureView(
+            name,
+            figure.alt,
+            figure.caption,
+            figure.notes,
+            "data:image/png;base64," + base64.b64encode(png).decode(),
+            **urls,
         )
-        for axis, judge in zip(axes[0], judges, strict=True):
-            systems = [(s, e) for s, e in ppi.judges[judge].systems.items() if is_computed(e)]
-            for row, (_, entry) in enumerate(systems):
-                axis.plot(entry.gold_ci95, [row + 0.15] * 2, color="#8a6100", linewidth=2)
-                axis.plot(entry.ppi_ci95, [row - 0.15] * 2, color="#1f5fa8", linewidth=2)
-                axis.plot([entry.gold_mean], [row + 0.15], "o", color="#8a6100")
-                axis.plot([entry.ppi_mean], [row - 0.15], "o", color="#1f5fa8")
-                if entry.all_gold_mean is not None:
-                    axis.plot([entry.all_gold_mean], [row], "k|", markersize=14)
-            axis.set_yticks(range(len(systems)), [s for s, _ in systems])
-            axis.set_title(judge, fontsize=9)
-            axis.set_xlabel("mean gold score, 95% CI")
-        axes[0][0].plot([], [], color="#8a6100", label="gold only")
-        axes[0][0].plot([], [], color="#1f5fa8", label="PPI++")
-        axes[0][0].legend(fontsize=7)
-        out["ppi"] = _png(figure)
-    return out
+    return views
 
 
-def to_html(report: AgreementReport, request=None, scope=None) -> str:
+def to_html(
+    report: AgreementReport,
+    request=None,
+    scope=None,
+    *,
+    images: dict[str, bytes] | None = None,
+    report_json: str | None = None,
+    content_sha256: str | None = None,
+) -> str:
     """The page; with the request that asked for it, the planner's form to
-    create a study (posted back to Concord, so never in a file on its own)."""
+    create a study (posted back to Concord, so never in a file on its own) and
+    each figure's PNG and SVG links. `images` (PNG bytes by figure name),
+    `report_json` and `content_sha256` (analysis.caching.content_hash) save
+    drawing and serialising again what is cached.
+
+    The page's statistics after the planner depend on the report alone: that
+    part is rendered once per report content, code and page kind (live or
+    file) and kept in the report cache (two thirds of the template's time)."""
+    from analysis.caching import REPORT_CACHE_SECONDS, code_version, content_hash
     from analysis.selection import ITEM_METHODS
 
     context = {
         "report": report,
-        "plots": plots(report),
-        "report_json": report.to_json(),
+        "report_json": report.to_json() if report_json is None else report_json,
         "live": request is not None,
         "methods": ITEM_METHODS,
     }
+    query = None
     if request is not None:
         from analysis.builder import builder_context
 
         context["builder"] = builder_context(request.GET, scope)
-        context["selection_fields"] = {
+        fields = {
             key: ",".join(value) if isinstance(value, list) else value
             for key, value in report.stamp.selection.model_dump().items()
             if value not in (None, [], "")
         }
+        context["selection_fields"] = fields
+        query = urlencode(fields)
+    context["plots"] = figure_views(report, images, query)
+    context["cache_seconds"] = REPORT_CACHE_SECONDS
+    context["fragment_key"] = ":".join(
+        (
+            content_sha256 or content_hash(report),
+            code_version(),
+            "file" if query is None else "live?" + query,
+        )
+    )
     return render_to_string("analysis/report.html", context, request=request)

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from analysis import stats, trust
+from analysis.distributions import score_distributions
 from analysis.report_types import (
     SCHEMA_VERSION,
     AgreementReport,
@@ -170,18 +171,26 @@ def scope_part(scope: Scope) -> ReportScope:
 
 
 def build_report(
-    selection: Selection, *, bootstrap: int = 0, table: pd.DataFrame | None = None
+    selection: Selection,
+    *,
+    bootstrap: int = 0,
+    table: pd.DataFrame | None = None,
+    verdicts: pd.DataFrame | None = None,
 ) -> AgreementReport:
     """The report on a selection. `table` skips the database query for the
-    judgments (benchmarks); the selection's names are still checked.
+    judgments (benchmarks; the selection's names are still checked);
+    `verdicts` too, for the pairwise verdicts.
 
     The statistics come as plain values (numpy scalars, NaN): each is made
     JSON-ready, then checked against the report's types as it is built."""
-    return report_of(resolve(selection, table), bootstrap=bootstrap)
+    return report_of(resolve(selection, table), bootstrap=bootstrap, verdicts=verdicts)
 
 
-def report_of(scope: Scope, *, bootstrap: int = 0) -> AgreementReport:
-    """The report on a resolved selection (analysis.scope.resolve)."""
+def report_of(
+    scope: Scope, *, bootstrap: int = 0, verdicts: pd.DataFrame | None = None
+) -> AgreementReport:
+    """The report on a resolved selection (analysis.scope.resolve); `verdicts`:
+    its pairwise verdicts, when the caller has read them (analysis.caching)."""
     selection, table = scope.selection, scope.table
     if table.empty:
         reason = NotComputable.because("empty selection: no judgment matches it")
@@ -207,6 +216,7 @@ def report_of(scope: Scope, *, bootstrap: int = 0) -> AgreementReport:
             middle_position_welch=reason,
             qa_conv_differentiating=reason,
             diagnostics=reason,
+            score_distributions=reason,
         )
 
     ready = to_json_ready
@@ -219,7 +229,8 @@ def report_of(scope: Scope, *, bootstrap: int = 0) -> AgreementReport:
     means, mean_n = stats.mean_scores(rs)
     detailed = stats.correlations(wide, bootstrap=bootstrap)
     system_detailed = stats.correlations(system_wide, bootstrap=0)
-    verdicts = pairwise_verdicts(selection, set(rs["response_id"].unique()))
+    if verdicts is None:
+        verdicts = pairwise_verdicts(selection, set(rs["response_id"].unique()))
     pairwise = ready(pairwise_parts(verdicts))
     ratings = individual_ratings(table)
     judged = ready(trust.build(scope, rs, wide, pairwise, ratings=ratings))
@@ -270,6 +281,7 @@ def report_of(scope: Scope, *, bootstrap: int = 0) -> AgreementReport:
         ),
         ppi=judged["ppi"],
         planner=judged["planner"],
+        score_distributions=ready(score_distributions(rs)),
     )
 
 

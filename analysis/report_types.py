@@ -720,6 +720,29 @@ class BudgetPlan(ReportPart):
     summary: str
 
 
+# --- Score distributions ----------------------------------------------------------------------
+
+
+class ScoreDistribution(ReportPart):
+    """One evaluator: responses per score bin "1".."10" (every bin, zeros included)."""
+
+    n: int
+    continuous: bool
+    distinct: int
+    counts: dict[str, int]
+
+
+class ScoreDistributions(ReportPart):
+    unit: str
+    binning: str
+    evaluators: dict[EvaluatorName, ScoreDistribution]
+
+
+# Reports stored before the part existed read back with this in its place (and
+# write back without it: to_dict leaves out what was never given).
+NOT_IN_THIS_REPORT = NotComputable.because("not in reports made before score distributions")
+
+
 # --- The report -------------------------------------------------------------------------------
 
 # An empty selection's report has always listed its parts in this order (and
@@ -778,6 +801,7 @@ class AgreementReport(ReportPart):
     diagnostics: OrNot[Diagnostics]
     ppi: OrNot[PpiSection]
     planner: OrNot[BudgetPlan]
+    score_distributions: OrNot[ScoreDistributions] = NOT_IN_THIS_REPORT
 
     @model_validator(mode="after")
     def _means_have_their_counts(self) -> AgreementReport:

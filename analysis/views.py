@@ -4,7 +4,7 @@ for humans" action as a form the page posts to and as an API call."""
 from django import forms
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse, HttpResponseForbidden
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseForbidden
 from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST
@@ -15,7 +15,7 @@ from rest_framework.decorators import api_view
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from analysis.exports import CONTENT_TYPES, export, report_filename
+from analysis.exports import CONTENT_TYPES, export, report_filename, report_subject
 from analysis.selection import (
     ALIGNMENTS,
     ITEM_METHODS,
@@ -31,7 +31,7 @@ from analysis.selection import (
 from annotator.models import Study
 from annotator.services import StudyError
 from config.api import ErrorSerializer, ValidationErrorSerializer
-from config.downloads import as_attachment
+from config.downloads import as_attachment, export_filename
 from config.serializers import KnownFieldsMixin
 
 SELECTION_PARAMETERS = (
@@ -117,6 +117,33 @@ def report_page(request: HttpRequest) -> HttpResponse:
     if fmt != "html":
         as_attachment(response, report_filename(selection, fmt, timezone.localdate()))
     return response
+
+
+@login_required
+def report_plot(request: HttpRequest, name: str, fmt: str) -> HttpResponse:
+    """/analysis/report/plot/<name>.<png|svg>?<the report's selection>: one
+    figure of the report, to download (researchers only, as the report)."""
+    from analysis import plots
+    from analysis.caching import cached_figures, cached_report
+
+    if not request.user.is_researcher:
+        raise PermissionDenied("Reports are for researchers and admins.")
+    try:
+        selection = selection_from(request.GET)
+        entry, _ = cached_report(selection)
+    except SelectionError as error:
+        return HttpResponse(
+            f"Bad selection: {error}", status=error.http_status, content_type="text/plain"
+        )
+    figures = plots.figures(entry.report)
+    if name not in figures:
+        raise Http404(
+            f"This report has no figure {name!r}; it has: {', '.join(figures) or 'none'}."
+        )
+    data = cached_figures(entry, fmt, [name])[name]
+    response = HttpResponse(data, content_type=plots.FORMATS[fmt])
+    subject = f"{report_subject(selection)} {name}"
+    return as_attachment(response, export_filename(subject, fmt, timezone.localdate()))
 
 
 # What each query parameter takes: the values analysis.selection accepts; the
@@ -209,9 +236,10 @@ REPORT_PARAMETERS = [
 def report_api(request: Request) -> Response:
     """The agreement report as JSON (layout in docs/analysis.md). A bad selection
     (a SelectionError) answers 400 through the API's exception handler."""
-    from analysis.report import build_report  # with pandas and scipy: see exports.export
+    from analysis.caching import cached_report  # with pandas and scipy: see exports.export
 
-    return Response(build_report(selection_from(request.query_params)).to_dict())
+    entry, _ = cached_report(selection_from(request.query_params))
+    return Response(entry.report.to_dict())
 
 
 class SelectItemsForm(forms.Form):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import statistics
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.db.models import Avg
 
@@ -52,6 +52,10 @@ class ParticipantQuality:
     item_flags: int
     flagged: bool
     flag_reason: str
+    # what the study monitor's plots draw: their rubric scores (study scale) and,
+    # for the responses with a gold score, (gold score, their score)
+    scores: list[int] = field(default_factory=list)
+    gold_pairs: list[tuple[float, int]] = field(default_factory=list)
 
 
 def gold_scores(study: Study, response_ids: set[int]) -> dict[int, float]:
@@ -75,10 +79,16 @@ def correlation_with_gold(pairs: list[tuple[float, float]]) -> tuple[float | Non
     return statistics.correlation(mine, gold), f"{len(pairs)} items"
 
 
-def participant_quality(study: Study) -> list[ParticipantQuality]:
-    """One row per participant, from three queries whatever their number."""
+def participant_quality(study: Study, only: int | None = None) -> list[ParticipantQuality]:
+    """One row per participant (or only the participant of that id), from three
+    queries whatever their number."""
+    ratings_of = Rating.objects.filter(item__study=study, item__kind=Item.Kind.RESPONSE)
+    participants = Participant.objects.filter(study=study).select_related("assignment__task")
+    if only is not None:
+        ratings_of = ratings_of.filter(assignment__participant_id=only)
+        participants = participants.filter(pk=only)
     ratings = list(
-        Rating.objects.filter(item__study=study, item__kind=Item.Kind.RESPONSE).values_list(
+        ratings_of.values_list(
             "assignment__participant_id",
             "item__response_id",
             "score",
@@ -93,10 +103,10 @@ def participant_quality(study: Study) -> list[ParticipantQuality]:
     for participant_id, *rest in ratings:
         by_participant[participant_id].append(tuple(rest))
     rows = []
-    participants = Participant.objects.filter(study=study).select_related("assignment__task")
     for participant in participants:
         own = by_participant.get(participant.pk, [])
         pairs = [(score, gold[rid]) for rid, score, *_ in own if rid in gold and score is not None]
+        scores = sorted(score for _, score, *_ in own if score is not None)
         corr, note = correlation_with_gold(pairs) if study.gold_evaluator_id else (None, "no gold")
         assignment: Assignment | None = getattr(participant, "assignment", None)
         rows.append(
@@ -119,6 +129,8 @@ def participant_quality(study: Study) -> list[ParticipantQuality]:
                 item_flags=sum(1 for r in own if r[5]),
                 flagged=participant.flagged,
                 flag_reason=participant.flag_reason,
+                scores=scores,
+                gold_pairs=sorted((g, score) for score, g in pairs),
             )
         )
     return rows

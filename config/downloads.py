@@ -28,6 +28,8 @@ FORMATS: dict[str, tuple[str, str]] = {
     "json": ("", "json"),
     "latex": ("", "tex"),
     "html": ("", "html"),
+    "png": ("", "png"),
+    "svg": ("", "svg"),
 }
 MAX_SUBJECT = 80  # characters of the subject kept: the whole name stays far below 255
 

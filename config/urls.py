@@ -1,12 +1,18 @@
 from django.contrib import admin
 from django.contrib.auth.views import LoginView, LogoutView
 from django.templatetags.static import static
-from django.urls import include, path
+from django.urls import include, path, re_path
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 from rest_framework.routers import APIRootView, DefaultRouter
 
-from analysis.views import report_api, report_page, select_items_api, select_items_page
+from analysis.views import (
+    report_api,
+    report_page,
+    report_plot,
+    select_items_api,
+    select_items_page,
+)
 from annotator.api.views import ParticipantViewSet, StudyViewSet
 from console.views import start_page
 from corpus.api.views import DatasetViewSet, DocumentViewSet, QuestionViewSet
@@ -68,6 +74,11 @@ urlpatterns = [
     path("api/reports/select-items/", select_items_api, name="api-select-items"),
     path("api/", include(router.urls)),
     path("analysis/report/", report_page, name="analysis-report"),
+    re_path(
+        r"^analysis/report/plot/(?P<name>[a-z_]+)\.(?P<fmt>png|svg)$",
+        report_plot,
+        name="analysis-report-plot",
+    ),
     path("analysis/select-items/", select_items_page, name="analysis-select-items"),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),

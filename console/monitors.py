@@ -5,6 +5,8 @@ are the apps' services: judging.runs, generation.runner, annotator.services).
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -13,6 +15,7 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from annotator.models import AuditEvent, Participant, Study
+from annotator.quality import ParticipantQuality
 from annotator.wording import audit_detail
 from generation.models import GenerationRun
 from judging.models import JudgeItem, JudgingRun
@@ -277,3 +280,23 @@ def audit_entries(study: Study, limit: int = 8) -> list[AuditEntry]:
         )
         for event in events
     ]
+
+
+# --- Quality control plots -----------------------------------------------------------------
+
+
+def rater_plot_state(row: ParticipantQuality, scale_max: int) -> str:
+    """What a participant's QC plot is drawn from, hashed: it changes when
+    their ratings (or the gold scores beside them) do, and only then, so the
+    live part that polls every 5 s asks for a plot again only after a change."""
+    drawn = [row.gold_pairs, row.scores, scale_max, row.gold_correlation, row.gold_note]
+    return hashlib.sha256(json.dumps(drawn).encode()).hexdigest()[:20]
+
+
+def rater_plot_figure(row: ParticipantQuality, scale_max: int):
+    """The participant's ratings against gold and their spread (analysis.plots)."""
+    from analysis.plots import rater_figure
+
+    return rater_figure(
+        row.rater, row.gold_pairs, row.scores, scale_max, row.gold_correlation, row.gold_note
+    )

@@ -23,6 +23,7 @@ urlpatterns = [
         views.participant_allow_other_device,
         name="allow_other_device",
     ),
+    path("participants/<int:pk>/plot.svg", views.participant_plot, name="participant_plot"),
     path("workers/", views.workers, name="workers"),
     path("workers/inspect/", views.workers_inspect, name="workers_inspect"),
     path("documents/", views.documents, name="documents"),

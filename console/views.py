@@ -363,8 +363,27 @@ def completion_url(code: str) -> str:
     return f"{PROLIFIC_COMPLETE_URL}?{urlencode({'cc': code})}"
 
 
+def qc_plots(study: Study, quality: list) -> list[dict]:
+    """A rubric study's participants who rated, each with the URL of their plot
+    against gold; the URL carries the state it is drawn from, so the browser
+    keeps the image until their ratings change (the live part polls every 5 s)."""
+    if study.rating_type != Study.RatingType.RUBRIC:
+        return []
+    return [
+        {
+            "row": row,
+            "url": reverse("console:participant_plot", args=[row.participant_id])
+            + "?v="
+            + monitors.rater_plot_state(row, study.scale_max),
+        }
+        for row in quality
+        if row.scores
+    ]
+
+
 def study_context(request: HttpRequest, study: Study, note: dict | None = None) -> dict:
     now = timezone.now()
+    quality = participant_quality(study)
     rows = services.progress(study)
     wanted = sum(r.wanted for r in rows)
     base = public_base_url(request)
@@ -393,6 +412,7 @@ def study_context(request: HttpRequest, study: Study, note: dict | None = None) 
         "other_device_hours": services.OTHER_DEVICE_HOURS,
         # each row with its participant's device access (services.device_access)
         "quality_rows": [(q, access.get(q.participant_id)) for q in quality],
+        "qc_plots": qc_plots(study, quality),
         "feedback": exports.feedback_rows(study),
         "arrivals": monitors.study_arrivals(study, now),
         "audit": monitors.audit_entries(study),
@@ -521,6 +541,31 @@ def participant_allow_other_device(request: HttpRequest, pk: int) -> HttpRespons
         f"{services.OTHER_DEVICE_HOURS} hours."
     )
     return answer_study(request, participant.study, text, True)
+
+
+@require_GET
+def participant_plot(request: HttpRequest, pk: int) -> HttpResponse:
+    """A participant's ratings against gold and their spread, as SVG: drawn
+    once per state of their ratings (analysis.caching's cache), then read."""
+    from analysis import plots
+    from analysis.caching import cache, code_version
+
+    participant = get_object_or_404(Participant.objects.select_related("study"), pk=pk)
+    study = participant.study
+    if study.rating_type != Study.RatingType.RUBRIC:
+        raise Http404("Pairwise studies have no scores to plot against gold.")
+    (row,) = participant_quality(study, only=participant.pk)
+    state = monitors.rater_plot_state(row, study.scale_max)
+    key = f"rater-figure:{participant.pk}:{state}:{code_version()[:16]}"
+    svg = cache().get(key)
+    if svg is None:
+        svg = plots.draw(monitors.rater_plot_figure(row, study.scale_max), "svg")
+        cache().set(key, svg)
+    response = HttpResponse(svg, content_type=plots.FORMATS["svg"])
+    # the page asks with the state in the URL: that URL's image never changes
+    fresh = request.GET.get("v") == state
+    response["Cache-Control"] = "private, max-age=86400" if fresh else "no-store"
+    return response
 
 
 # --- workers -------------------------------------------------------------------------------

@@ -165,3 +165,13 @@ def browser(monkeypatch, live_server):
         # close the ones this test opened before the loop goes away.
         connections.close_all()
         chromium.close()
+
+
+@pytest.fixture(autouse=True)
+def empty_report_cache():
+    """Every test starts with an empty cache of reports and figures (a memory
+    cache in tests: config.settings.test), so that nothing one test computed
+    answers another."""
+    from django.core.cache import caches
+
+    caches["reports"].clear()

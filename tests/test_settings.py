@@ -73,3 +73,21 @@ def test_production_serves_the_hosts_it_is_given():
     )
     assert result.returncode == 0, result.stderr
     assert "['a.example.org', 'b.example.org']" in result.stdout
+
+
+def test_the_report_cache_is_shared_by_the_web_processes(tmp_path):
+    """Files under var/ on one machine, Redis when CONCORD_CACHE_URL names one;
+    never a per-process memory cache (config.settings.base.report_cache)."""
+    import pytest
+
+    from config.settings.base import report_cache
+
+    files = report_cache("", tmp_path)
+    assert files["BACKEND"] == "django.core.cache.backends.filebased.FileBasedCache"
+    assert files["LOCATION"] == str(tmp_path / "cache" / "reports")
+    redis = report_cache("redis://cache.internal:6379/2", tmp_path)
+    assert redis["BACKEND"] == "django.core.cache.backends.redis.RedisCache"
+    assert redis["LOCATION"] == "redis://cache.internal:6379/2"
+    assert files["TIMEOUT"] == redis["TIMEOUT"] == 7 * 24 * 3600
+    with pytest.raises(ValueError, match="only redis:// or rediss://"):
+        report_cache("memcached://cache.internal:11211", tmp_path)

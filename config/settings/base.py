@@ -254,6 +254,44 @@ PROLIFIC_API_URL = os.environ.get("PROLIFIC_API_URL", "https://api.prolific.com/
 # The address participants reach Concord at, for the study URL given to Prolific.
 CONCORD_PUBLIC_URL = os.environ.get("CONCORD_PUBLIC_URL", "")
 
+
+def report_cache(url: str, var_dir: Path) -> dict:
+    """The cache of agreement reports and their figures (analysis.caching).
+
+    Its keys are hashes of what was computed from (the data, the selection, the
+    code), so an entry never goes stale and every web process may share it. On
+    one machine (the demo's single process, or several gunicorn workers) files
+    under var/: shared by the workers, kept across restarts, no server, and no
+    load on the database the raters write to. Web servers on several machines
+    share one Redis (CONCORD_CACHE_URL, e.g. a database of the broker's server
+    other than the broker's own). A per-process memory cache would miss in
+    every worker but the one that drew the figure."""
+    if url.startswith(("redis://", "rediss://")):
+        return {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": url,
+            "TIMEOUT": REPORT_CACHE_SECONDS,
+            "KEY_PREFIX": "concord-reports",
+        }
+    if url:
+        raise ValueError(f"CONCORD_CACHE_URL {url!r}: only redis:// or rediss:// URLs are known.")
+    return {
+        "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+        "LOCATION": str(var_dir / "cache" / "reports"),
+        "TIMEOUT": REPORT_CACHE_SECONDS,
+        # about 10 figures and one report per selection; a third is dropped at random
+        # when full (entries never go stale: dropping only costs a redraw)
+        "OPTIONS": {"MAX_ENTRIES": 3000},
+    }
+
+
+# Entries expire only to free room: a week after they were written.
+REPORT_CACHE_SECONDS = 7 * 24 * 3600
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "reports": report_cache(os.environ.get("CONCORD_CACHE_URL", ""), VAR_DIR),
+}
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

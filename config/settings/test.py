@@ -17,3 +17,10 @@ if SQLITE:
     DATABASES["default"]["TEST"] = {
         "NAME": os.environ.get("CONCORD_TEST_SQLITE", str(VAR_DIR / "test-concord.sqlite3"))
     }
+
+# Reports and figures cached in this process only: parallel test runs never
+# share entries, and a test that counts hits empties it first.
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "reports": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "reports"},
+}

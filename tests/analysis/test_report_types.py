@@ -56,6 +56,7 @@ TOP_LEVEL = [
     "diagnostics",
     "ppi",
     "planner",
+    "score_distributions",
 ]
 
 
@@ -251,7 +252,13 @@ def test_an_empty_report_round_trips_in_its_own_order(two_meetings):
         "trust",
         "mean_scores",
     ]
-    assert list(data)[-3:] == ["correlation_details", "evaluators", "systems"]
+    # the parts an empty report has always had, in their order; then the newer ones
+    assert list(data)[-4:] == [
+        "correlation_details",
+        "evaluators",
+        "systems",
+        "score_distributions",
+    ]
     assert data["counts"] == {"judgments": 0}
     assert "mean_scores_n" not in data
     assert report.diagnostics == NotComputable.because("empty selection: no judgment matches it")
