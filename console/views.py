@@ -543,6 +543,7 @@ def participant_allow_other_device(request: HttpRequest, pk: int) -> HttpRespons
     return answer_study(request, participant.study, text, True)
 
 
+@researcher_required
 @require_GET
 def participant_plot(request: HttpRequest, pk: int) -> HttpResponse:
     """A participant's ratings against gold and their spread, as SVG: drawn

@@ -63,7 +63,7 @@ def test_in_the_report_and_its_json(two_meetings):
     assert data["score_distributions"]["evaluators"]["gpt-4-eval"]["counts"] == dict(
         parts.evaluators["gpt-4-eval"].counts
     )
-    empty = build_report(Selection(split="nosuch"))
+    empty = build_report(Selection(split="test2", mode="mt"))
     assert empty.score_distributions == NotComputable.because(
         "empty selection: no judgment matches it"
     )

@@ -183,7 +183,7 @@ def test_every_figure_of_a_report(report):
     assert figures["ppi"].panels[0].horizontal
     ppi_points = [p for panel in figures["ppi"].panels for p in panel.points]
     assert all(SCALE[0] <= p.low <= p.high <= SCALE[1] for p in ppi_points)
-    empty = build_report(Selection(split="nosuch"))
+    empty = build_report(Selection(split="test2", mode="mt"))
     assert plots.figures(empty) == {}
 
 

@@ -9,6 +9,7 @@ from html import unescape
 
 import pytest
 from django.core.cache import caches
+from django.utils import timezone
 
 from analysis import caching, plots
 from analysis import report as report_module
@@ -30,7 +31,7 @@ LOCAL_DEFAULT = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMe
 def counted(monkeypatch):
     """How many reports were built and figures drawn (not read from the cache)."""
     calls = {"reports": 0, "figures": 0}
-    build, draw = report_module.build_report, plots.draw
+    build, draw = report_module.report_of, plots.draw
 
     def counting_build(*args, **kwargs):
         calls["reports"] += 1
@@ -40,7 +41,7 @@ def counted(monkeypatch):
         calls["figures"] += 1
         return draw(*args, **kwargs)
 
-    monkeypatch.setattr(report_module, "build_report", counting_build)
+    monkeypatch.setattr(report_module, "report_of", counting_build)
     monkeypatch.setattr(plots, "draw", counting_draw)
     return calls
 
@@ -70,8 +71,11 @@ def test_every_figure_of_the_page_downloads_as_png_and_svg(two_meetings, client,
         else:
             assert answer["Content-Type"] == "image/svg+xml"
             assert ET.fromstring(answer.content).tag == "{http://www.w3.org/2000/svg}svg"
+        # named after the selection, the figure, the day (config.downloads)
+        today = timezone.localdate().isoformat()
         assert answer["Content-Disposition"] == (
-            f'attachment; filename="agreement-report-{name}.{link.split(".")[1][:3]}"'
+            f'attachment; filename="concord-report-qa-test2-st-{name}-{today}'
+            f'.{link.split(".")[1][:3]}"'
         )
         # the selection travelled with the link
         assert "split=test2" in link and "mode=st" in link and "dataset_version=qa" in link
@@ -93,7 +97,7 @@ def test_plots_are_for_researchers_only(two_meetings, client, researcher, gold_a
     bad = client.get(url, {"mode": "xx"})
     assert bad.status_code == 400 and b"Bad selection" in bad.content
     # a figure the selection has no data for
-    empty = client.get("/analysis/report/plot/gold_bins.png", {"split": "nosuch"})
+    empty = client.get("/analysis/report/plot/gold_bins.png", {"split": "test2", "mode": "mt"})
     assert empty.status_code == 404
 
 
@@ -131,12 +135,14 @@ def test_the_cache_is_hit_on_the_second_request_and_missed_after_the_data_change
 
 def test_an_excluded_rater_changes_the_key_by_itself(two_meetings, researcher, counted):
     """A study's accepted ratings are judgments; excluding a rater takes theirs
-    out of the table, so the report (and its figures) are computed again."""
-    study = make_study(raters=3)
+    out of the table, so the report (and its figures) are computed again; so
+    does a rater quality control flags (left out of the analysis by default)."""
+    # the simulated raters answer at once: no speed threshold (not what is tested here)
+    study = make_study(raters=3, min_median_seconds=0)
     for number, pid in enumerate(("P1", "P2", "P3", "P4", "P5", "P6")):
         assignment = services.start_assignment(study, pid=pid)
         for position, _ in enumerate(assignment.item_order, 1):
-            services.submit_rating(assignment, position, 3 + (number * position) % 7)
+            services.submit_rating(assignment, position, 3 + ((number + 1) * position) % 7)
         services.complete_assignment(assignment)
     selection = Selection(study=study.pk)
     first, _ = caching.cached_report(selection)
@@ -154,6 +160,13 @@ def test_an_excluded_rater_changes_the_key_by_itself(two_meetings, researcher, c
     assert after.content_sha256 != first.content_sha256
     caching.cached_figures(after, "png")
     assert counted == {"reports": 2, "figures": 14}
+    # flagged by quality control: the same judgments, but this rater is left out
+    Participant.objects.filter(study=study, prolific_pid="P3").update(
+        flagged=True, flag_reason="median 0.2 s per item < 25.0 s"
+    )
+    flagged, hit = caching.cached_report(selection)
+    assert not hit and flagged.report.counts.raters[crowd] == 4
+    assert [r.rater for r in flagged.report.scope.raters if not r.counted] == ["P2", "P3"]
 
 
 def test_the_key_covers_what_the_report_reads(two_meetings):
