@@ -37,59 +37,37 @@ def default_report_url() -> str:
     return report_url(default_selection())
 
 
-def study_selection(study) -> Selection:
-    """A study's responses, in its setting."""
-    dataset = study.dataset
+def setting_selection(dataset, mode: str, **narrowed) -> Selection:
+    """A dataset's setting (benchmark, version, split, language) in `mode`,
+    narrowed by the selection's other fields."""
     return Selection(
         benchmark=dataset.benchmark.slug,
         dataset_version=dataset.version,
         split=dataset.split,
-        mode=study.mode,
+        mode=mode,
         language=dataset.language,
-        study=study.pk,
+        **narrowed,
     )
+
+
+def study_selection(study) -> Selection:
+    """A study's responses, in its setting."""
+    return setting_selection(study.dataset, study.mode, study=study.pk)
 
 
 def judging_run_selection(run) -> Selection:
     """A judging run's judge against the default reference, on the run's setting."""
-    dataset = run.dataset
-    return Selection(
-        benchmark=dataset.benchmark.slug,
-        dataset_version=dataset.version,
-        split=dataset.split,
-        mode=run.mode,
-        language=dataset.language,
-        judges=(run.evaluator.name,),
-    )
+    return setting_selection(run.dataset, run.mode, judges=(run.evaluator.name,))
 
 
 def generation_run_selection(run) -> Selection:
     """A generation run's system on the run's setting."""
-    dataset = run.dataset
-    return Selection(
-        benchmark=dataset.benchmark.slug,
-        dataset_version=dataset.version,
-        split=dataset.split,
-        mode=run.mode,
-        language=dataset.language,
-        systems=(run.system.name,),
-    )
+    return setting_selection(run.dataset, run.mode, systems=(run.system.name,))
 
 
 def selection_words(selection: Selection) -> str:
     """A short label of a selection's setting, for link titles."""
-    parts = [
-        v
-        for v in (
-            selection.benchmark,
-            selection.dataset_version,
-            selection.split,
-            selection.mode,
-            selection.language,
-        )
-        if v
-    ]
-    words = " / ".join(parts) or "every setting"
+    words = " / ".join(selection.setting()) or "every setting"
     if selection.systems:
         words += f", {len(selection.systems)} systems ({', '.join(selection.systems)})"
     return words

@@ -118,6 +118,27 @@ def rank_intervals(resampled: np.ndarray, point: np.ndarray, names: list[str]) -
     return out
 
 
+def rankings(
+    per_system: dict,
+    names: list[str],
+    resampled_ppi: np.ndarray,
+    resampled_gold: np.ndarray,
+    resamples: int,
+) -> dict:
+    """The systems ranked by their PPI and their labels-only means, with rank
+    intervals over the resamples (the last row of each array: the full data),
+    among the systems whose means could be computed."""
+    ranked = [i for i, n in enumerate(names) if "ppi_mean" in per_system[n]]
+    if len(ranked) < 2:
+        return {"computable": False, "reason": "fewer than 2 systems with gold ratings"}
+    sub = [names[i] for i in ranked]
+    return {
+        "ppi": rank_intervals(resampled_ppi[:-1, ranked], resampled_ppi[-1, ranked], sub),
+        "gold_only": rank_intervals(resampled_gold[:-1, ranked], resampled_gold[-1, ranked], sub),
+        "resamples": resamples,
+    }
+
+
 def system_scores(
     boot: ClusterBootstrap,
     gold: np.ndarray,
@@ -189,20 +210,10 @@ def system_scores(
             entry["ppi_covers_all_gold"] = bool(ppi_ci[0] <= everything <= ppi_ci[1])
             entry["gold_covers_all_gold"] = bool(gold_ci[0] <= everything <= gold_ci[1])
         per_system[name] = entry
-    ranked = [i for i, n in enumerate(names) if "ppi_mean" in per_system[n]]
-    out: dict = {"systems": per_system}
-    if len(ranked) >= 2:
-        sub = [names[i] for i in ranked]
-        out["ranking"] = {
-            "ppi": rank_intervals(resampled_ppi[:-1, ranked], resampled_ppi[-1, ranked], sub),
-            "gold_only": rank_intervals(
-                resampled_gold[:-1, ranked], resampled_gold[-1, ranked], sub
-            ),
-            "resamples": boot.resamples,
-        }
-    else:
-        out["ranking"] = {"computable": False, "reason": "fewer than 2 systems with gold ratings"}
-    return out
+    return {
+        "systems": per_system,
+        "ranking": rankings(per_system, names, resampled_ppi, resampled_gold, boot.resamples),
+    }
 
 
 # --- A labelled set with known inclusion probabilities ------------------------------------------
@@ -300,20 +311,10 @@ def weighted_system_scores(
             "effective_labelled": None if not ratio else float(n_lab / ratio**2),
             "labels_saved": None if ratio is None else float(max(0.0, 1 - ratio**2)),
         }
-    ranked = [i for i, n in enumerate(names) if "ppi_mean" in per_system[n]]
-    out: dict = {"systems": per_system}
-    if len(ranked) >= 2:
-        sub = [names[i] for i in ranked]
-        out["ranking"] = {
-            "ppi": rank_intervals(resampled_ppi[:-1, ranked], resampled_ppi[-1, ranked], sub),
-            "gold_only": rank_intervals(
-                resampled_gold[:-1, ranked], resampled_gold[-1, ranked], sub
-            ),
-            "resamples": boot.resamples,
-        }
-    else:
-        out["ranking"] = {"computable": False, "reason": "fewer than 2 systems with labels"}
-    return out
+    return {
+        "systems": per_system,
+        "ranking": rankings(per_system, names, resampled_ppi, resampled_gold, boot.resamples),
+    }
 
 
 # --- How many gold ratings? -------------------------------------------------------------------

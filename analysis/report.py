@@ -127,17 +127,7 @@ def statement(scope: Scope) -> str:
     (the reference and its coverage follow it in a sentence of their own)."""
     selection = scope.selection
     parts = []
-    setting = " ".join(
-        str(v)
-        for v in (
-            selection.benchmark,
-            selection.dataset_version,
-            selection.split,
-            selection.mode,
-            selection.language,
-        )
-        if v
-    )
+    setting = " ".join(selection.setting())
     parts.append(f"{scope.responses:,} responses" + (f" of {setting}" if setting else ""))
     if selection.systems:
         parts.append(f"systems {', '.join(selection.systems)}")

@@ -45,7 +45,7 @@ class LeftOutRater:
     # "failed_check": given the failed-check code, never counts;
     # "excluded": excluded by a researcher (their ratings are no judgments).
     status: str
-    ratings: int = 0
+    ratings: int = 0  # the ratings of responses they gave (whether judgments or not)
     counted: bool = False  # True when include_flagged brought them back in
 
     def as_dict(self) -> dict:
@@ -239,12 +239,17 @@ def loaded_evaluators(selection: Selection) -> list[str] | None:
 def rater_statuses(evaluators: list[str]) -> list[LeftOutRater]:
     """The raters of the studies behind these evaluators who were flagged by
     quality control, failed a check, or were excluded."""
-    from django.db.models import Q
+    from django.db.models import Count, Q
 
     from annotator.models import Assignment, Participant
 
     participants = (
         Participant.objects.filter(study__evaluator__name__in=evaluators)
+        .annotate(
+            response_ratings=Count(
+                "assignment__ratings", filter=Q(assignment__ratings__item__kind="response")
+            )
+        )
         .filter(
             Q(flagged=True)
             | Q(status=Participant.Status.EXCLUDED)
@@ -276,7 +281,11 @@ def rater_statuses(evaluators: list[str]) -> list[LeftOutRater]:
         else:
             reason = f"flagged by quality control: {participant.flag_reason}"
             status = "flagged"
-        out.append(LeftOutRater(evaluator, participant.rater_id, reason, status))
+        out.append(
+            LeftOutRater(
+                evaluator, participant.rater_id, reason, status, participant.response_ratings
+            )
+        )
     return out
 
 
@@ -298,7 +307,7 @@ def leave_out(table: pd.DataFrame, raters: list[LeftOutRater], include_flagged: 
             drop |= rows
         counted.append(
             LeftOutRater(
-                entry.evaluator, entry.rater, entry.reason, entry.status, int(rows.sum()), keep
+                entry.evaluator, entry.rater, entry.reason, entry.status, entry.ratings, keep
             )
         )
     return (table[~drop].reset_index(drop=True) if drop.any() else table), counted

@@ -37,6 +37,30 @@ TRUE_WORDS = ("1", "true", "yes", "on")
 FALSE_WORDS = ("0", "false", "no", "off", "")
 
 
+# Every parameter of a selection, as the report page, its API and the
+# agreement_report command take them (gold_evaluator: reference's former name).
+PARAMETERS = (
+    "dataset_version",
+    "split",
+    "mode",
+    "language",
+    "benchmark",
+    "systems",
+    "evaluators",
+    "study",
+    "judges",
+    "humans",
+    "reference",
+    "gold_evaluator",
+    "epsilon",
+    "alignment",
+    "ppi_labels",
+    "ppi_labelled",
+    "target_width",
+    "include_flagged",
+)
+
+
 class SelectionError(Invalid, ValueError):
     """A selection that cannot be used; the message says which part and why."""
 
@@ -78,6 +102,12 @@ class Selection:
     target_width: float = 1.0
     # Whether raters flagged by quality control count (failed-check raters never do).
     include_flagged: bool = False
+
+    def setting(self) -> tuple[str, ...]:
+        """The parts of the responses' setting that are given: benchmark,
+        version, split, mode, language."""
+        parts = (self.benchmark, self.dataset_version, self.split, self.mode, self.language)
+        return tuple(str(p) for p in parts if p)
 
     def as_dict(self) -> dict:
         data = asdict(self)

@@ -217,19 +217,17 @@ def alt_test_verdict(
         for code, n in zip(wins.rater_codes, per_rater, strict=True)
         if n < MIN_ITEMS
     ]
-    more_raters = max(0, MIN_RATERS - int(enough.sum()))
-    same_items = wins.raters_per_item[1] >= MIN_RATERS
-    if more_raters or not same_items:
-        parts = []
-        if more_raters:
-            parts.append(_plural(more_raters, "more rater"))
+    per_item = wins.raters_per_item[1]
+    # raters are missing when too few have 30+ items, or too few rate any one item
+    more_raters = max(0, MIN_RATERS - int(enough.sum()), MIN_RATERS - per_item)
+    if more_raters:
+        parts = [
+            _plural(more_raters, "more rater")
+            + (" on the same items" if per_item < MIN_RATERS else "")
+        ]
         if short:
             listed = ", ".join(f"{code} has {n}: {MIN_ITEMS - n} more" for code, n in short[:3])
             parts.append(f"items for raters with fewer than {MIN_ITEMS} ({listed})")
-        if not same_items and not more_raters:
-            parts.append(
-                f"{MIN_RATERS} raters on the same items (at most {wins.raters_per_item[1]})"
-            )
         provisional = (
             f"; provisionally ω {test['winning_rate']:.2f}"
             if test.get("computable", True) is not False

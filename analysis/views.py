@@ -24,6 +24,7 @@ from analysis.selection import (
     MAX_LABELLED,
     MAX_WIDTH,
     MODES,
+    PARAMETERS,
     VERSIONS,
     Selection,
     SelectionError,
@@ -34,26 +35,7 @@ from config.api import ErrorSerializer, ValidationErrorSerializer
 from config.downloads import as_attachment, export_filename
 from config.serializers import KnownFieldsMixin
 
-SELECTION_PARAMETERS = (
-    "dataset_version",
-    "split",
-    "mode",
-    "language",
-    "benchmark",
-    "systems",
-    "evaluators",
-    "study",
-    "judges",
-    "humans",
-    "reference",
-    "gold_evaluator",  # reference's former name
-    "epsilon",
-    "alignment",
-    "ppi_labels",
-    "ppi_labelled",
-    "target_width",
-    "include_flagged",
-)
+SELECTION_PARAMETERS = PARAMETERS
 PAGE_PARAMETERS = ("format",)
 
 

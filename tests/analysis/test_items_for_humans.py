@@ -30,6 +30,7 @@ from corpus.importers.synthetic import write_synthetic_elitr
 from generation.models import Response
 from judging.importing import import_elitr_bench
 from judging.models import Evaluator, Judgment
+from tests.browsing import create_study_from_report
 from tests.conftest import database_snapshot, require
 
 SELECTION = Selection(dataset_version="qa", split="test2", mode="st")
@@ -333,14 +334,14 @@ def test_researcher_creates_a_study_from_the_report_page(
     page.click("#sign-in")
     page.wait_for_selector("#trust")
     assert page.get_by_text("Select items for humans").is_visible()
-    form = page.locator("#select-items")
-    form.locator("input[name=count]").fill("8")
-    form.locator("select[name=method]").select_option("disagreement")
-    form.locator("select[name=kind]").select_option("gold")
-    form.locator("input[name=name]").fill("Second expert on disputed answers")
-    form.locator("input[name=raters_per_task]").fill("1")
-    form.locator("button[type=submit]").click()
-    page.wait_for_selector("#created")
+    create_study_from_report(
+        page,
+        count=8,
+        method="disagreement",
+        kind="gold",
+        name="Second expert on disputed answers",
+        raters=1,
+    )
     assert "Second expert on disputed answers" in page.inner_text("#created")
     study = Study.objects.get(name="Second expert on disputed answers")
     shown = {int(r) for r in page.locator("#items tr[data-response]").evaluate_all(

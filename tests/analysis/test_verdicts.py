@@ -83,7 +83,9 @@ def test_too_few_raters_is_inconclusive_with_how_many_more():
     truth, scores = panel(raters=2, items=48, noise=1.0, seed=3)
     verdict = verdict_of(scores, dict(enumerate(truth + 3)), population="crowd")
     assert verdict["verdict"] == "inconclusive" and verdict["more_raters"] == 1
-    assert verdict["decide"] == "needs at least 3 crowd raters on 30+ items each: 1 more rater"
+    assert verdict["decide"] == (
+        "needs at least 3 crowd raters on 30+ items each: 1 more rater on the same items"
+    )
     assert "provisionally ω" in verdict["reason"]  # the test ran, but cannot decide
 
 

@@ -18,18 +18,9 @@ from corpus.importers.synthetic import write_synthetic_elitr
 from judging.importing import import_elitr_bench
 from judging.models import Judgment
 from tests.annotator.conftest import make_study, rate_as_a_person
+from tests.browsing import create_study_from_report, sign_in
 
 pytestmark = pytest.mark.browser
-
-
-def sign_in(browser, live_server, username: str, password: str, path: str):
-    page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
-    page.goto(live_server.url + path)
-    page.wait_for_url(re.compile(r"/accounts/login/"))
-    page.fill("#id_username", username)
-    page.fill("#id_password", password)
-    page.click("#sign-in")
-    return page
 
 
 def test_a_disagreement_picked_study_never_moves_the_reference(
@@ -59,7 +50,7 @@ def test_a_disagreement_picked_study_never_moves_the_reference(
     assert services.complete_assignment(careless) == "NOPE42"
 
     # 1. the report as it opens: the reference, in words
-    page = sign_in(browser, live_server, "rita", "pw-rita-123", "/analysis/report/")
+    page = sign_in(browser, live_server, path="/analysis/report/")
     page.wait_for_selector("#scope")
     report_url = page.url
     assert "gold-human-eval: 36 of 36 responses" in page.inner_text("#scope")
@@ -68,14 +59,14 @@ def test_a_disagreement_picked_study_never_moves_the_reference(
     assert "never counts" in left_out and "CAREFUL" not in left_out
 
     # 2. a gold study of the 8 responses the judges disagree on most, from the report
-    form = page.locator("#select-items")
-    form.locator("input[name=count]").fill("8")
-    form.locator("select[name=method]").select_option("disagreement")
-    form.locator("select[name=kind]").select_option("gold")
-    form.locator("input[name=name]").fill("Second expert on disputed answers")
-    form.locator("input[name=raters_per_task]").fill("1")
-    form.locator("button[type=submit]").click()
-    page.wait_for_selector("#created")
+    create_study_from_report(
+        page,
+        count=8,
+        method="disagreement",
+        kind="gold",
+        name="Second expert on disputed answers",
+        raters=1,
+    )
     study = Study.objects.get(name="Second expert on disputed answers")
     assert study.sampling == "disagreement" and study.inclusion_probabilities.count() == 36
     # this expert is quick by design; the test is about the report, not the speed flag
@@ -85,7 +76,7 @@ def test_a_disagreement_picked_study_never_moves_the_reference(
     page.wait_for_selector("#pause-study")
 
     # 3. the expert rates the 8 items
-    expert = sign_in(browser, live_server, "gina", "pw-gina-123", "/gold/")
+    expert = sign_in(browser, live_server, "gina", "pw-gina-123", path="/gold/")
     expert.wait_for_url(re.compile(r"/gold/$"))
     expert.click("button:has-text('Start')")
     expert.wait_for_url(re.compile(r"/item/1/$"))

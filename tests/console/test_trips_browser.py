@@ -25,6 +25,7 @@ from corpus.services import SYNTHETIC_ELITR_BENCH
 from judging.importing import import_elitr_bench
 from judging.models import Evaluator
 from tests.annotator.conftest import entry_url, make_study
+from tests.browsing import create_study_from_report, sign_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -64,16 +65,6 @@ def worked_study(data) -> Study:
         if score is not None:
             rate_everything(assignment, score, pass_checks=score != 1)
     return study
-
-
-def sign_in(browser, live_server, *, user="rita", password="pw-rita-123", viewport=None):
-    page = browser.new_context(viewport=viewport or {"width": 1280, "height": 900}).new_page()
-    page.goto(live_server.url + "/accounts/login/?next=/")
-    page.fill("#id_username", user)
-    page.fill("#id_password", password)
-    page.click("#sign-in")
-    page.wait_for_load_state()
-    return page
 
 
 def monitor(page, live_server, study: Study) -> None:
@@ -191,13 +182,7 @@ def test_study_created_has_the_navigation_and_a_link_to_its_monitor(
 ):
     page = sign_in(browser, live_server)
     page.goto(live_server.url + "/analysis/report/?dataset_version=qa&split=test2&mode=st")
-    form = page.locator("#select-items")
-    form.locator("input[name=count]").fill("6")
-    form.locator("select[name=method]").select_option("random")
-    form.locator("select[name=kind]").select_option("crowd")
-    form.locator("input[name=name]").fill("Disputed answers")
-    form.locator("button[type=submit]").click()
-    page.wait_for_selector("#created")
+    create_study_from_report(page, count=6, method="random", kind="crowd", name="Disputed answers")
     assert page.inner_text("h1") == "Study created: Disputed answers"
     nav = page.locator("nav[aria-label=Console]")
     assert nav.is_visible() and nav.locator("a", has_text="Runs").count() == 1

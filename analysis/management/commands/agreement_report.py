@@ -14,35 +14,13 @@ from django.core.management.base import BaseCommand, CommandError
 
 from analysis.exports import export
 from analysis.render import FORMATS
-from analysis.selection import Selection, SelectionError
+from analysis.selection import PARAMETERS, Selection, SelectionError
 from corpus.choices import DatasetVersion, Language, Mode
-
-SELECTION_OPTIONS = (
-    "dataset_version",
-    "split",
-    "mode",
-    "language",
-    "benchmark",
-    "systems",
-    "evaluators",
-    "study",
-    "judges",
-    "humans",
-    "reference",
-    "gold_evaluator",
-    "epsilon",
-    "alignment",
-    "ppi_labels",
-    "ppi_labelled",
-    "target_width",
-)
 
 
 def selection_of(options: dict) -> Selection:
     """The command's selection; with no selection option at all, the default one."""
-    if not any(options.get(name) is not None for name in SELECTION_OPTIONS) and not options.get(
-        "include_flagged"
-    ):
+    if not any(options.get(name) not in (None, False) for name in PARAMETERS):
         from analysis.scope import default_selection
 
         return default_selection()
