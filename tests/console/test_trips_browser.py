@@ -193,17 +193,22 @@ def test_study_created_has_the_navigation_and_a_link_to_its_monitor(
     assert page.inner_text("h1") == "Disputed answers"
     # the console's own creation lands on the monitor too, saying what was made
     page.click("nav >> text=Home")
+    create_console_study(page, "From the console", raters=2)
+    assert "Study created: From the console, 2 tasks, 12 items." in page.inner_text("#messages")
+    assert page.locator("nav[aria-label=Console]").is_visible()
+
+
+def create_console_study(page, name: str, raters: int) -> None:
+    """Create a crowd study on the first system of the English QA test2 set from the console."""
     page.click("#new-study")
-    page.fill("#id_name", "From the console")
+    page.fill("#id_name", name)
     page.select_option(
         "#id_dataset", value=str(Dataset.objects.get(version="qa", language="en", split="test2").pk)
     )
     page.locator("#field-systems input[type=checkbox]").first.check()
-    page.fill("#id_raters_per_task", "2")
+    page.fill("#id_raters_per_task", str(raters))
     page.click("#submit")
     page.wait_for_url(re.compile(r"/console/studies/\d+/$"))
-    assert "Study created: From the console, 2 tasks, 12 items." in page.inner_text("#messages")
-    assert page.locator("nav[aria-label=Console]").is_visible()
 
 
 LABELLED = (
@@ -286,15 +291,7 @@ def test_counts_say_1_task_and_2_tasks(
 ):
     import_elitr_bench(write_synthetic_elitr(tmp_path / "one", meetings=1), with_responses=True)
     page = sign_in(browser, live_server)
-    page.click("#new-study")
-    page.fill("#id_name", "One meeting")
-    page.select_option(
-        "#id_dataset", value=str(Dataset.objects.get(version="qa", language="en", split="test2").pk)
-    )
-    page.locator("#field-systems input[type=checkbox]").first.check()
-    page.fill("#id_raters_per_task", "1")
-    page.click("#submit")
-    page.wait_for_url(re.compile(r"/console/studies/\d+/$"))
+    create_console_study(page, "One meeting", raters=1)
     assert "Study created: One meeting, 1 task, 6 items." in page.inner_text("#messages")
     study = Study.objects.get(name="One meeting")
     services.set_study_open(study, True)
