@@ -57,6 +57,13 @@ class NewStudyForm(StudyForm):
 
 
 class NewJudgingRunForm(forms.ModelForm):
+    confirm_over_budget = forms.BooleanField(
+        required=False,
+        label="Start over the budget",
+        help_text="Start even when the projected cost is above the budget: the run stops "
+        "before its cost could pass the budget, with the rest of its items not judged.",
+    )
+
     class Meta:
         model = JudgingRun
         fields = ["evaluator", "dataset", "mode", "systems", "budget", "refresh", "use_batch"]

@@ -55,6 +55,7 @@ class RunMonitor:
     needs_human: int = 0
     pending: int = 0
     budget_percent: float | None = None
+    waiting_until: datetime | None = None  # the server asked the run to wait
     can_cancel: bool = False
     can_resume: bool = False
     can_retry: bool = False
@@ -138,6 +139,8 @@ def run_monitor(run: GenerationRun | JudgingRun, now: datetime | None = None) ->
     )
     live = run.status == RunStatus.RUNNING and run.lease_is_live
     monitor.can_cancel = run.status in ACTIVE
+    if run.status in ACTIVE and run.waiting_until and run.waiting_until > timezone.now():
+        monitor.waiting_until = run.waiting_until
     finished_not_done = run.status in (RunStatus.FAILED, RunStatus.CANCELLED)
     stalled = run.status == RunStatus.RUNNING and not live
     monitor.can_resume = finished_not_done or stalled

@@ -274,6 +274,7 @@ def judging_run_new(request: HttpRequest) -> HttpResponse:
                 budget=data.get("budget"),
                 refresh=data.get("refresh", False),
                 use_batch=data.get("use_batch", False),
+                confirm_over_budget=data.get("confirm_over_budget", False),
             )
         except JudgingError as error:
             form.add_error(None, str(error))

@@ -31,6 +31,7 @@ from generation.long_inputs import length_instruction, trim_transcript
 from generation.models import GenerationRun, Response, System
 from generation.prompts import hf_prompt, openai_messages
 from llm.calls import ModelCaller, Stopped
+from llm.driver import RunWatch, drive, usage_and_note, usage_of
 from llm.models import LLMCall
 from llm.policy import BreakerOpen
 from llm.providers import ProviderSetupError
@@ -185,15 +186,12 @@ def _generate(run: GenerationRun, lease: Lease) -> None:
         finish(run, GenerationRun.Status.FAILED, str(error))
         return
     done = Response.objects.filter(run=run).count()
+    run.refresh_from_db(fields=["counted_usage"])
     if problem or done < run.total:
-        finish(
-            run,
-            GenerationRun.Status.FAILED,
-            problem or f"{count(run.total - done, 'question')} not answered: resume the run.",
-            done=done,
-        )
+        problem = problem or f"{count(run.total - done, 'question')} not answered: resume the run."
+        finish(run, GenerationRun.Status.FAILED, usage_and_note(problem, run), done=done)
     else:
-        finish(run, GenerationRun.Status.DONE, "", done=done, failed=0)
+        finish(run, GenerationRun.Status.DONE, usage_and_note("", run), done=done, failed=0)
 
 
 def _stored(run: GenerationRun, meeting: MeetingWork) -> dict[int, str]:
@@ -559,7 +557,7 @@ def _api_run(run: GenerationRun, config: GenerationConfig, lease: Lease) -> str:
     resumed run pays nothing twice): single-turn questions are independent; a
     multi-turn meeting is one conversation, so meetings go in parallel and each
     one's turns in order. Returns what went wrong, or ""."""
-    from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+    from concurrent.futures import ThreadPoolExecutor
 
     from django.db import connection
 
@@ -583,13 +581,11 @@ def _api_run(run: GenerationRun, config: GenerationConfig, lease: Lease) -> str:
 
     try:
         with ThreadPoolExecutor(max_workers=config.max_concurrency) as pool:
-            pending = {pool.submit(work, job) for job in jobs}
-            while pending:
-                finished, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
-                for future in finished:
-                    future.result()  # a bug reaches the task
-                if not caller.halted.is_set() and _stopping(run, lease):
-                    caller.halt("cancelled")
+            drive(
+                [pool.submit(work, job) for job in jobs],
+                lambda _: None,
+                RunWatch(run, caller, lease),
+            )
     finally:
         caller.close()
     GenerationRun.objects.filter(pk=run.pk).update(failed=len(failures))
@@ -641,14 +637,7 @@ def _api_turns(
             run,
             question,
             text,
-            usage={"cache_hits": 1}
-            if result.cached
-            else {
-                "requests": 1,
-                "cost": call.cost,
-                "prompt_tokens": call.prompt_tokens,
-                "completion_tokens": call.completion_tokens,
-            },
+            usage=usage_of(result),
             input_tokens=call.prompt_tokens,
             output_tokens=call.completion_tokens,
             finish_reason=call.finish_reason,

@@ -314,6 +314,13 @@ class BenchmarkImportAdmin(admin.ModelAdmin):
 
 
 class JudgingRunForm(forms.ModelForm):
+    confirm_over_budget = forms.BooleanField(
+        required=False,
+        label="Start over the budget",
+        help_text="Start even when the projected cost is above the budget (the run stops "
+        "when the budget is spent).",
+    )
+
     class Meta:
         model = JudgingRun
         fields = ["evaluator", "dataset", "mode", "systems", "budget", "refresh", "use_batch"]
@@ -426,6 +433,7 @@ class JudgingRunAdmin(admin.ModelAdmin):
                 budget=obj.budget,
                 refresh=obj.refresh,
                 use_batch=obj.use_batch,
+                confirm_over_budget=form.cleaned_data.get("confirm_over_budget", False),
             )
         except JudgingError as error:
             messages.error(request, f"Not started: {error}")

@@ -77,8 +77,11 @@ def create_judging_run(
     budget=None,
     refresh: bool = False,
     use_batch: bool = False,
+    confirm_over_budget: bool = False,
 ) -> JudgingRun:
-    """Create a run (not yet started: the caller queues `judging.run_judging`)."""
+    """Create a run (not yet started: the caller queues `judging.run_judging`).
+    A run projected to cost more than its budget is refused unless the
+    researcher confirms it: it would stop part of the way."""
     if evaluator.kind == Evaluator.Kind.METRIC:
         if evaluator.config.get("metric") not in METRICS:
             raise JudgingError(
@@ -126,6 +129,15 @@ def create_judging_run(
         run.total = len(response_ids) * len(protocol.config.seeds)
         run.projected_cost = projected_cost(run, protocol)
     run.save(update_fields=["total", "projected_cost"])
+    if budget is not None and run.projected_cost > float(budget) and not confirm_over_budget:
+        share = 100 * float(budget) / run.projected_cost
+        raise JudgingError(
+            f"The projected cost, {run.projected_cost:.2f}, is above the budget of "
+            f"{float(budget):g}: the run would stop after about {share:.0f}% of its "
+            f"{run.total} items. Raise the budget, or confirm to start it anyway (the console's "
+            '"Start over the budget", the API\'s "confirm_over_budget": true, the command\'s '
+            "--confirm-over-budget)."
+        )
     return run
 
 

@@ -2,10 +2,12 @@
 
 A request is answered from the ledger when an identical one was answered
 before (unless the run refreshes, then once per run); otherwise it waits for
-the run's rate limits and the endpoint's gate, goes to the provider under the
-retry policy, and is written to the ledger, answered or failed. Identical
-requests in flight at once make one call. The circuit breaker stops the run
-when the endpoint cannot be reached.
+the run's rate limits and the endpoint's gate, reserves its most possible cost
+from the run's budget (`llm.budget`), goes to the provider under the retry
+policy, and is written to the ledger, answered or failed. Identical requests
+in flight at once make one call. The circuit breaker stops the run when the
+endpoint cannot be reached. Every wait (rate limit, gate, budget, a server's
+Retry-After) ends as soon as the run is halted.
 """
 
 from __future__ import annotations
@@ -18,12 +20,22 @@ from dataclasses import dataclass
 
 from django.db import connection
 
+from llm.budget import (
+    Budget,
+    BudgetSpent,
+    Prices,
+    answer_tokens_allowed,
+    counted_tokens,
+    most_prompt_tokens,
+)
 from llm.config import ModelConfig
 from llm.gate import RateLimiter, gate_for
 from llm.ledger import Ledger, LedgerThread, estimated_tokens, request_hash
 from llm.models import LLMCall
-from llm.policy import BreakerOpen, CircuitBreaker, RetryPolicy
-from llm.providers import ChatModel, chat_model_for
+from llm.policy import BreakerOpen, CircuitBreaker, RetryPolicy, Stopped
+from llm.providers import ChatModel, ModelOutput, chat_model_for
+
+__all__ = ["CallResult", "ModelCaller", "Request", "Stopped"]
 
 
 @dataclass(frozen=True)
@@ -40,10 +52,6 @@ class CallResult:
     call: LLMCall  # unsaved until `written` is done (write_behind)
     cached: bool  # answered from the ledger: no request, no cost
     written: Future | None = None  # the ledger's write, when it was left behind
-
-
-class Stopped(Exception):
-    """The run asked its caller to stop (cancelled, budget spent, breaker open)."""
 
 
 class RequestLocks:
@@ -73,6 +81,7 @@ class ModelCaller:
         parser_version: str = "",
         price_factor: float = 1.0,
         breaker_threshold: int = 3,
+        budget: Budget | None = None,
     ) -> None:
         self.config = config
         self.model = model or chat_model_for(config)
@@ -90,6 +99,12 @@ class ModelCaller:
             self.endpoint, self.model_name, purpose, template_version, parser_version
         )
         self.price_factor = price_factor
+        self.prices = Prices(
+            config.price_input_per_million, config.price_output_per_million, price_factor
+        )
+        self.budget = budget or Budget(None)
+        self.waits: dict[int, float] = {}  # calling thread -> when its Retry-After wait ends
+        self.counted_usage = 0  # answers without usage from the server: tokens counted here
         self.locks = RequestLocks()
         self.refreshed: set[str] = set()
         self.halted = threading.Event()
@@ -130,6 +145,18 @@ class ModelCaller:
     @property
     def stop_reason(self) -> str:
         return self.breaker.cause or self.halt_reason
+
+    def waiting_until(self) -> float | None:
+        """When the last thread waiting because the server asked it to
+        (Retry-After) will ask again (a time.time()), or None."""
+        return max(self.waits.values(), default=None)
+
+    def most_cost(self, messages: list[dict], params: dict) -> float:
+        """The most a request can cost: what the budget reserves for it."""
+        return self.prices.cost(
+            most_prompt_tokens(messages),
+            answer_tokens_allowed(params, getattr(self.config, "max_tokens", 0)),
+        )
 
     def request(self, messages: list[dict], params: dict) -> Request:
         return Request(
@@ -194,17 +221,25 @@ class ModelCaller:
             last.result()  # usually written already, while this request was prepared
         error_text = ""
         started = time.perf_counter()
+        most = self.most_cost(messages, params)
         for attempt in range(self.policy.max_retries + 1):
             self._check()
+            try:
+                reserved = self.budget.reserve(most, self.halted.is_set)
+            except BudgetSpent as spent:
+                self.halt(f"budget: {spent}")
+                raise Stopped(self.halt_reason) from None
             started = time.perf_counter()
             try:
-                with self.limiter.request(estimated_tokens(messages, params)):
+                with self.limiter.request(estimated_tokens(messages, params), self.halted):
                     self._check()
                     started = time.perf_counter()
                     output = self.model.generate(messages, params)
             except (BreakerOpen, Stopped):
+                self.budget.settle(reserved, 0.0)
                 raise
             except Exception as error:
+                self.budget.settle(reserved, 0.0)  # an error answer is not billed
                 failure = self.model.classify(error)
                 if failure is None:
                     raise
@@ -215,17 +250,12 @@ class ModelCaller:
                     break
                 if not self.policy.should_retry(failure, attempt):
                     break
-                self.halted.wait(self.policy.wait_seconds(failure, attempt))
+                self._wait(self.policy.wait_seconds(failure, attempt))
                 continue
             self.breaker.record_success()
-            cost = (
-                self.price_factor
-                * (
-                    output.prompt_tokens * self.config.price_input_per_million
-                    + output.completion_tokens * self.config.price_output_per_million
-                )
-                / 1e6
-            )
+            output, counted = self._with_usage(output, messages)
+            cost = self.prices.cost(output.prompt_tokens, output.completion_tokens)
+            self.budget.settle(reserved, cost)
             return self._record(
                 digest,
                 messages,
@@ -238,6 +268,7 @@ class ModelCaller:
                 cost=cost,
                 latency_ms=(time.perf_counter() - started) * 1000,
                 system_fingerprint=output.fingerprint,
+                usage_counted=counted,
             )
         return self._record(
             digest,
@@ -246,4 +277,32 @@ class ModelCaller:
             status=LLMCall.Status.API_ERROR,
             error=error_text,
             latency_ms=(time.perf_counter() - started) * 1000,
+        )
+
+    def _wait(self, seconds: float) -> None:
+        """Wait before asking again, visibly (`waiting_until`), until halted."""
+        thread = threading.get_ident()
+        self.waits[thread] = time.time() + seconds
+        try:
+            self.halted.wait(seconds)
+        finally:
+            self.waits.pop(thread, None)
+
+    def _with_usage(self, output: ModelOutput, messages: list[dict]) -> tuple[ModelOutput, bool]:
+        """The answer with its tokens; counted here (4 characters a token) when
+        the server reported none, so that its calls still cost what they use."""
+        if output.prompt_tokens or output.completion_tokens:
+            return output, False
+        with self.budget.changed:
+            self.counted_usage += 1
+        prompt = counted_tokens("".join(str(m.get("content", "")) for m in messages))
+        return (
+            ModelOutput(
+                output.text,
+                output.finish_reason,
+                prompt,
+                counted_tokens(output.text),
+                output.fingerprint,
+            ),
+            True,
         )

@@ -15,6 +15,8 @@ import time
 import uuid
 from contextlib import contextmanager
 
+from llm.policy import Stopped
+
 LEASE_SECONDS = 600  # longer than any single request with its retries' waits
 ACQUIRE = """
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
@@ -41,10 +43,18 @@ class EndpointGate:
             self.local = _local_semaphore(self.key, max_in_flight)
 
     @contextmanager
-    def slot(self):
+    def slot(self, stop: threading.Event | None = None):
+        """Hold one of the endpoint's slots; waiting for one ends with Stopped
+        when `stop` is set (a cancel, a spent budget)."""
+        stop = stop or threading.Event()
         if self.redis is None:
-            with self.local:
+            while not self.local.acquire(timeout=0.1):
+                if stop.is_set():
+                    raise Stopped("stopped while waiting for the endpoint")
+            try:
                 yield
+            finally:
+                self.local.release()
             return
         token = uuid.uuid4().hex
         while not self.script(
@@ -57,7 +67,8 @@ class EndpointGate:
                 LEASE_SECONDS * 2,
             ],
         ):
-            time.sleep(0.02)
+            if stop.wait(0.02):
+                raise Stopped("stopped while waiting for the endpoint")
         try:
             yield
         finally:
@@ -100,7 +111,7 @@ class RateLimiter:
         self.starts: list[tuple[float, int]] = []
         self.lock = threading.Lock()
 
-    def acquire(self, tokens: int = 0) -> None:
+    def acquire(self, tokens: int = 0, stop: threading.Event | None = None) -> None:
         if not self.per_minute and not self.tokens_per_minute:
             return
         if self.tokens_per_minute:
@@ -116,14 +127,18 @@ class RateLimiter:
                     self.starts.append((now, tokens))
                     return
                 wait = 60 - (now - self.starts[0][0])
-            time.sleep(max(wait, 0.01))
+            if stop is None:
+                time.sleep(max(wait, 0.01))
+            elif stop.wait(max(wait, 0.01)):
+                raise Stopped("stopped while waiting for the rate limit")
 
     @contextmanager
-    def request(self, tokens: int = 0):
-        """Wait for this run's rate limits, then for a slot on the endpoint."""
-        self.acquire(tokens)
+    def request(self, tokens: int = 0, stop: threading.Event | None = None):
+        """Wait for this run's rate limits, then for a slot on the endpoint;
+        either wait ends with Stopped when `stop` is set."""
+        self.acquire(tokens, stop)
         if self.gate is None:
             yield
             return
-        with self.gate.slot():
+        with self.gate.slot(stop):
             yield

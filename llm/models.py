@@ -36,6 +36,11 @@ class LLMCall(models.Model):
     prompt_tokens = models.PositiveIntegerField(default=0)
     completion_tokens = models.PositiveIntegerField(default=0)
     cost = models.FloatField(default=0)
+    usage_counted = models.BooleanField(
+        default=False,
+        help_text="The server sent no token usage: Concord counted the tokens "
+        "(4 characters a token).",
+    )
     latency_ms = models.FloatField(default=0)
     error = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -12,7 +12,9 @@ from llm.providers import Failure, FailureKind
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """Rate limits wait for Retry-After (or back off); 5xx, timeouts and
+    """Rate limits wait for Retry-After (or back off), at most
+    `longest_wait_seconds`: a server asking for 900 s would otherwise hold
+    every calling thread for a quarter of an hour; 5xx, timeouts and
     connection errors back off exponentially with jitter; other errors are
     not asked again."""
 
@@ -20,16 +22,21 @@ class RetryPolicy:
     base_seconds: float = 0.25
     cap_seconds: float = 30.0
     jitter_seconds: float = 0.25
+    longest_wait_seconds: float = 120.0
 
     def should_retry(self, failure: Failure, attempt: int) -> bool:
         return failure.kind != FailureKind.FATAL and attempt < self.max_retries
 
     def wait_seconds(self, failure: Failure, attempt: int) -> float:
         if failure.kind == FailureKind.RATE_LIMITED and failure.retry_after is not None:
-            return failure.retry_after
+            return min(failure.retry_after, self.longest_wait_seconds)
         return min(self.cap_seconds, self.base_seconds * 2**attempt) + random.uniform(
             0, self.jitter_seconds
         )
+
+
+class Stopped(Exception):
+    """The run asked its caller to stop (cancelled, budget spent, breaker open)."""
 
 
 class BreakerOpen(Exception):

@@ -77,6 +77,16 @@ class ModelUsage(models.Model):
     cost = models.FloatField(default=0)
     prompt_tokens = models.PositiveBigIntegerField(default=0)
     completion_tokens = models.PositiveBigIntegerField(default=0)
+    counted_usage = models.PositiveIntegerField(
+        default=0,
+        help_text="Answers without token usage from the server, counted by Concord "
+        "(4 characters a token).",
+    )
+    waiting_until = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="The server asked the run to wait (Retry-After) until then.",
+    )
 
     class Meta:
         abstract = True

@@ -153,6 +153,12 @@ class JudgingRunSerializer(KnownFieldsMixin, serializers.ModelSerializer):
     systems = NameRelatedField(
         slug_field="name", many=True, required=False, queryset=System.objects.all()
     )
+    confirm_over_budget = serializers.BooleanField(
+        write_only=True,
+        required=False,
+        default=False,
+        help_text="Start even when the projected cost is above the budget (refused otherwise).",
+    )
 
     class Meta:
         model = JudgingRun
@@ -165,6 +171,7 @@ class JudgingRunSerializer(KnownFieldsMixin, serializers.ModelSerializer):
             "budget",
             "refresh",
             "use_batch",
+            "confirm_over_budget",
             *RUN_PROGRESS,
         ]
         read_only_fields = RUN_PROGRESS

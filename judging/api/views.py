@@ -106,6 +106,7 @@ class JudgingRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
             budget=data.get("budget"),
             refresh=data.get("refresh", False),
             use_batch=data.get("use_batch", False),
+            confirm_over_budget=data.get("confirm_over_budget", False),
         )
 
     @outcome_schema

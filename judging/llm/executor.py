@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
@@ -26,7 +26,9 @@ from judging.models import JudgeItem, JudgingRun, Judgment, PairwiseVerdict
 from judging.parsers import PARSER_VERSION
 from judging.prompts.templates import TEMPLATE_VERSION
 from judging.protocols import JudgeProtocol, protocol_for
+from llm.budget import Budget
 from llm.calls import ModelCaller, Request, Stopped
+from llm.driver import RunWatch, add_usage, drive, usage_and_note, usage_of
 from llm.models import LLMCall
 from llm.policy import BreakerOpen
 from llm.providers import ProviderSetupError
@@ -99,16 +101,7 @@ def judge_item(
             return result
         call = result.call = answer.call
         result.attempts += 1
-        if answer.cached:
-            usage["cache_hits"] = usage.get("cache_hits", 0) + 1
-        else:
-            for name, value in (
-                ("requests", 1),
-                ("cost", call.cost),
-                ("prompt_tokens", call.prompt_tokens),
-                ("completion_tokens", call.completion_tokens),
-            ):
-                usage[name] = usage.get(name, 0) + value
+        add_usage(usage, usage_of(answer))
         if call.status == LLMCall.Status.API_ERROR:
             result.outcome, result.detail = "api_error", call.error[:2000]
             return result  # stays pending: a resumed run asks again
@@ -149,8 +142,7 @@ class ResultWriter:
 
     def add(self, result: ItemResult) -> None:
         self.results.append(result)
-        for name, value in result.usage.items():
-            self.usage[name] = self.usage.get(name, 0) + value
+        add_usage(self.usage, result.usage)
 
     def flush(self) -> None:
         results, self.results = self.results, []
@@ -251,8 +243,9 @@ def run_llm_judging(run_id: int) -> JudgingRun:
 
 def _judge_pending(run: JudgingRun, lease: Lease) -> None:
     config = JudgeConfig.from_dict(run.evaluator.config)
+    budget = Budget(float(run.budget) if run.budget is not None else None, spent=run.cost)
     try:
-        caller = judge_caller(config, refresh=run.refresh)
+        caller = judge_caller(config, refresh=run.refresh, budget=budget)
     except ProviderSetupError as error:
         finish(run, JudgingRun.Status.FAILED, str(error))
         return
@@ -268,32 +261,21 @@ def _judge_pending(run: JudgingRun, lease: Lease) -> None:
         ).values_list("question_id", "text", "reference_answer")
     }
     protocol = protocol_for(config)
-    budget = float(run.budget) if run.budget is not None else None
     writer = ResultWriter(run, protocol)
+    watch_run = RunWatch(run, caller, lease)
     last_flush = time.monotonic()
 
     def flush() -> None:
-        """Write what is done, then look at cancellation and the budget."""
+        """Write what is done (the calls first: results point at them)."""
         nonlocal last_flush
         last_flush = time.monotonic()
-        caller.flush()  # the calls first: results point at them
+        caller.flush()
         writer.flush()
-        current = JudgingRun.objects.values("status", "cost").get(pk=run.pk)
-        if lease.lost.is_set():
-            caller.halt("another worker took the run over")
-        elif current["status"] == JudgingRun.Status.CANCELLED:
-            caller.halt("cancelled")
-        elif budget is not None and current["cost"] >= budget and not caller.halted.is_set():
-            caller.halt("budget")
-            JudgingRun.objects.filter(pk=run.pk).update(
-                status=JudgingRun.Status.CANCELLED,
-                message=f"Stopped: the budget of {budget:g} was reached.",
-            )
 
-    def due() -> bool:
-        # Progress goes out every quarter second; with a budget, after every
-        # answer, so that the run stops as soon as the budget is spent.
-        return budget is not None or time.monotonic() - last_flush > 0.25
+    def add(result: ItemResult) -> None:
+        writer.add(result)
+        if time.monotonic() - last_flush > 0.25:  # progress every quarter second
+            flush()
 
     thread_connections: dict[int, BaseDatabaseWrapper] = {}
 
@@ -324,15 +306,10 @@ def _judge_pending(run: JudgingRun, lease: Lease) -> None:
                 caller.prefetch(request for _, request in chunk)
                 for item, request in chunk:
                     if caller.cached(request):
-                        writer.add(judge_item(item, config, caller, protocol, request))
-                        if due():
-                            flush()
+                        add(judge_item(item, config, caller, protocol, request))
                     else:
                         futures.append(pool.submit(work, item, request))
-            for future in as_completed(futures):
-                writer.add(future.result())
-                if due():
-                    flush()
+            drive(futures, add, watch_run)
         flush()
     finally:
         caller.close()
@@ -341,17 +318,22 @@ def _judge_pending(run: JudgingRun, lease: Lease) -> None:
             wrapper.dec_thread_sharing()
     pending = JudgeItem.objects.filter(run=run, status=JudgeItem.Status.PENDING).count()
     human = JudgeItem.objects.filter(run=run, status=JudgeItem.Status.NEEDS_HUMAN).count()
+    run.refresh_from_db()
+    status = JudgingRun.Status.DONE if pending == 0 else JudgingRun.Status.FAILED
     if caller.breaker.is_open:
         problem = (
             f"Stopped: {config.endpoint} could not be reached ({caller.breaker.cause}); "
             f"{pending} items not judged: resume the run when it answers again. "
         )
+    elif caller.halt_reason.startswith("budget") and pending:
+        status = JudgingRun.Status.CANCELLED
+        problem = (
+            f"Stopped: the budget of {budget.limit:g} was reached (spent {run.cost:.4f}; "
+            f"{caller.halt_reason.removeprefix('budget: ')}); {pending} items not judged. "
+        )
     elif pending:
         problem = f"{pending} items failed with API errors: resume the run to ask again. "
     else:
         problem = ""
-    finish(
-        run,
-        JudgingRun.Status.DONE if pending == 0 else JudgingRun.Status.FAILED,
-        problem + (f"{human} answers need a human." if human else ""),
-    )
+    message = problem + (f"{human} answers need a human." if human else "")
+    finish(run, status, usage_and_note(message, run))

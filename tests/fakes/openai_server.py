@@ -4,7 +4,8 @@ Answers like a rubric judge: \\boxed{N} (or Prometheus' [RESULT] N when the
 prompt asks for it), N chosen from the response being judged. Configurable
 latency and faults: `plan` lists what the next requests get ("429", "500",
 "timeout", "garbled", "truncated", "400", "notjson": a 200 whose body is an
-HTML error page, as a misconfigured proxy sends), then normal answers; response texts
+HTML error page, as a misconfigured proxy sends), then normal answers
+(`no_usage`: without the token usage, as some servers answer); response texts
 containing GARBLE or TRUNCATE always get that fault.
 """
 
@@ -35,9 +36,11 @@ class FakeOpenAI:
         retry_after: float = 0.2,
         hang: float = 5.0,
         first_wins: bool = False,
+        no_usage: bool = False,
     ) -> None:
         self.latency, self.retry_after, self.hang = latency, retry_after, hang
         self.first_wins = first_wins  # a pairwise judge with position bias
+        self.no_usage = no_usage  # answers without `usage`, as some servers send them
         self.plan = list(plan or [])
         # Batch API: uploaded files, batches, and how many polls before "completed"
         self.files: dict[str, bytes] = {}
@@ -159,7 +162,7 @@ class FakeOpenAI:
                 time.sleep(self.hang)
                 return self.reply(request, 500, {"error": {"message": "too late"}})
             if "[The Start of Assistant A's Answer]" in user:
-                return self.reply(request, 200, self.completion(body, self.verdict(user), "stop"))
+                return self.reply(request, 200, self.answer(body, self.verdict(user), "stop"))
             prometheus = "[RESULT]" in user
             top = 5 if prometheus else 10
             score = self.score_for(judged, top)
@@ -173,7 +176,7 @@ class FakeOpenAI:
                 text = "I think this answer is rather good, maybe an eight out of ten."
             elif fault == "truncated":
                 text, finish = "The response covers the refer", "length"
-            return self.reply(request, 200, self.completion(body, text, finish))
+            return self.reply(request, 200, self.answer(body, text, finish))
         finally:
             stop_counting()
 
@@ -287,6 +290,12 @@ class FakeOpenAI:
         if a_good != b_good:
             return f"One answer matches the reference. [[{'A' if a_good else 'B'}]]"
         return "Neither is clearly better. [[C]]"
+
+    def answer(self, body: dict, text: str, finish: str) -> dict:
+        completion = self.completion(body, text, finish)
+        if self.no_usage:
+            del completion["usage"]
+        return completion
 
     @staticmethod
     def completion(body: dict, text: str, finish: str) -> dict:

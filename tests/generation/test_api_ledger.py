@@ -85,3 +85,13 @@ def test_an_unreachable_server_stops_generation_with_its_cause(two_meetings_comm
     assert run.status == GenerationRun.Status.FAILED
     assert "could not be reached" in run.message and "identical connection errors" in run.message
     assert run.done == 0 and not Response.objects.filter(run=run).exists()
+
+
+def test_generation_counts_the_tokens_a_server_does_not_report(two_meetings_committed):
+    with FakeOpenAI(no_usage=True) as server:
+        run = run_generation(create_generation_run(api_system(server.url), qa_test2(), "st").pk)
+    calls = LLMCall.objects.filter(purpose="generate", status="ok")
+    assert run.status == "done" and run.counted_usage == calls.count() == 12
+    assert all(c.usage_counted and c.prompt_tokens > 0 for c in calls)
+    assert run.cost == pytest.approx(sum(c.cost for c in calls)) and run.cost > 0
+    assert "sent no token usage with 12 answers" in run.message

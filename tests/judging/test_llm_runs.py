@@ -131,16 +131,91 @@ def test_unparseable_answers_go_to_a_human_never_to_a_score(two_meetings, server
     assert judged(judge).count() == 22  # failures are not scores
 
 
-def test_budget_stops_the_run(two_meetings, server):
-    judge = make_judge(
-        server, max_concurrency=1, price_input_per_million=1000, price_output_per_million=1000
+def priced_judge(server, **settings):
+    return make_judge(
+        server, price_input_per_million=1000, price_output_per_million=1000, **settings
     )
-    run = create_judging_run(judge, dataset(), "st", budget=0.5)
-    assert run.projected_cost > 0.5
+
+
+def test_a_run_projected_over_its_budget_starts_only_when_confirmed(two_meetings, server):
+    judge = priced_judge(server)
+    with pytest.raises(
+        JudgingError, match=r"projected cost, \d+\.\d\d, is above the budget of 10: "
+    ):
+        create_judging_run(judge, dataset(), "st", budget=10)
+    assert not JudgingRun.objects.exists() and not JudgeItem.objects.exists()
+    run = create_judging_run(judge, dataset(), "st", budget=10, confirm_over_budget=True)
+    assert run.projected_cost > 10 and run.total == 36
+    # under its budget a run needs no confirming
+    create_judging_run(judge, dataset(), "st", budget=100)
+
+
+@pytest.mark.parametrize("concurrency", [1, 8])
+def test_the_budget_is_never_passed(two_meetings, server, concurrency):
+    from llm.budget import Prices, most_prompt_tokens
+
+    judge = priced_judge(server, max_concurrency=concurrency)
+    run = create_judging_run(judge, dataset(), "st", budget=10, confirm_over_budget=True)
     run = run_llm_judging(run.pk)
-    assert run.status == "cancelled" and "budget" in run.message
-    assert 0 < run.requests < 36 and run.cost >= 0.5
+    calls = LLMCall.objects.filter(status="ok")
+    spent = sum(c.cost for c in calls)
+    assert run.status == "cancelled" and "the budget of 10 was reached" in run.message
+    assert "items not judged" in run.message
+    assert 0 < run.requests < DISTINCT and spent == pytest.approx(run.cost) and run.cost <= 10
+    # it stopped only when its next request could have passed the budget
+    prices = Prices(1000, 1000)
+    most = max(prices.cost(most_prompt_tokens(c.messages), c.params["max_tokens"]) for c in calls)
+    assert 10 - run.cost < most
     assert judged(judge).count() == run.done
+
+
+def test_a_server_without_usage_is_counted_and_said(two_meetings):
+    with FakeOpenAI(no_usage=True) as server:
+        judge = priced_judge(server)
+        run = run_llm_judging(
+            create_judging_run(judge, dataset(), "st", budget=10, confirm_over_budget=True).pk
+        )
+    calls = LLMCall.objects.filter(status="ok")
+    assert calls and all(c.usage_counted and c.prompt_tokens > 0 for c in calls)
+    assert run.counted_usage == run.requests == calls.count() < DISTINCT
+    assert 0 < run.cost <= 10 and run.status == "cancelled"
+    assert "sent no token usage with" in run.message and "counted" in run.message
+
+
+def test_a_long_retry_after_is_capped_and_a_cancel_ends_the_wait(two_meetings):
+    import threading
+    import time
+
+    from llm.policy import RetryPolicy
+    from llm.providers import Failure, FailureKind
+
+    policy = RetryPolicy()
+    assert policy.wait_seconds(Failure(FailureKind.RATE_LIMITED, "429", 900), 0) == 120
+    with FakeOpenAI(plan=["429"] * 8, retry_after=900) as server:
+        judge = make_judge(server, max_concurrency=8)
+        run = create_judging_run(judge, dataset(), "st")
+        worker = threading.Thread(target=run_llm_judging, args=(run.pk,))
+        worker.start()
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            run.refresh_from_db()
+            if run.waiting_until:
+                break
+            time.sleep(0.1)
+        # every thread waits for the server: the run says until when
+        from console.monitors import run_monitor
+
+        assert run.status == "running" and run.waiting_until is not None
+        seconds = (run.waiting_until - run.started_at).total_seconds()
+        assert 100 < seconds < 130, seconds
+        assert run_monitor(run).waiting_until == run.waiting_until
+        cancelled_at = time.monotonic()
+        cancel_run(run)
+        worker.join(10)
+        assert not worker.is_alive()
+        assert time.monotonic() - cancelled_at < 5
+    run.refresh_from_db()
+    assert run.status == "cancelled" and server.count == 8
 
 
 def test_cancel_and_resume(two_meetings, server):

@@ -34,7 +34,16 @@ class Command(BaseCommand):
             metavar="RUN_ID",
             help="Go on with a cancelled, failed or interrupted run.",
         )
-        parser.add_argument("--budget", type=float, help="Stop when the run has cost this much.")
+        parser.add_argument(
+            "--budget",
+            type=float,
+            help="Never spend more than this: the run stops before a request could pass it.",
+        )
+        parser.add_argument(
+            "--confirm-over-budget",
+            action="store_true",
+            help="Start even when the projected cost is above the budget.",
+        )
         parser.add_argument(
             "--refresh",
             action="store_true",
@@ -87,6 +96,7 @@ class Command(BaseCommand):
                 budget=options["budget"],
                 refresh=options["refresh"],
                 use_batch=options["batch"],
+                confirm_over_budget=options["confirm_over_budget"],
             )
         except JudgingError as error:
             raise CommandError(str(error)) from None
