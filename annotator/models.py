@@ -20,6 +20,7 @@ from annotator import defaults
 from corpus.choices import Mode
 from corpus.models import Dataset, Document
 from generation.models import Response, System
+from judging import scores
 from judging.models import Evaluator
 
 
@@ -217,7 +218,7 @@ class Study(models.Model):
 
     def to_common_scale(self, raw: float) -> float:
         """A raw rating on 1..scale_max mapped linearly onto 1-10 (as imports are)."""
-        return 1 + (raw - 1) * 9 / (self.scale_max - 1)
+        return scores.common_score(raw, 1, self.scale_max)
 
 
 class InclusionProbability(models.Model):

@@ -39,6 +39,7 @@ from config.errors import Conflict, Invalid
 from config.words import count
 from corpus.models import Document, QuestionText
 from generation.models import GenerationRun, Response
+from judging import scores
 from judging.models import Evaluator, Judgment, PairwiseVerdict
 
 PROLIFIC_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -1442,15 +1443,7 @@ def sync_rater_judgments(study: Study, participant: Participant) -> int:
 
 
 def _judgment(study: Study, evaluator, rater: str, response_id: int, score: int) -> Judgment:
-    return Judgment(
-        evaluator=evaluator,
-        response_id=response_id,
-        rater=rater,
-        score=study.to_common_scale(score),
-        raw_score=score,
-        raw_scale_min=1,
-        raw_scale_max=study.scale_max,
-    )
+    return scores.judgment(evaluator.pk, response_id, score, 1, study.scale_max, rater=rater)
 
 
 def _verdict_rows(ratings):
@@ -1460,14 +1453,14 @@ def _verdict_rows(ratings):
 def _verdict(evaluator, rater, response_id, opponent_id, choice, swapped) -> PairwiseVerdict:
     """A human's choice as a verdict: order 0 when the response was shown first (A)."""
     winner = {"A": "first", "B": "second", "tie": "tie"}[choice]
-    return PairwiseVerdict(
-        evaluator=evaluator,
-        response_id=response_id,
-        opponent_id=opponent_id,
+    return scores.verdict(
+        evaluator.pk,
+        response_id,
+        opponent_id,
+        winner,
         seed=HUMAN_VERDICT_SEED,
         order=1 if swapped else 0,
         rater=rater,
-        winner=winner,
     )
 
 

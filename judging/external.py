@@ -34,6 +34,7 @@ from corpus.choices import Language
 from corpus.importers import ImportFailure
 from corpus.importers.checks import check_no_nul, load_json_line
 from generation.models import Response
+from judging import scores
 from judging.models import Evaluator, Judgment
 
 KEY_FIELDS = ("system", "dataset_version", "split", "mode", "meeting", "question_id")
@@ -52,10 +53,6 @@ class ExternalRating:
     raw: float
     low: float
     high: float
-
-    @property
-    def score(self) -> float:
-        return 1 + (self.raw - self.low) * 9 / (self.high - self.low)
 
 
 def read_records(path: Path) -> list[tuple[int, dict]]:
@@ -276,19 +273,16 @@ def import_external_ratings(path: str | Path) -> dict[str, SyncCount]:
     counts["judgments"] = sync_rows(
         Judgment.objects.filter(evaluator_id__in=evaluator_ids.values(), seed__isnull=True),
         (
-            {
-                "evaluator_id": evaluator_ids[r.evaluator],
-                "response_id": responses[r.response_key],
-                "rater": r.rater,
-                "seed": None,
-                "order": 0,
-                "score": r.score,
-                "raw_score": r.raw,
-                "raw_scale_min": r.low,
-                "raw_scale_max": r.high,
-            }
+            scores.judgment_fields(
+                evaluator_ids[r.evaluator],
+                responses[r.response_key],
+                r.raw,
+                r.low,
+                r.high,
+                rater=r.rater,
+            )
             for r in ratings
         ),
-        key=("evaluator_id", "response_id", "rater", "order"),
+        key=scores.JUDGMENT_KEY,
     )
     return counts

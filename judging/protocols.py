@@ -30,6 +30,7 @@ from corpus.choices import Language
 
 # judging.llm.config imports this module only inside JudgeConfig.check: no import cycle.
 from generation.models import Response
+from judging import scores
 from judging.llm.config import ConfigError, JudgeConfig
 from judging.models import Evaluator, JudgeItem, JudgingRun, Judgment, PairwiseVerdict
 from judging.parsers import (
@@ -223,16 +224,15 @@ class ScoringProtocol(JudgeProtocol[int]):
         return f"a score from {self.scale.low} to {self.scale.high}{czech}"
 
     def result_row(self, run: JudgingRun, item: JudgeItem, value: int, feedback: str) -> Judgment:
-        return Judgment(
-            evaluator_id=run.evaluator_id,
-            response_id=item.response_id,
-            rater="",
+        return scores.judgment(
+            run.evaluator_id,
+            item.response_id,
+            value,
+            self.scale.low,
+            self.scale.high,
+            score=self.common_score(value),
             seed=item.seed,
             order=item.order,
-            score=self.common_score(value),
-            raw_score=value,
-            raw_scale_min=self.scale.low,
-            raw_scale_max=self.scale.high,
             feedback=feedback,
         )
 
@@ -350,13 +350,13 @@ class Pairwise(JudgeProtocol[Verdict]):
     def result_row(
         self, run: JudgingRun, item: JudgeItem, value: Verdict, feedback: str
     ) -> PairwiseVerdict:
-        return PairwiseVerdict(
-            evaluator_id=run.evaluator_id,
-            response_id=item.response_id,
-            opponent_id=self._opponent_id(item),
+        return scores.verdict(
+            run.evaluator_id,
+            item.response_id,
+            self._opponent_id(item),
+            value.value,
             seed=item.seed,
             order=item.order,
-            winner=value.value,
             feedback=feedback,
         )
 

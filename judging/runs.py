@@ -14,6 +14,7 @@ from config.errors import Invalid
 from corpus.bulk import sync_rows
 from corpus.models import QuestionText
 from generation.models import Response
+from judging import scores
 from judging.llm.config import ConfigError
 from judging.llm.executor import RETRY
 from judging.metrics import METRICS
@@ -263,19 +264,7 @@ def _score_with_metric(run: JudgingRun) -> None:
                 failed += 1
                 problems.append(f"response {response_id}: {error}")
                 continue
-            rows.append(
-                {
-                    "evaluator_id": run.evaluator_id,
-                    "response_id": response_id,
-                    "rater": "",
-                    "seed": None,
-                    "order": 0,
-                    "score": 1 + 9 * value,
-                    "raw_score": value,
-                    "raw_scale_min": 0.0,
-                    "raw_scale_max": 1.0,
-                }
-            )
+            rows.append(scores.judgment_fields(run.evaluator_id, response_id, value, 0.0, 1.0))
         with transaction.atomic():
             sync_rows(
                 Judgment.objects.filter(
@@ -284,7 +273,7 @@ def _score_with_metric(run: JudgingRun) -> None:
                     seed__isnull=True,
                 ),
                 rows,
-                key=("evaluator_id", "response_id", "rater", "order"),
+                key=scores.JUDGMENT_KEY,
                 compare=("score", "raw_score"),
             )
             done += len(rows)

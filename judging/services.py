@@ -8,6 +8,7 @@ from corpus.bulk import SyncCount, id_map, sync_rows
 from corpus.importers.elitr_bench import PaperResponse
 from corpus.services import SYNTHETIC_ELITR_BENCH
 from generation.services import ResponseKey
+from judging import scores
 from judging.models import Evaluator, Judgment
 
 # The evaluators of the ELITR-Bench paper, as its generated-responses files name
@@ -65,23 +66,16 @@ def import_paper_scores(
             (r.system, r.version, r.split, r.mode, r.meeting_id, r.question_id)
         ]
         for name, score in r.scores.items():
+            # the paper's scores are on the common scale already: stored as they are
             rows.append(
-                {
-                    "evaluator_id": evaluator_ids[name],
-                    "response_id": response_id,
-                    "rater": "",
-                    "seed": None,
-                    "order": 0,
-                    "score": score,
-                    "raw_score": score,
-                    "raw_scale_min": 1.0,
-                    "raw_scale_max": 10.0,
-                }
+                scores.judgment_fields(
+                    evaluator_ids[name], response_id, score, 1.0, 10.0, score=score
+                )
             )
     counts["judgments"] = sync_rows(
         Judgment.objects.filter(evaluator_id__in=evaluator_ids.values(), seed__isnull=True),
         rows,
-        key=("evaluator_id", "response_id", "rater", "order"),
+        key=scores.JUDGMENT_KEY,
         compare=("score", "raw_score"),
     )
     label_invented_scores(list(evaluator_ids.values()))
