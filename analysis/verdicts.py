@@ -423,5 +423,10 @@ def answer(judge: str, row: dict, populations: list[str]) -> tuple[dict, str]:
         verdict = row["alt_tests"].get(population)
         if verdict is not None:
             clauses[population] = population_words(verdict)
+    for population in ("crowd", "experts"):
+        # a use the selection cannot answer says so, rather than going unmentioned
+        if population not in clauses:
+            several = POPULATIONS[population][1]
+            clauses[population] = f"no verdict against {several}: none in the selection"
     ordered = [clauses[u] for u in (*USES, "other") if u in clauses]
     return clauses, f"{judge} " + "; ".join(ordered) + "."

@@ -214,3 +214,24 @@ def test_report_exports_neutralise_hostile_values(client, hostile):
             assert "'" + HOSTILE["evaluator"] in header  # an evaluator as a column name
             gold = [s for s in column(header, rows, "'" + HOSTILE["evaluator"]) if s]
             assert gold and all(is_number(s) for s in gold)
+
+
+@pytest.mark.django_db
+def test_the_sweep_report_tsv_neutralises_system_names(monkeypatch, capsys, two_meetings):
+    """`sweep_report` prints a TSV that researchers paste into a sheet: a system
+    named like a formula is written as text."""
+    from django.core.management import call_command
+
+    from analysis.management.commands import sweep_report
+    from corpus.models import Dataset
+    from generation.models import Sweep
+
+    base = System.objects.create(name="base", model_name="m", backend="openai", config={})
+    sweep = Sweep.objects.create(
+        name="s", base_system=base, dataset=Dataset.objects.first(), mode="st", seeds=[2023]
+    )
+    rows = [{"system": HYPERLINK, "seeds": {2023: 5.0}, "mean": 5.0, "std": None}]
+    monkeypatch.setattr(sweep_report, "sweep_table", lambda sweep, evaluator: rows)
+    call_command("sweep_report", "--sweep", str(sweep.pk), "--evaluator", "metric: f1")
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].split("\t") == ["'" + HYPERLINK, "5.00", "5.00", "-"]

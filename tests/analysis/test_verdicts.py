@@ -217,3 +217,22 @@ def test_the_rejected_share_of_many_studies_is_the_procedure_row_by_row():
     p[::7, 3] = np.nan
     expected = [alt_test.benjamini_yekutieli(row, 0.05).mean() for row in p]
     assert verdicts.rejected_share(p, 0.05).tolist() == pytest.approx(expected)
+
+
+def test_the_answer_names_a_use_the_selection_cannot_answer():
+    """A judge compared with experts only says, for the crowd, that the
+    selection holds no crowd raters, rather than leaving the use out."""
+    truth, scores = panel(raters=4, items=60, noise=1.5, seed=1)
+    experts = verdict_of(scores, dict(enumerate(truth)))
+    row = {
+        "ranking_verdict": {"words": "ranks these 3 systems as gold does"},
+        "alt_tests": {"experts": experts},
+    }
+    clauses, sentence = verdicts.answer("judge-x", row, ["experts"])
+    assert clauses["crowd"] == "no verdict against crowd raters: none in the selection"
+    assert clauses["experts"].startswith("it can replace an expert")
+    assert sentence == (
+        "judge-x ranks these 3 systems as gold does; "
+        "no verdict against crowd raters: none in the selection; "
+        f"{clauses['experts']}."
+    )

@@ -3,6 +3,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from analysis.sweeps import sweep_table
+from config.spreadsheet import neutralise
 from generation.models import Sweep
 
 
@@ -28,7 +29,8 @@ class Command(BaseCommand):
             self.stdout.write(
                 "\t".join(
                     [
-                        row["system"],
+                        # a TSV pasted into a spreadsheet: a name must not run as a formula
+                        neutralise(row["system"]),
                         *(cell(row["seeds"].get(s)) for s in seeds),
                         cell(row["mean"]),
                         cell(row["std"]),
