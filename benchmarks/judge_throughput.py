@@ -103,12 +103,12 @@ def main() -> None:
 
     from corpus.models import Dataset, QuestionText
     from generation.models import Response
+    from judging.evaluators import judge_for as protocol_for
+    from judging.evaluators.config import JudgeConfig
     from judging.importing import import_elitr_bench
-    from judging.llm.config import JudgeConfig
-    from judging.llm.executor import run_llm_judging
+    from judging.judging_runs import create_judging_run
+    from judging.model_judging import run_llm_judging
     from judging.models import Evaluator
-    from judging.protocols import protocol_for
-    from judging.runs import create_judging_run
 
     call_command("migrate", verbosity=0)
     import_elitr_bench(args.data, with_responses=True, languages=("en",))

@@ -1,5 +1,5 @@
 """The researcher console: pages that read, and thin POST views that call the
-same services as the admin and the API (judging.runs, generation.runner,
+same services as the admin and the API (judging.judging_runs, generation.runner,
 annotator.services) and answer with the new state.
 
 A POST from htmx (the `HX-Request` header) answers the fragment it replaces,
@@ -54,8 +54,7 @@ from generation.runner import (
     resume_generation_run,
     start_generation_run,
 )
-from judging.models import JudgingRun
-from judging.runs import (
+from judging.judging_runs import (
     JudgingError,
     cancel_run,
     ensure_metric_evaluators,
@@ -63,6 +62,7 @@ from judging.runs import (
     retry_failed,
     start_judging_run,
 )
+from judging.models import JudgingRun
 from runs.lifecycle import Outcome
 from runs.models import ACTIVE
 from runs.workers import inspect_workers, worker_states

@@ -48,8 +48,12 @@ def build_data(report, *, synthetic: bool = False) -> dict:
     from annotator.models import Participant, Rating, Study
     from corpus.models import Dataset, Document
     from demo.setup import set_up_demo
+    from judging.judging_runs import (
+        create_judging_run,
+        ensure_metric_evaluators,
+        run_metric_judging,
+    )
     from judging.models import Evaluator, JudgeItem, JudgingRun, Judgment
-    from judging.runs import create_judging_run, ensure_metric_evaluators, run_metric_judging
 
     setup = set_up_demo(report, allow_download=False, force_synthetic=synthetic, password=PASSWORD)
     study = setup.study

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from config.errors import ErrorCode
 from corpus.choices import Language, either
 from generation.prompts import TEMPLATES
 from llm.config import ModelConfig, ModelConfigError, check_types
@@ -14,7 +15,7 @@ CHAT_TEMPLATES = ("tokenizer", *TEMPLATES)
 
 
 class GenerationConfigError(ModelConfigError):
-    code = "system_config_invalid"
+    code = ErrorCode.SYSTEM_CONFIG_INVALID
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from typing import TypedDict
 from django.db import IntegrityError, transaction
 from django.db.models import F
 
-from config.errors import Invalid
+from config.errors import ErrorCode, Invalid
 from config.words import count
 from corpus.choices import DatasetVersion, Mode, either
 from corpus.models import Document, Question, QuestionText
@@ -41,12 +41,11 @@ from runs.lifecycle import Lease, enqueue_on_commit, finish, holding_lease
 
 
 class GenerationError(Invalid):
-    code = "generation_refused"
-    http_status = 400
+    code = ErrorCode.GENERATION_REFUSED
 
 
 class OutOfMemory(GenerationError):
-    code = "out_of_memory"
+    code = ErrorCode.OUT_OF_MEMORY
 
 
 @contextmanager

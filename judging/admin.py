@@ -7,10 +7,19 @@ from django.utils.html import format_html, format_html_join
 
 from corpus.protection import CORRECTION, ProtectJudgedAdmin, judged_summary
 from generation.models import Response
-from judging.evaluators import frozen_changes, frozen_message
+from judging.evaluators import ModelJudge, checked_judge
+from judging.evaluators.config import ConfigError
+from judging.evaluators.frozen import frozen_changes, frozen_message
 from judging.human_review import ReviewError, item_protocol, resolve_item
 from judging.importing import start_benchmark_import
-from judging.llm.config import ConfigError
+from judging.judging_runs import (
+    JudgingError,
+    cancel_run,
+    ensure_metric_evaluators,
+    resume_run,
+    retry_failed,
+    start_judging_run,
+)
 from judging.models import (
     BenchmarkImport,
     Evaluator,
@@ -20,15 +29,7 @@ from judging.models import (
     Judgment,
     PairwiseVerdict,
 )
-from judging.protocols import JudgeProtocol, Verdict, judge_protocol
-from judging.runs import (
-    JudgingError,
-    cancel_run,
-    ensure_metric_evaluators,
-    resume_run,
-    retry_failed,
-    start_judging_run,
-)
+from judging.parsers import Verdict
 from runs.admin import report_outcomes
 
 
@@ -49,8 +50,8 @@ class EvaluatorForm(forms.ModelForm):
         kind = cleaned.get("kind")
         if kind in (Evaluator.Kind.LLM_RUBRIC, Evaluator.Kind.LLM_PAIRWISE):
             try:
-                judge_protocol(kind, cleaned.get("config") or {})
-            except (ConfigError, TypeError, ValueError) as error:
+                checked_judge(kind, cleaned.get("config") or {})
+            except ConfigError as error:
                 raise forms.ValidationError(f"Configuration: {error}") from None
         instance = self.instance
         if instance.pk:
@@ -472,7 +473,7 @@ class ResolveForm(forms.Form):
     """What a researcher enters for an item that needs a human; `answer()` is
     the typed value, which the judge's protocol checks."""
 
-    def __init__(self, protocol: JudgeProtocol, *args, **kwargs) -> None:
+    def __init__(self, protocol: ModelJudge, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.protocol = protocol
 
@@ -486,7 +487,7 @@ class ScoreForm(ResolveForm):
 
     raw_score = forms.IntegerField()
 
-    def __init__(self, protocol: JudgeProtocol, *args, **kwargs) -> None:
+    def __init__(self, protocol: ModelJudge, *args, **kwargs) -> None:
         super().__init__(protocol, *args, **kwargs)
         self.fields["raw_score"].label = f"Score the judge meant: {protocol.expected_answer}"
 
@@ -511,7 +512,7 @@ class VerdictForm(ResolveForm):
         return Verdict.from_label(self.cleaned_data["verdict"])
 
 
-# The form for what a protocol's items are resolved with (JudgeProtocol.answer_kind).
+# The form for what a protocol's items are resolved with (ModelJudge.answer_kind).
 RESOLVE_FORMS = {"score": ScoreForm, "verdict": VerdictForm}
 
 
@@ -554,7 +555,7 @@ class JudgeItemAdmin(admin.ModelAdmin):
         if needs_human and item is not None:
             try:
                 protocol = item_protocol(item)
-            except (ConfigError, TypeError, ValueError) as error:
+            except ConfigError as error:
                 messages.error(request, f"The judge's configuration cannot be read: {error}")
                 needs_human = False
             else:

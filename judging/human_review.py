@@ -12,29 +12,28 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from config.errors import Conflict, Invalid
-from judging.llm.config import JudgeConfig
+from config.errors import Conflict, ErrorCode, Invalid
+from judging.evaluators import AnswerError, ModelJudge, judge_for
+from judging.evaluators.config import JudgeConfig
 from judging.models import JudgeItem, JudgingRun
-from judging.protocols import AnswerError, JudgeProtocol, Verdict, protocol_for
+from judging.parsers import Verdict
 
 
 class ReviewError(Invalid, ValueError):
     """A resolution that cannot be stored; the message says why."""
 
-    code = "review_invalid"
-    http_status = 400
+    code = ErrorCode.REVIEW_INVALID
 
 
 class ReviewConflict(ReviewError, Conflict):
     """The item's state forbids it (it does not need a human)."""
 
-    code = "review_conflict"
-    http_status = 409
+    code = ErrorCode.REVIEW_CONFLICT
 
 
-def item_protocol(item: JudgeItem) -> JudgeProtocol:
+def item_protocol(item: JudgeItem) -> ModelJudge:
     """The protocol of the judge that ran the item."""
-    return protocol_for(JudgeConfig.from_dict(item.run.evaluator.config))
+    return judge_for(JudgeConfig.from_dict(item.run.evaluator.config))
 
 
 @transaction.atomic
@@ -65,7 +64,7 @@ def reparse_run(run: JudgingRun) -> int:
     """Parse the stored answers of the items that need a human again (after a
     parser fix): those that now parse become judgments (or verdicts). No call
     is made."""
-    protocol = protocol_for(JudgeConfig.from_dict(run.evaluator.config))
+    protocol = judge_for(JudgeConfig.from_dict(run.evaluator.config))
     fixed = 0
     for item in JudgeItem.objects.filter(
         run=run, status=JudgeItem.Status.NEEDS_HUMAN, call__isnull=False

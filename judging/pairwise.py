@@ -23,8 +23,8 @@ from collections.abc import Iterable
 
 import pandas as pd
 
+from judging.evaluators import JUDGE_COUNTINGS
 from judging.models import PairwiseVerdict, verdict_outcome
-from judging.protocols import JUDGE_COUNTINGS
 
 HUMAN_KINDS = frozenset({"crowd_human", "gold_human"})
 HUMAN_COUNTINGS = ("per_verdict", "majority")

@@ -1,8 +1,8 @@
 """The one writer of scores: a raw value on its evaluator's scale becomes a
 `Judgment` (or a pairwise choice a `PairwiseVerdict`) here and nowhere else.
 
-Every source of scores goes through it: LLM judges (`judging.protocols`),
-automatic metrics (`judging.runs`), the paper's and a researcher's score
+Every source of scores goes through it: LLM judges (`judging.evaluators.judges`),
+automatic metrics (`judging.metric_judging`), the paper's and a researcher's score
 files (`judging.services`, `judging.external`) and human studies
 (`annotator.services`). The common 1-10 scale that every analysis reads is
 the raw value mapped linearly from its own scale, unless the evaluator's

@@ -10,26 +10,18 @@ def run_benchmark_import(job_id: int) -> str:
 
 @app.task(name="judging.run_judging", acks_late=True)
 def run_judging(run_id: int) -> str:
-    """Run a JudgingRun: metrics here; an LLM judge's calls go out from a thread
-    pool (on the run's queue: `JudgingRun.queue`)."""
-    from judging.llm.executor import run_llm_judging
-    from judging.models import Evaluator, JudgingRun
-    from judging.runs import run_metric_judging
+    """Run a JudgingRun: a metric here; an LLM judge's calls go out from a
+    thread pool (on the run's queue: `JudgingRun.queue`). A Batch API run
+    polls its batch again later while the batch is not done (the batch id on
+    the run survives worker restarts)."""
+    from django.conf import settings
 
-    kind, use_batch = JudgingRun.objects.values_list("evaluator__kind", "use_batch").get(pk=run_id)
-    if kind == Evaluator.Kind.METRIC:
-        return run_metric_judging(run_id).status
-    if use_batch:
-        from django.conf import settings
+    from judging.judging_runs import judge_run
+    from judging.model_judging import batch_waiting
 
-        from judging.llm.batch import run_llm_batch
-        from llm.batch import WAITING
-
-        run = run_llm_batch(run_id)
-        if run.batch_id and run.batch_status in WAITING:
-            # poll again later; the batch id on the run survives worker restarts
-            run_judging.apply_async(
-                args=[run_id], queue="llm", countdown=settings.CONCORD_BATCH_POLL_SECONDS
-            )
-        return run.status
-    return run_llm_judging(run_id).status
+    run = judge_run(run_id)
+    if batch_waiting(run):
+        run_judging.apply_async(
+            args=[run_id], queue="llm", countdown=settings.CONCORD_BATCH_POLL_SECONDS
+        )
+    return run.status

@@ -3,7 +3,7 @@
 `ModelConfig` holds what generation systems and judges share: the endpoint
 (an OpenAI-compatible server or a local HF model), sampling, limits and
 prices. `generation.config.GenerationConfig` and
-`judging.llm.config.JudgeConfig` extend it with their own settings; both
+`judging.evaluators.config.JudgeConfig` extend it with their own settings; both
 build request parameters here, once. A setting of the wrong JSON type, an
 unknown setting, or a parameter the server kind does not accept is refused
 with a message, never dropped silently.
@@ -16,7 +16,7 @@ import types
 import typing
 from dataclasses import dataclass
 
-from config.errors import Invalid
+from config.errors import ErrorCode, Invalid
 
 MAX_SEED = 2**31 - 1  # what the database stores
 
@@ -41,8 +41,7 @@ LOCAL_SERVER = "hf"
 class ModelConfigError(Invalid, ValueError):
     """A configuration that cannot be used; the message says why."""
 
-    code = "config_invalid"
-    http_status = 400
+    code = ErrorCode.CONFIG_INVALID
 
 
 def _type_ok(value, expected) -> bool:

@@ -14,15 +14,21 @@ import os
 import threading
 from dataclasses import dataclass
 
+from config.errors import ConcordError, ErrorCode, UpstreamError
 from llm.config import ModelConfig
 
 
-class ProviderSetupError(RuntimeError):
+class ProviderSetupError(ConcordError, RuntimeError):
     """The provider cannot be made (a missing key, a missing model)."""
 
+    code = ErrorCode.PROVIDER_UNAVAILABLE
 
-class MalformedAnswer(Exception):
-    """A server answered 200 with something that is not a chat completion."""
+
+class MalformedAnswer(UpstreamError):
+    """A server answered 200 with something that is not a chat completion
+    (a transient failure: the call is retried)."""
+
+    code = ErrorCode.MODEL_ANSWER_MALFORMED
 
 
 @dataclass(frozen=True)

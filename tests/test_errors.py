@@ -14,8 +14,8 @@ from annotator.models import Participant, Study
 from config.api import exception_handler
 from config.errors import ConcordError, Conflict, Invalid, NotFound, UpstreamError
 from corpus.models import Dataset
+from judging.judging_runs import ensure_metric_evaluators
 from judging.models import Evaluator, JudgingRun
-from judging.runs import ensure_metric_evaluators
 from tests.annotator.conftest import entry_url, make_study
 from tests.fakes.prolific_server import FakeProlific
 from tests.judging.test_human_review import needs_human
@@ -25,15 +25,17 @@ pytestmark = pytest.mark.django_db
 # Every module that defines a ConcordError, so that the subclass walk sees them all.
 ERROR_MODULES = [
     "analysis.selection",
+    "corpus.importers.errors",
+    "judging.evaluators.registry",
+    "llm.providers",
     "annotator.prolific",
     "annotator.services",
     "generation.config",
     "generation.runner",
     "judging.evaluators",
     "judging.human_review",
-    "judging.llm.config",
     "judging.prompts.templates",
-    "judging.runs",
+    "judging.judging_runs",
     "llm.config",
 ]
 
@@ -71,6 +73,29 @@ def test_the_handler_answers_each_error_with_its_code_and_status(cls):
     assert answer.data == {"detail": "Something is wrong: fix it.", "code": cls.code}
 
 
+def test_every_code_is_in_the_catalogue_with_the_status_it_answers():
+    """One enum holds every code, one table its HTTP status: each error class
+    takes its status from there."""
+    from config.errors import HTTP_STATUS, ErrorCode
+
+    assert set(HTTP_STATUS) == set(ErrorCode)
+    for cls in every_error_class():
+        assert isinstance(cls.code, ErrorCode), cls
+        assert cls.http_status == HTTP_STATUS[cls.code], cls
+
+
+def test_a_code_outside_the_catalogue_or_another_status_fails_at_definition():
+    with pytest.raises(ValueError, match="'made_up' is not a valid ErrorCode"):
+
+        class MadeUp(Invalid):
+            code = "made_up"  # type: ignore[assignment]  # what the check refuses
+
+    with pytest.raises(TypeError, match="the catalogue says 409"):
+
+        class WrongStatus(Conflict):
+            http_status = 400
+
+
 def test_extra_data_travels_with_the_error():
     answer = exception_handler(Conflict("Frozen.", frozen_fields=["name"]), {})
     assert (answer.status_code, answer.data) == (
@@ -82,7 +107,7 @@ def test_extra_data_travels_with_the_error():
 def test_domain_errors_keep_their_old_bases():
     """Code that catches ValueError (configurations, templates, selections) still does."""
     from analysis.selection import SelectionError
-    from judging.llm.config import ConfigError
+    from judging.evaluators import ConfigError
     from judging.prompts.templates import TemplateError
 
     for cls in (SelectionError, ConfigError, TemplateError):

@@ -29,8 +29,8 @@ from annotator import services
 from annotator.models import Participant, Study
 from corpus.models import Dataset, Document, Question
 from generation.models import GenerationRun, Response, System
+from judging.judging_runs import create_judging_run, ensure_metric_evaluators
 from judging.models import Evaluator, JudgeItem, JudgingRun, Judgment
-from judging.runs import create_judging_run, ensure_metric_evaluators
 from tests.annotator.conftest import make_study
 from tests.judging.test_human_review import needs_human
 

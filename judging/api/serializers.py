@@ -4,10 +4,11 @@ from config.parsers import MAX_DEPTH, json_depth
 from config.serializers import KnownFieldsMixin, NameRelatedField, StrictFloatField
 from corpus.models import Dataset
 from generation.models import System
-from judging.evaluators import check_not_frozen
-from judging.llm.config import ConfigError
+from judging.evaluators import checked_judge
+from judging.evaluators.config import ConfigError
+from judging.evaluators.frozen import check_not_frozen
 from judging.models import Evaluator, JudgeItem, JudgingRun, Judgment
-from judging.protocols import Verdict, judge_protocol
+from judging.parsers import Verdict
 
 LLM_KINDS = (Evaluator.Kind.LLM_RUBRIC, Evaluator.Kind.LLM_PAIRWISE)
 
@@ -96,8 +97,8 @@ class EvaluatorSerializer(KnownFieldsMixin, serializers.ModelSerializer):
         config = attrs.get("config", getattr(self.instance, "config", {}))
         if kind in LLM_KINDS:
             try:
-                judge_protocol(kind, config or {})
-            except (ConfigError, TypeError, ValueError) as error:
+                checked_judge(kind, config or {})
+            except ConfigError as error:
                 raise serializers.ValidationError({"config": str(error)}) from None
         return attrs
 

@@ -15,8 +15,8 @@ from judging.api.serializers import (
     ResolveSerializer,
 )
 from judging.human_review import resolve_item
+from judging.judging_runs import cancel_run, resume_run, retry_failed, start_judging_run
 from judging.models import Evaluator, JudgeItem, JudgingRun, Judgment
-from judging.runs import cancel_run, resume_run, retry_failed, start_judging_run
 from runs.api import outcome_response, outcome_schema
 
 

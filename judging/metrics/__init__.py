@@ -2,11 +2,11 @@
 
 Each metric takes a prediction and one or more references and returns a value
 in [0, 1]. Where the original scripts have a known quirk, both behaviours are
-offered and named (see multiple_choice_accuracy).
+offered and named (see multiple_choice_accuracy). The evaluator plug-ins
+that use them are in `judging.evaluators.metrics`.
 """
 
 from judging.metrics.scores import (
-    METRICS,
     concordance_index,
     exact_match,
     exponential_similarity,
@@ -17,7 +17,6 @@ from judging.metrics.scores import (
 )
 
 __all__ = [
-    "METRICS",
     "concordance_index",
     "exact_match",
     "exponential_similarity",

@@ -5,7 +5,7 @@ import re
 import string
 import unicodedata
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from functools import lru_cache
 
 ARTICLES = re.compile(r"\b(a|an|the)\b")
@@ -141,14 +141,3 @@ def concordance_index(prediction: str, references: str | Sequence[str]) -> float
         )
         best = max(best, right / math.comb(n, 2))
     return best
-
-
-METRICS: dict[str, Callable[..., float]] = {
-    "rouge": rouge_geometric_mean,
-    "f1": token_f1,
-    "exact_match": exact_match,
-    "mc_accuracy": multiple_choice_accuracy,
-    "mc_accuracy_faithful": lambda p, r: multiple_choice_accuracy(p, r, behaviour="faithful"),
-    "exponential_similarity": exponential_similarity,
-    "concordance_index": concordance_index,
-}

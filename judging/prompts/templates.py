@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import re
 
-from config.errors import Invalid
+from config.errors import ErrorCode, Invalid
 from corpus.choices import Language, either
 
 TEMPLATE_VERSION = "elitr-bench-8364952"
@@ -198,8 +198,7 @@ _PLACEHOLDER = re.compile(r"(?<!\{)\{(\w*)\}(?!\})")
 
 
 class TemplateError(Invalid, ValueError):
-    code = "template_invalid"
-    http_status = 400
+    code = ErrorCode.TEMPLATE_INVALID
 
 
 def validate_template(template: str, kind: str = "rubric") -> set[str]:

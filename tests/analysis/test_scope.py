@@ -21,8 +21,8 @@ from analysis.scope import default_selection
 from analysis.selection import Selection
 from annotator import services
 from annotator.models import Participant
+from judging.judging_runs import create_judging_run, ensure_metric_evaluators
 from judging.models import Evaluator, Judgment
-from judging.runs import create_judging_run, ensure_metric_evaluators
 from tests.analysis.report_csv import preamble_and_rows
 from tests.annotator.conftest import make_study, rate_as_a_person
 

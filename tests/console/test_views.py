@@ -10,8 +10,8 @@ from django.urls import reverse
 from annotator import services
 from annotator.models import AuditEvent, Participant, Study
 from corpus.models import Dataset, Document
+from judging.judging_runs import create_judging_run, ensure_metric_evaluators
 from judging.models import Evaluator, JudgeItem, JudgingRun, Judgment
-from judging.runs import create_judging_run, ensure_metric_evaluators
 from tests.annotator.conftest import make_study
 
 pytestmark = pytest.mark.django_db

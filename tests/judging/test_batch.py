@@ -3,9 +3,9 @@
 import pytest
 
 from corpus.models import Dataset
-from judging.llm.batch import run_llm_batch
+from judging.judging_runs import JudgingError, create_judging_run
+from judging.model_judging import run_llm_judging as run_llm_batch
 from judging.models import Evaluator, JudgeItem, JudgingRun, Judgment
-from judging.runs import JudgingError, create_judging_run
 from llm.models import LLMCall
 from tests.fakes.openai_server import FakeOpenAI
 
@@ -69,7 +69,7 @@ def test_batch_run_submits_once_polls_and_judges(two_meetings):
 
 
 def test_metrics_do_not_take_the_batch_api(two_meetings):
-    from judging.runs import ensure_metric_evaluators
+    from judging.judging_runs import ensure_metric_evaluators
 
     with pytest.raises(JudgingError, match="Batch API is for LLM judges"):
         create_judging_run(

@@ -15,9 +15,9 @@ import uuid
 import pytest
 from django.db import connections
 
-from judging.llm.executor import run_llm_judging
+from judging.judging_runs import create_judging_run
+from judging.model_judging import run_llm_judging
 from judging.models import JudgingRun
-from judging.runs import create_judging_run
 from llm import gate
 from llm.models import LLMCall
 from llm.policy import Stopped

@@ -4,10 +4,10 @@ through the same executor and ledger as an API judge."""
 import pytest
 
 from corpus.models import Dataset
-from judging.llm.config import ConfigError, JudgeConfig
-from judging.llm.executor import run_llm_judging
+from judging.evaluators.config import ConfigError, JudgeConfig
+from judging.judging_runs import create_judging_run
+from judging.model_judging import run_llm_judging
 from judging.models import Evaluator, JudgeItem
-from judging.runs import create_judging_run
 from llm.models import LLMCall
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("eager_celery")]

@@ -7,9 +7,9 @@ from rest_framework.test import APIClient
 
 from corpus.models import Dataset
 from judging.human_review import ReviewError, resolve_item
+from judging.judging_runs import create_judging_run
 from judging.models import Evaluator, JudgeItem, Judgment, PairwiseVerdict
-from judging.protocols import Verdict
-from judging.runs import create_judging_run
+from judging.parsers import Verdict
 from llm.models import LLMCall
 from tests.conftest import database_snapshot
 

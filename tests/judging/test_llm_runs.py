@@ -4,10 +4,10 @@ import pytest
 from django.core.management import call_command
 
 from corpus.models import Dataset
-from judging.llm.config import ConfigError, JudgeConfig
-from judging.llm.executor import run_llm_judging
+from judging.evaluators.config import ConfigError, JudgeConfig
+from judging.judging_runs import JudgingError, cancel_run, create_judging_run, resume_run
+from judging.model_judging import run_llm_judging
 from judging.models import Evaluator, JudgeItem, JudgingRun, Judgment
-from judging.runs import JudgingError, cancel_run, create_judging_run, resume_run
 from llm.models import LLMCall
 from tests.fakes.openai_server import FakeOpenAI
 

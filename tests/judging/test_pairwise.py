@@ -6,11 +6,11 @@ import pytest
 from analysis.report import build_report
 from analysis.selection import Selection
 from corpus.models import Dataset
-from judging.llm.config import ConfigError, JudgeConfig
-from judging.llm.executor import run_llm_judging
+from judging.evaluators.config import ConfigError, JudgeConfig
+from judging.judging_runs import JudgingError, create_judging_run
+from judging.model_judging import run_llm_judging
 from judging.models import Evaluator, JudgeItem, PairwiseVerdict
 from judging.pairwise import verdict_table, win_rates
-from judging.runs import JudgingError, create_judging_run
 from tests.fakes.openai_server import FakeOpenAI
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("eager_celery")]
@@ -101,7 +101,7 @@ def test_baseline_without_responses_is_refused(two_meetings):
 def test_human_review_of_a_pairwise_judge_gives_verdicts(two_meetings, django_user_model):
     from judging.human_review import ReviewError, reparse_run, resolve_item
     from judging.models import Judgment
-    from judging.protocols import Verdict
+    from judging.parsers import Verdict
 
     with FakeOpenAI() as server:
         judge = pairwise_judge(server, name="reviewed judge")

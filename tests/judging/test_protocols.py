@@ -8,23 +8,20 @@ import pytest
 
 from corpus.models import Dataset
 from generation.models import Response
-from judging.llm.config import ConfigError, JudgeConfig
-from judging.models import Evaluator, JudgeItem, Judgment, PairwiseVerdict
-from judging.parsers import ParsedScore, ParsedVerdict
-from judging.protocols import (
-    PROTOCOLS,
+from judging.evaluators import (
     AnswerError,
-    Custom,
-    Pairwise,
-    Prometheus,
-    Rubric,
+    ConfigError,
+    JudgeConfig,
     Scale,
-    Verdict,
-    judge_protocol,
-    protocol_class,
-    protocol_for,
+    checked_judge,
+    judge_class,
+    judge_for,
 )
-from judging.runs import JudgingError, create_judging_run
+from judging.evaluators.judges import Custom, Pairwise, Prometheus, Rubric
+from judging.evaluators.registry import model_judges
+from judging.judging_runs import JudgingError, create_judging_run
+from judging.models import Evaluator, JudgeItem, Judgment, PairwiseVerdict
+from judging.parsers import ParsedScore, ParsedVerdict, Verdict
 from tests.conftest import REPO, require
 
 VECTORS_FILE = REPO.parent / "shared" / "protocols" / "elitr-bench-prompt-vectors.json"
@@ -38,7 +35,7 @@ def vectors():
 
 
 def judge(**settings):
-    return protocol_for(JudgeConfig.from_dict(settings))
+    return judge_for(JudgeConfig.from_dict(settings))
 
 
 def unsaved_item(response: str, opponent: str | None = None, order: int = 0) -> JudgeItem:
@@ -53,8 +50,8 @@ def unsaved_item(response: str, opponent: str | None = None, order: int = 0) -> 
 # --- the registry --------------------------------------------------------------------------------
 
 
-def test_the_registry_names_each_protocol_class():
-    registered = dict(PROTOCOLS)
+def test_the_registry_names_each_judge_class():
+    registered = model_judges()
     assert registered == {
         "rubric": Rubric,
         "prometheus": Prometheus,
@@ -69,7 +66,7 @@ def test_the_registry_names_each_protocol_class():
 def test_an_unknown_protocol_is_refused_naming_the_known_ones():
     known = "the known protocols are rubric, prometheus, custom, pairwise"
     with pytest.raises(ConfigError, match=f"Unknown judge protocol 'likert'; {known}"):
-        protocol_class("likert")
+        judge_class("likert")
     with pytest.raises(ConfigError, match=f"Unknown judge protocol 'likert'; {known}"):
         JudgeConfig.from_dict({"protocol": "likert"})
 
@@ -79,11 +76,11 @@ def test_each_protocol_checks_its_own_settings_and_kind():
         JudgeConfig.from_dict({"protocol": "pairwise"})
     with pytest.raises(ConfigError, match=r"Unknown placeholder\(s\) \{transcript\}"):
         JudgeConfig.from_dict({"protocol": "custom", "template": "{response} {transcript}"})
-    assert type(judge_protocol("llm_pairwise", PAIRWISE)) is Pairwise
+    assert type(checked_judge("llm_pairwise", PAIRWISE)) is Pairwise
     with pytest.raises(ConfigError, match="pairwise protocol is for evaluators of kind llm_pair"):
-        judge_protocol("llm_rubric", PAIRWISE)
+        checked_judge("llm_rubric", PAIRWISE)
     with pytest.raises(ConfigError, match="prometheus protocol is for evaluators of kind llm_rub"):
-        judge_protocol("llm_pairwise", {"protocol": "prometheus"})
+        checked_judge("llm_pairwise", {"protocol": "prometheus"})
 
 
 # --- messages ------------------------------------------------------------------------------------
@@ -203,7 +200,7 @@ def llm_judge(name: str, kind: str = "llm_rubric", **settings) -> Evaluator:
 def run_of(evaluator: Evaluator):
     run = create_judging_run(evaluator, qa_test2(), "st")
     config = JudgeConfig.from_dict(evaluator.config)
-    return run, protocol_for(config)
+    return run, judge_for(config)
 
 
 @pytest.mark.parametrize(

@@ -5,8 +5,8 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from config.celery import app as celery_app
+from judging.judging_runs import create_judging_run, ensure_metric_evaluators, run_metric_judging
 from judging.models import Evaluator, JudgingRun, Judgment
-from judging.runs import create_judging_run, ensure_metric_evaluators, run_metric_judging
 
 pytestmark = pytest.mark.django_db
 
@@ -81,7 +81,7 @@ def test_admin_starts_a_run_through_celery(
 
 
 def test_cancelled_run_stops(two_meetings):
-    from judging.runs import cancel_run
+    from judging.judging_runs import cancel_run
 
     evaluator = ensure_metric_evaluators()[0]
     from corpus.models import Dataset

@@ -11,8 +11,8 @@ import uuid
 import pytest
 
 from corpus.models import Dataset
+from judging.judging_runs import create_judging_run
 from judging.models import Evaluator, JudgingRun, Judgment
-from judging.runs import create_judging_run
 from judging.tasks import run_judging
 from llm.models import LLMCall
 from tests.conftest import port_open, require

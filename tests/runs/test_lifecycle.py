@@ -19,9 +19,9 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from corpus.models import Dataset
-from judging.llm.executor import run_llm_judging
+from judging.judging_runs import cancel_run, create_judging_run, resume_run, retry_failed
+from judging.model_judging import run_llm_judging
 from judging.models import Evaluator, JudgeItem, JudgingRun
-from judging.runs import cancel_run, create_judging_run, resume_run, retry_failed
 from judging.tasks import run_judging
 from llm.models import LLMCall
 from runs.lifecycle import holding_lease, reclaim_stale_runs

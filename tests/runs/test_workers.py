@@ -15,8 +15,8 @@ from django.db import connection
 from django.utils import timezone
 
 from corpus.models import Dataset
+from judging.judging_runs import create_judging_run
 from judging.models import Evaluator, JudgingRun
-from judging.runs import create_judging_run
 from runs.models import WorkerHeartbeat
 from runs.workers import (
     WorkerIdentity,
@@ -33,7 +33,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def metric_run() -> JudgingRun:
-    from judging.runs import ensure_metric_evaluators
+    from judging.judging_runs import ensure_metric_evaluators
 
     ensure_metric_evaluators()
     return create_judging_run(

@@ -7,9 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 from corpus.choices import Mode
 from corpus.services import add_dataset_arguments, dataset_from_options
 from generation.models import System
-from judging.llm.executor import run_llm_judging
-from judging.models import Evaluator, JudgingRun
-from judging.runs import (
+from judging.judging_runs import (
     JudgingError,
     create_judging_run,
     ensure_metric_evaluators,
@@ -17,6 +15,8 @@ from judging.runs import (
     run_metric_judging,
     start_judging_run,
 )
+from judging.model_judging import run_llm_judging
+from judging.models import Evaluator, JudgingRun
 
 
 class Command(BaseCommand):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from config.errors import Conflict
+from config.errors import Conflict, ErrorCode
 from judging.models import Evaluator
 
 FROZEN_FIELDS = ("name", "kind", "origin", "raw_scale_min", "raw_scale_max", "config")
@@ -27,8 +27,7 @@ FIELD_WORDS = {
 class EvaluatorFrozen(Conflict):
     """A change of what a judged evaluator is; `frozen_fields` names the fields."""
 
-    code = "evaluator_frozen"
-    http_status = 409
+    code = ErrorCode.EVALUATOR_FROZEN
 
 
 def judged_count(evaluator: Evaluator) -> int:

@@ -1,4 +1,5 @@
-"""Running an LLM judge over a run's items, fast and without paying twice.
+"""An LLM judge over a judging run's items, through the model driver
+(`llm.driver`), fast and without paying twice.
 
 Calls go out from a pool of threads (the judge's max_concurrency), under an
 optional requests-per-minute limit. 429s wait for Retry-After; 5xx, timeouts
@@ -7,6 +8,14 @@ the call ledger first; an identical request is answered from it. A judgment is
 written as soon as its answer parses; an answer that does not parse is asked
 again with a new seed, and after `reask` tries lands in the "needs a human"
 list. A failure is never stored as a score.
+
+The OpenAI Batch API is a mode of the same run (`JudgingRun.use_batch`), not
+a path of its own: the run's first asks go out in one uploaded batch
+(`llm.batch`: half the price, answers within 24 h), the batch id is kept on
+the run so that a restarted worker polls instead of sending again, and once
+the batch is done its answers are in the ledger and the ordinary loop below
+judges every item from there (answers that do not parse are re-asked at
+once, synchronously, with new seeds).
 """
 
 from __future__ import annotations
@@ -21,11 +30,11 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import Count, F
 
 from corpus.models import QuestionText
-from judging.llm.config import JudgeConfig
+from judging.evaluators import JudgeConfig, ModelJudge, judge_for
 from judging.models import JudgeItem, JudgingRun, Judgment, PairwiseVerdict
 from judging.parsers import PARSER_VERSION
 from judging.prompts.templates import TEMPLATE_VERSION
-from judging.protocols import JudgeProtocol, protocol_for
+from llm.batch import WAITING, collect_batch, poll_batch, submit_batch, unanswered
 from llm.budget import Budget
 from llm.calls import ModelCaller, Request, Stopped
 from llm.driver import RunWatch, add_usage, drive, usage_and_note, usage_of
@@ -68,7 +77,7 @@ def first_request(
     item: JudgeItem,
     config: JudgeConfig,
     caller: ModelCaller,
-    protocol: JudgeProtocol,
+    protocol: ModelJudge,
     texts: dict[int, tuple[str, str]],
 ) -> Request:
     """The item's first ask (its messages and hash, computed once)."""
@@ -80,7 +89,7 @@ def judge_item(
     item: JudgeItem,
     config: JudgeConfig,
     caller: ModelCaller,
-    protocol: JudgeProtocol,
+    protocol: ModelJudge,
     first: Request,
 ) -> ItemResult:
     """Ask about one item (re-asking with new seeds when the answer does not
@@ -134,7 +143,7 @@ class ResultWriter:
     the ledger already, so a batch lost with a killed worker costs nothing
     to redo."""
 
-    def __init__(self, run: JudgingRun, protocol: JudgeProtocol) -> None:
+    def __init__(self, run: JudgingRun, protocol: ModelJudge) -> None:
         self.run = run
         self.protocol = protocol
         self.results: list[ItemResult] = []
@@ -234,11 +243,80 @@ def item_counts(run: JudgingRun) -> dict[str, int]:
 
 def run_llm_judging(run_id: int) -> JudgingRun:
     """Judge every pending item of the run, holding the run's lease; a run
-    another live worker holds, or a finished one, is left as it is."""
+    another live worker holds, or a finished one, is left as it is. A Batch
+    API run takes one step (submit, or poll, or collect and judge): while its
+    `batch_status` is a waiting one (`batch_waiting`), the caller asks again
+    later (between steps nobody holds the lease)."""
     with holding_lease(JudgingRun, run_id) as lease:
         if lease is not None:
-            _judge_pending(JudgingRun.objects.select_related("evaluator").get(pk=run_id), lease)
+            run = JudgingRun.objects.select_related("evaluator").get(pk=run_id)
+            if run.use_batch:
+                _batch_step(run, lease)
+            else:
+                _judge_pending(run, lease)
     return JudgingRun.objects.get(pk=run_id)
+
+
+def batch_waiting(run: JudgingRun) -> bool:
+    """Whether a Batch API run waits for its batch (poll it again later)."""
+    return bool(run.use_batch and run.batch_id and run.batch_status in WAITING)
+
+
+def pending_requests(run: JudgingRun, caller: ModelCaller) -> dict[str, Request]:
+    """{request hash: request} for the run's pending items (first asks)."""
+    config = caller.config
+    assert isinstance(config, JudgeConfig)
+    items = JudgeItem.objects.filter(run=run, status=JudgeItem.Status.PENDING).select_related(
+        "response", "opponent"
+    )
+    texts = {
+        q: (t, r)
+        for q, t, r in QuestionText.objects.filter(dataset=run.dataset).values_list(
+            "question_id", "text", "reference_answer"
+        )
+    }
+    judge = judge_for(config)
+    requests = (first_request(item, config, caller, judge, texts) for item in items)
+    return {r.digest: r for r in requests}
+
+
+def _batch_step(run: JudgingRun, lease: Lease) -> None:
+    config = JudgeConfig.from_dict(run.evaluator.config)
+    try:
+        caller = judge_caller(config, refresh=run.refresh)
+    except ProviderSetupError as error:
+        finish(run, JudgingRun.Status.FAILED, str(error))
+        return
+    try:
+        requests = pending_requests(run, caller)
+        if not run.batch_id:
+            to_send = unanswered(caller, requests)
+            if not to_send:
+                _judge_pending(run, lease)  # the ledger answers everything
+                return
+            state = submit_batch(caller, to_send, f"concord-run-{run.pk}")
+            JudgingRun.objects.filter(pk=run.pk).update(
+                batch_id=state.id, batch_status=state.status, requests=len(to_send)
+            )
+            return
+        state = poll_batch(caller, run.batch_id)
+        JudgingRun.objects.filter(pk=run.pk).update(batch_status=state.status)
+        if state.waiting:
+            return
+        if state.status != "completed" or not state.output_file_id:
+            finish(
+                run,
+                JudgingRun.Status.FAILED,
+                f"Batch {run.batch_id} ended {state.status}: resume the run to send again.",
+                batch_id="",
+            )
+            return
+        collect_batch(caller, state, requests)
+    finally:
+        caller.close()
+    JudgingRun.objects.filter(pk=run.pk).update(batch_id="", refresh=False)
+    run.refresh = False
+    _judge_pending(run, lease)
 
 
 def _judge_pending(run: JudgingRun, lease: Lease) -> None:
@@ -260,7 +338,7 @@ def _judge_pending(run: JudgingRun, lease: Lease) -> None:
             dataset=run.dataset, question_id__in={i.response.question_id for i in items}
         ).values_list("question_id", "text", "reference_answer")
     }
-    protocol = protocol_for(config)
+    protocol = judge_for(config)
     writer = ResultWriter(run, protocol)
     watch_run = RunWatch(run, caller, lease)
     last_flush = time.monotonic()

@@ -2,7 +2,7 @@
 
 Automatic metrics need no model and no key: they run here, in batches, each
 batch written at once (idempotently, so a redelivered task changes nothing).
-LLM judges make JudgeItems (response x seed) that judging.llm.executor works
+LLM judges make JudgeItems (response x seed) that judging.model_judging works
 through.
 """
 
@@ -10,61 +10,40 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from config.errors import Invalid
-from corpus.bulk import sync_rows
+from config.errors import ErrorCode, Invalid
 from corpus.models import QuestionText
 from generation.models import Response
-from judging import scores
-from judging.llm.config import ConfigError
-from judging.llm.executor import RETRY
-from judging.metrics import METRICS
-from judging.models import Evaluator, JudgeItem, JudgingRun, Judgment
-from judging.protocols import JudgeProtocol, judge_protocol
+from judging.evaluators import ConfigError, Metric, ModelJudge, plugin_for, registry
+from judging.metric_judging import run_metric_judging, run_responses
+from judging.model_judging import RETRY, run_llm_judging
+from judging.models import Evaluator, JudgeItem, JudgingRun
 from runs import lifecycle
-from runs.lifecycle import Outcome, enqueue_on_commit, finish, holding_lease
-
-BATCH_SIZE = 500
-METRIC_EVALUATORS = {
-    "metric: rouge": (
-        "rouge",
-        "ROUGE: geometric mean of ROUGE-1, -2 and -L F-measures "
-        "(rouge-score, stemmed), maximum over references (ZeroSCROLLS).",
-    ),
-    "metric: f1": ("f1", "SQuAD-normalised token F1, maximum over references."),
-    "metric: exact match": ("exact_match", "SQuAD-normalised exact match with any reference."),
-}
+from runs.lifecycle import Outcome, enqueue_on_commit, finish
 
 
 class JudgingError(Invalid):
     """A run that cannot start or go on; the message says why."""
 
-    code = "judging_refused"
-    http_status = 400
+    code = ErrorCode.JUDGING_REFUSED
 
 
 def ensure_metric_evaluators() -> list[Evaluator]:
+    """An evaluator for every registered metric, so that a researcher can pick
+    it (in the console, the admin, `manage.py judge`), in the registry's order."""
     evaluators = []
-    for name, (metric, description) in METRIC_EVALUATORS.items():
+    for name, metric in registry.metrics().items():
         evaluator, _ = Evaluator.objects.get_or_create(
-            name=name,
+            name=metric.evaluator_name,
             defaults={
                 "kind": Evaluator.Kind.METRIC,
-                "description": description,
-                "config": {"metric": metric},
-                "raw_scale_min": 0,
-                "raw_scale_max": 1,
+                "description": metric.description,
+                "config": {"metric": name},
+                "raw_scale_min": metric().scale.low,
+                "raw_scale_max": metric().scale.high,
             },
         )
         evaluators.append(evaluator)
     return evaluators
-
-
-def run_responses(run: JudgingRun):
-    responses = Response.objects.filter(run__dataset=run.dataset, run__mode=run.mode)
-    systems = list(run.systems.all())
-    if systems:
-        responses = responses.filter(run__system__in=systems)
-    return responses.order_by("pk")
 
 
 @transaction.atomic
@@ -83,18 +62,14 @@ def create_judging_run(
     """Create a run (not yet started: the caller queues `judging.run_judging`).
     A run projected to cost more than its budget is refused unless the
     researcher confirms it: it would stop part of the way."""
-    if evaluator.kind == Evaluator.Kind.METRIC:
-        if evaluator.config.get("metric") not in METRICS:
-            raise JudgingError(
-                f"{evaluator.name}: unknown metric "
-                f"{evaluator.config.get('metric')!r}; known: {', '.join(METRICS)}."
-            )
+    try:
+        plugin = plugin_for(evaluator)
+    except (ConfigError, registry.UnknownEvaluator) as error:
+        raise JudgingError(f"{evaluator.name}: {error}") from None
+    if isinstance(plugin, Metric):
         config = protocol = None
-    elif evaluator.kind in (Evaluator.Kind.LLM_RUBRIC, Evaluator.Kind.LLM_PAIRWISE):
-        try:
-            protocol = judge_protocol(evaluator.kind, evaluator.config)
-        except (ConfigError, TypeError, ValueError) as error:
-            raise JudgingError(f"{evaluator.name}: {error}") from None
+    elif isinstance(plugin, ModelJudge):
+        protocol = plugin
         config = protocol.config
     else:
         raise JudgingError(
@@ -142,7 +117,7 @@ def create_judging_run(
     return run
 
 
-def _pairwise_items(run: JudgingRun, protocol: JudgeProtocol) -> int:
+def _pairwise_items(run: JudgingRun, protocol: ModelJudge) -> int:
     """Every other system's response against the baseline's response to the
     same question, in each of the protocol's orders (both), for each seed."""
     config = protocol.config
@@ -172,7 +147,7 @@ def _pairwise_items(run: JudgingRun, protocol: JudgeProtocol) -> int:
     return len(items)
 
 
-def projected_cost(run: JudgingRun, protocol: JudgeProtocol) -> float:
+def projected_cost(run: JudgingRun, protocol: ModelJudge) -> float:
     """Before starting: prompt tokens estimated at 4 characters a token, answers
     at half of max_tokens, priced per million tokens."""
     config = protocol.config
@@ -228,54 +203,16 @@ def cancel_run(run: JudgingRun) -> Outcome:
     return lifecycle.cancel(run)
 
 
-def run_metric_judging(run_id: int) -> JudgingRun:
-    """Score every response of the run, batch by batch, holding the run's
-    lease; safe to run again."""
-    with holding_lease(JudgingRun, run_id) as lease:
-        if lease is not None:
-            _score_with_metric(JudgingRun.objects.select_related("evaluator").get(pk=run_id))
-    return JudgingRun.objects.get(pk=run_id)
-
-
-def _score_with_metric(run: JudgingRun) -> None:
-    metric = METRICS[run.evaluator.config["metric"]]
-    ids = list(run_responses(run).values_list("pk", flat=True))
-    done = failed = 0
-    problems: list[str] = []
-    for start in range(0, len(ids), BATCH_SIZE):
-        if lifecycle.is_cancelled(run):
-            return
-        batch = list(
-            Response.objects.filter(pk__in=ids[start : start + BATCH_SIZE]).values_list(
-                "pk", "question_id", "text"
-            )
-        )
-        references = {
-            q: [reference, *alternatives]
-            for q, reference, alternatives in QuestionText.objects.filter(
-                dataset=run.dataset, question_id__in={q for _, q, _ in batch}
-            ).values_list("question_id", "reference_answer", "alternative_answers")
-        }
-        rows = []
-        for response_id, question_id, text in batch:
-            try:
-                value = metric(text, references[question_id])
-            except (KeyError, ValueError) as error:  # no reference, or not scorable by it
-                failed += 1
-                problems.append(f"response {response_id}: {error}")
-                continue
-            rows.append(scores.judgment_fields(run.evaluator_id, response_id, value, 0.0, 1.0))
-        with transaction.atomic():
-            sync_rows(
-                Judgment.objects.filter(
-                    evaluator_id=run.evaluator_id,
-                    response_id__in=[r["response_id"] for r in rows],
-                    seed__isnull=True,
-                ),
-                rows,
-                key=scores.JUDGMENT_KEY,
-                compare=("score", "raw_score"),
-            )
-            done += len(rows)
-            JudgingRun.objects.filter(pk=run.pk).update(done=done, failed=failed)
-    finish(run, JudgingRun.Status.DONE, "\n".join(problems[:50]))
+def judge_run(run_id: int) -> JudgingRun:
+    """Do a run's work (the task calls this): an LLM judge's pending items
+    through the model driver, or a metric computed here. A run whose
+    evaluator can no longer be read fails, saying why."""
+    run = JudgingRun.objects.select_related("evaluator").get(pk=run_id)
+    try:
+        plugin = plugin_for(run.evaluator)
+    except (ConfigError, registry.UnknownEvaluator) as error:
+        finish(run, JudgingRun.Status.FAILED, f"{run.evaluator.name}: {error}")
+        return run
+    if plugin.needs_model:
+        return run_llm_judging(run_id)
+    return run_metric_judging(run_id)

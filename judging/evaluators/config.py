@@ -8,13 +8,14 @@ refused with a message, never dropped silently.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from corpus.choices import Language, either
-from llm.config import MAX_SEED, ModelConfig, ModelConfigError, check_types
+from judging.evaluators.base import ConfigError
+from judging.evaluators.registry import judge_class
+from llm.config import MAX_SEED, ModelConfig, check_types
 
-
-class ConfigError(ModelConfigError):
-    code = "judge_config_invalid"
+__all__ = ["ConfigError", "JudgeConfig"]
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,20 @@ class JudgeConfig(ModelConfig):
     extra: dict = field(default_factory=dict)
 
     @classmethod
-    def from_dict(cls, data: dict) -> JudgeConfig:
+    def from_dict(cls, data: object) -> JudgeConfig:
+        """The settings checked (ConfigError says what is wrong, and nothing
+        else escapes: a caller catches ConfigError alone)."""
+        if not isinstance(data, dict):
+            raise ConfigError("A judge's settings are a JSON object.")
+        try:
+            return cls._from_dict(data)
+        except ConfigError:
+            raise
+        except (TypeError, ValueError) as error:
+            raise ConfigError(str(error)) from None
+
+    @classmethod
+    def _from_dict(cls, data: dict) -> JudgeConfig:
         check_types(cls, data, ConfigError)
         known = {f for f in cls.__dataclass_fields__}
         unknown = sorted(set(data) - known)
@@ -51,17 +65,15 @@ class JudgeConfig(ModelConfig):
         config.check()
         return config
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["seeds"] = list(self.seeds)
         return data
 
     def check(self) -> None:
-        # The protocols (judging.protocols) are registered there, and check
-        # their own settings (a pairwise baseline, a custom template).
-        from judging.protocols import protocol_class
-
-        protocol = protocol_class(self.protocol)
+        # The judges' protocols (judging.evaluators.judges) are registered by
+        # name, and check their own settings (a pairwise baseline, a template).
+        protocol = judge_class(self.protocol)
         if self.language not in Language.values:
             raise ConfigError(f"language: {either(Language)}.")
         if not self.seeds:
@@ -78,6 +90,6 @@ class JudgeConfig(ModelConfig):
             )
         protocol.check(self)
 
-    def sampling(self, seed: int) -> dict:
+    def sampling(self, seed: int) -> dict[str, Any]:
         """The parameters sent with a request (and stored in the ledger)."""
         return self.request_params(seed, self.max_tokens)

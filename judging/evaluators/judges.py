@@ -1,10 +1,8 @@
-"""Judge protocols: what an LLM judge is asked, how its answer is read, on
-which scale, and how a result is stored.
-
-Each protocol is a class registered under its name in `PROTOCOLS` (as
-inspect_ai registers its scorers); `protocol_for(config)` gives the one a
-judge's configuration names. The executor, runs, the Batch API path and human
-review call its methods and never compare protocol names.
+"""The LLM judges: what a judge is asked, how its answer is read, on which
+scale, and how a result is stored. Each is an evaluator plug-in
+(`judging.evaluators.base.ModelJudge`) registered under its protocol's name;
+`judge_for(config)` gives the one a judge's configuration names. The judging
+runs and human review call its methods and never compare protocol names.
 
 | protocol   | the judge answers     | raw scale          | common 1-10 scale | stored as       |
 | ---------- | --------------------- | ------------------ | ----------------- | --------------- |
@@ -20,18 +18,21 @@ scale. A custom template has no such level.
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
-from dataclasses import dataclass
-from typing import Any, ClassVar, Generic, TypeVar
-
-from django.db import IntegrityError, transaction
+from abc import abstractmethod
+from typing import Any, ClassVar
 
 from corpus.choices import Language
-
-# judging.llm.config imports this module only inside JudgeConfig.check: no import cycle.
 from generation.models import Response
 from judging import scores
-from judging.llm.config import ConfigError, JudgeConfig
+from judging.evaluators.base import (
+    AnswerError,
+    ConfigError,
+    Messages,
+    ModelJudge,
+    Scale,
+)
+from judging.evaluators.config import JudgeConfig
+from judging.evaluators.registry import judge_class, register
 from judging.models import Evaluator, JudgeItem, JudgingRun, Judgment, PairwiseVerdict
 from judging.parsers import (
     ParsedScore,
@@ -50,129 +51,22 @@ from judging.prompts import (
     validate_template,
 )
 
-Messages = list[dict[str, str]]
-# What a protocol's items are decided with: a score (int) or a Verdict.
-Answer = TypeVar("Answer", int, Verdict)
-
 __all__ = [
-    "PROTOCOLS",
-    "AnswerError",
+    "JUDGE_COUNTINGS",
     "Custom",
-    "JudgeProtocol",
     "Pairwise",
     "Prometheus",
     "Rubric",
-    "Scale",
-    "ScoringProtocol",
-    "Verdict",
-    "judge_protocol",
-    "protocol_class",
-    "protocol_for",
+    "ScoringJudge",
+    "checked_judge",
+    "judge_for",
 ]
 
 # How a pairwise judge's two orders make a result (judging.pairwise counts them).
 JUDGE_COUNTINGS = ("consistent", "per_order")
 
 
-class AnswerError(ValueError):
-    """An answer the protocol does not take (a score off its scale, a score
-    where it wants a verdict, ...); the message says what it takes."""
-
-
-@dataclass(frozen=True)
-class Scale:
-    """A judge's own scale: whole numbers from low to high."""
-
-    low: int
-    high: int
-
-    def __contains__(self, value: object) -> bool:
-        return (
-            isinstance(value, int)
-            and not isinstance(value, bool)
-            and self.low <= value <= self.high
-        )
-
-    def __str__(self) -> str:
-        return f"{self.low}-{self.high}"
-
-
-class JudgeProtocol(ABC, Generic[Answer]):
-    """One judge protocol. A subclass names itself (`name`), is registered with
-    `@register`, and answers everything below for a judge's configuration."""
-
-    name: ClassVar[str]
-    # The evaluator kind whose judges use it.
-    evaluator_kind: ClassVar[Evaluator.Kind] = Evaluator.Kind.LLM_RUBRIC
-    # Whether an item judges a response against an opponent (the baseline's).
-    pairwise: ClassVar[bool] = False
-    # The presentation orders each response (or pair) is judged in.
-    orders: ClassVar[tuple[int, ...]] = (0,)
-    # What a researcher enters for an item that needs a human: "score" or "verdict".
-    answer_kind: ClassVar[str] = "score"
-
-    def __init__(self, config: JudgeConfig) -> None:
-        self.config = config
-
-    @classmethod
-    def check(cls, config: JudgeConfig) -> None:
-        """Refuse (ConfigError) settings this protocol cannot work with; by
-        default a protocol needs no setting of its own."""
-        return None
-
-    @classmethod
-    def check_kind(cls, kind: str) -> None:
-        if kind != cls.evaluator_kind:
-            raise ConfigError(
-                f"the {cls.name} protocol is for evaluators of kind {cls.evaluator_kind.value}, "
-                f"not {kind}."
-            )
-
-    @abstractmethod
-    def item_messages(self, item: JudgeItem, question: str, reference: str) -> Messages:
-        """The prompt of a run's item."""
-
-    @abstractmethod
-    def estimate_messages(self, response: str, reference: str) -> list[Messages]:
-        """The prompts one response costs per seed, for the projected cost (the
-        question left out: an estimate)."""
-
-    @abstractmethod
-    def parse(self, text: str) -> ParsedScore | ParsedVerdict:
-        """The judge's answer read; `.value` is what `record` takes."""
-
-    @abstractmethod
-    def check_answer(self, value: object) -> Answer:
-        """The value if this protocol records it, else AnswerError saying what it takes."""
-
-    @abstractmethod
-    def describe(self, value: Answer) -> str:
-        """A checked value in words, e.g. 'score 7' or 'verdict A'."""
-
-    @property
-    @abstractmethod
-    def expected_answer(self) -> str:
-        """What a researcher resolving an item enters, in words."""
-
-    @abstractmethod
-    def result_row(
-        self, run: JudgingRun, item: JudgeItem, value: Answer, feedback: str
-    ) -> Judgment | PairwiseVerdict:
-        """The (unsaved) row a checked value becomes."""
-
-    def record(self, run: JudgingRun, item: JudgeItem, value: object, feedback: str) -> None:
-        """A parsed (or researcher-entered) value as the item's result, once: a
-        second write (a redelivered task, a re-parse) finds it stored and
-        changes nothing. A value the protocol does not take is AnswerError."""
-        row = self.result_row(run, item, self.check_answer(value), feedback)
-        try:
-            with transaction.atomic():
-                row.save(force_insert=True)
-        except IntegrityError:
-            pass
-
-
-class ScoringProtocol(JudgeProtocol[int]):
+class ScoringJudge(ModelJudge[int]):
     """A judge that scores one response on its own scale; the score is a
     Judgment, with its value on the common 1-10 scale beside the raw one."""
 
@@ -203,16 +97,17 @@ class ScoringProtocol(JudgeProtocol[int]):
         return [self.messages("", response, reference)]
 
     def parse(self, text: str) -> ParsedScore:
-        scale = self.scale
-        return self.parser(text, scale.low, scale.high)
+        return self.parser(text, int(self.scale.low), int(self.scale.high))
 
-    def common_score(self, raw: int) -> float:
+    def common_score(self, raw: float) -> float:
         """Onto the common 1-10 scale; a Czech 0 ("not in Czech") is the lowest, 1."""
         return float(max(1, raw * self.common_factor))
 
     def check_answer(self, value: object) -> int:
-        if not isinstance(value, int) or value not in self.scale:
-            raise AnswerError(f"Enter a whole number from {self.scale.low} to {self.scale.high}.")
+        if not isinstance(value, int) or isinstance(value, bool) or value not in self.scale:
+            raise AnswerError(
+                f"Enter a whole number from {self.scale.low:g} to {self.scale.high:g}."
+            )
         return value
 
     def describe(self, value: int) -> str:
@@ -221,34 +116,21 @@ class ScoringProtocol(JudgeProtocol[int]):
     @property
     def expected_answer(self) -> str:
         czech = " (0: not in Czech)" if self.scale.low == 0 else ""
-        return f"a score from {self.scale.low} to {self.scale.high}{czech}"
+        return f"a score from {self.scale.low:g} to {self.scale.high:g}{czech}"
 
     def result_row(self, run: JudgingRun, item: JudgeItem, value: int, feedback: str) -> Judgment:
-        return scores.judgment(
+        return self.judgment(
             run.evaluator_id,
             item.response_id,
             value,
-            self.scale.low,
-            self.scale.high,
-            score=self.common_score(value),
             seed=item.seed,
             order=item.order,
             feedback=feedback,
         )
 
 
-PROTOCOLS: dict[str, type[JudgeProtocol[Any]]] = {}
-
-
-def register(cls: type[JudgeProtocol[Any]]) -> type[JudgeProtocol[Any]]:
-    if cls.name in PROTOCOLS:
-        raise ValueError(f"Two judge protocols are named {cls.name!r}.")
-    PROTOCOLS[cls.name] = cls
-    return cls
-
-
 @register
-class Rubric(ScoringProtocol):
+class Rubric(ScoringJudge):
     """The paper's GPT-4 judge: its 10-point rubric prompt, \\boxed{N}."""
 
     name = "rubric"
@@ -260,7 +142,7 @@ class Rubric(ScoringProtocol):
 
 
 @register
-class Prometheus(ScoringProtocol):
+class Prometheus(ScoringJudge):
     """Prometheus' 5-point rubric, [RESULT] N; x2 on the common scale as in the paper."""
 
     name = "prometheus"
@@ -274,7 +156,7 @@ class Prometheus(ScoringProtocol):
 
 
 @register
-class Custom(ScoringProtocol):
+class Custom(ScoringJudge):
     """A researcher's template (placeholders checked when saved), \\boxed{N} on 1-10."""
 
     name = "custom"
@@ -296,7 +178,7 @@ class Custom(ScoringProtocol):
 
 
 @register
-class Pairwise(JudgeProtocol[Verdict]):
+class Pairwise(ModelJudge[Verdict]):
     """A battle against the baseline's answer (L-Eval / MT-Bench): question,
     reference and two answers; [[A]], [[B]] or [[C]] (a tie) read as a
     Verdict and stored as a PairwiseVerdict. Each pair is judged in both
@@ -304,7 +186,7 @@ class Pairwise(JudgeProtocol[Verdict]):
     baseline's."""
 
     name = "pairwise"
-    evaluator_kind = Evaluator.Kind.LLM_PAIRWISE
+    kind = Evaluator.Kind.LLM_PAIRWISE
     pairwise = True
     orders = (0, 1)
     answer_kind = "verdict"
@@ -331,6 +213,14 @@ class Pairwise(JudgeProtocol[Verdict]):
 
     def parse(self, text: str) -> ParsedVerdict:
         return parse_verdict(text)
+
+    @property
+    def scale(self) -> Scale:
+        # a verdict has no scale; on the common scale nothing is stored
+        return Scale(0, 0)
+
+    def common_score(self, raw: float) -> float:
+        raise TypeError("A pairwise judge gives verdicts, not scores.")
 
     def check_answer(self, value: object) -> Verdict:
         if not isinstance(value, Verdict):
@@ -373,24 +263,15 @@ class Pairwise(JudgeProtocol[Verdict]):
         return item.opponent_id
 
 
-def protocol_class(name: str) -> type[JudgeProtocol[Any]]:
-    try:
-        return PROTOCOLS[name]
-    except (KeyError, TypeError):
-        raise ConfigError(
-            f"Unknown judge protocol {name!r}; the known protocols are {', '.join(PROTOCOLS)}."
-        ) from None
+def judge_for(config: JudgeConfig) -> ModelJudge[Any]:
+    """The LLM judge a configuration names, for that configuration."""
+    return judge_class(config.protocol)(config)
 
 
-def protocol_for(config: JudgeConfig) -> JudgeProtocol[Any]:
-    """The protocol a judge's configuration names, for that configuration."""
-    return protocol_class(config.protocol)(config)
-
-
-def judge_protocol(kind: str, settings: dict) -> JudgeProtocol[Any]:
-    """An LLM judge evaluator's protocol, its settings checked and the protocol
-    fitting the evaluator's kind (ConfigError, TypeError or ValueError saying
-    what is wrong). The admin form, the API and starting a run ask this."""
-    protocol = protocol_for(JudgeConfig.from_dict(settings))
-    protocol.check_kind(kind)
-    return protocol
+def checked_judge(kind: str, settings: object) -> ModelJudge[Any]:
+    """An LLM judge evaluator's plug-in, its settings checked and its protocol
+    fitting the evaluator's kind (ConfigError saying what is wrong). The admin
+    form, the API and starting a run ask this."""
+    judge = judge_for(JudgeConfig.from_dict(settings))
+    judge.check_kind(kind)
+    return judge

@@ -1,0 +1,83 @@
+"""An automatic metric over a judging run's responses: no model and no key,
+computed in batches of 500, each batch written at once (idempotently, so a
+redelivered task changes nothing), holding the run's lease.
+"""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.db.models import QuerySet
+
+from corpus.bulk import sync_rows
+from corpus.models import QuestionText
+from generation.models import Response
+from judging import scores
+from judging.evaluators import Metric, plugin_for
+from judging.models import JudgingRun, Judgment
+from runs import lifecycle
+from runs.lifecycle import finish, holding_lease
+
+BATCH_SIZE = 500
+
+
+def run_responses(run: JudgingRun) -> QuerySet[Response]:
+    """The responses a run judges: its dataset and mode, its systems (all when none)."""
+    responses = Response.objects.filter(run__dataset=run.dataset, run__mode=run.mode)
+    systems = list(run.systems.all())
+    if systems:
+        responses = responses.filter(run__system__in=systems)
+    return responses.order_by("pk")
+
+
+def run_metric_judging(run_id: int) -> JudgingRun:
+    """Score every response of the run, batch by batch, holding the run's
+    lease; safe to run again."""
+    with holding_lease(JudgingRun, run_id) as lease:
+        if lease is not None:
+            _score_with_metric(JudgingRun.objects.select_related("evaluator").get(pk=run_id))
+    return JudgingRun.objects.get(pk=run_id)
+
+
+def _score_with_metric(run: JudgingRun) -> None:
+    metric = plugin_for(run.evaluator)
+    assert isinstance(metric, Metric), "a metric run's evaluator is a metric (judge_run checks)"
+    ids = list(run_responses(run).values_list("pk", flat=True))
+    done = failed = 0
+    problems: list[str] = []
+    for start in range(0, len(ids), BATCH_SIZE):
+        if lifecycle.is_cancelled(run):
+            return
+        batch = list(
+            Response.objects.filter(pk__in=ids[start : start + BATCH_SIZE]).values_list(
+                "pk", "question_id", "text"
+            )
+        )
+        references = {
+            q: [reference, *alternatives]
+            for q, reference, alternatives in QuestionText.objects.filter(
+                dataset=run.dataset, question_id__in={q for _, q, _ in batch}
+            ).values_list("question_id", "reference_answer", "alternative_answers")
+        }
+        rows = []
+        for response_id, question_id, text in batch:
+            try:
+                value = metric.check_answer(metric.compute(text, references[question_id]))
+            except (KeyError, ValueError) as error:  # no reference, or not scorable by it
+                failed += 1
+                problems.append(f"response {response_id}: {error}")
+                continue
+            rows.append(metric.judgment_fields(run.evaluator_id, response_id, value))
+        with transaction.atomic():
+            sync_rows(
+                Judgment.objects.filter(
+                    evaluator_id=run.evaluator_id,
+                    response_id__in=[r["response_id"] for r in rows],
+                    seed__isnull=True,
+                ),
+                rows,
+                key=scores.JUDGMENT_KEY,
+                compare=("score", "raw_score"),
+            )
+            done += len(rows)
+            JudgingRun.objects.filter(pk=run.pk).update(done=done, failed=failed)
+    finish(run, JudgingRun.Status.DONE, "\n".join(problems[:50]))
