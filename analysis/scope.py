@@ -15,12 +15,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from analysis.selection import Selection, SelectionError
+from analysis.selection import HUMAN_KINDS, Selection, SelectionError
 
 if TYPE_CHECKING:  # pandas loads with the first report, not with every page that links one
     import pandas as pd
 
-HUMAN_KINDS = frozenset({"gold_human", "crowd_human"})
 # Rank of a kind when human evaluators tie on coverage (lower first).
 KIND_PRIORITY = {"gold_human": 0, "crowd_human": 1}
 KIND_WORDS = {"gold_human": "expert", "crowd_human": "crowd"}
@@ -203,34 +202,6 @@ def check(selection: Selection) -> None:
             f"reference {selection.reference}: it is among the judges; the reference is what "
             "the judges are compared with."
         )
-
-
-def loaded_evaluators(selection: Selection) -> list[str] | None:
-    """The evaluators whose judgments are read (None: every one). Naming judges
-    reads those judges and the human evaluators (all of them, or the named
-    ones), not the other judges."""
-    from judging.models import Evaluator
-
-    names = set(selection.evaluators)
-    if not selection.judges:
-        return sorted(names) if names else None
-    humans = set(selection.humans)
-    if not humans:
-        every = Evaluator.objects.values_list("name", "kind", "config")
-        humans = {
-            name
-            for name, kind, config in every
-            if kind in HUMAN_KINDS
-            or (
-                kind == "imported"
-                and isinstance(config, dict)
-                and config.get("original_kind") in HUMAN_KINDS
-            )
-        }
-    wanted = set(selection.judges) | humans | {selection.reference, selection.ppi_labels} - {None}
-    if names:
-        wanted &= names
-    return sorted(wanted)
 
 
 # --- Raters left out --------------------------------------------------------------------------

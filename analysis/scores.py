@@ -17,7 +17,7 @@ from django.core.exceptions import EmptyResultSet
 from django.db import connection
 from django.db.models.functions import Length
 
-from analysis.selection import Selection
+from analysis.selection import HUMAN_KINDS, Selection
 from generation.models import GenerationRun, Response
 from judging.models import Evaluator, Judgment
 
@@ -63,11 +63,37 @@ def runs_for(selection: Selection) -> list[int]:
     return list(runs.values_list("pk", flat=True))
 
 
+def loaded_evaluators(selection: Selection) -> list[str] | None:
+    """The evaluators whose judgments are read (None: every one). Naming judges
+    reads those judges and the human evaluators (all of them, or the named
+    ones), not the other judges."""
+    from judging.models import Evaluator
+
+    names = set(selection.evaluators)
+    if not selection.judges:
+        return sorted(names) if names else None
+    humans = set(selection.humans)
+    if not humans:
+        every = Evaluator.objects.values_list("name", "kind", "config")
+        humans = {
+            name
+            for name, kind, config in every
+            if kind in HUMAN_KINDS
+            or (
+                kind == "imported"
+                and isinstance(config, dict)
+                and config.get("original_kind") in HUMAN_KINDS
+            )
+        }
+    wanted = set(selection.judges) | humans | {selection.reference, selection.ppi_labels} - {None}
+    if names:
+        wanted &= names
+    return sorted(wanted)
+
+
 def judgments_for(selection: Selection):
     """The judgments of the selection's responses by the evaluators it reads
     (analysis.scope.check has checked the names)."""
-    from analysis.scope import loaded_evaluators
-
     queryset = Judgment.objects.filter(response__run_id__in=runs_for(selection))
     evaluators = loaded_evaluators(selection)
     if evaluators is not None:

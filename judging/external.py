@@ -35,6 +35,7 @@ from corpus.importers import ImportFailure
 from corpus.importers.checks import check_no_nul, load_json_line
 from generation.models import Response
 from judging import scores
+from judging.evaluators import Precomputed, Scale
 from judging.models import Evaluator, Judgment
 
 KEY_FIELDS = ("system", "dataset_version", "split", "mode", "meeting", "question_id")
@@ -273,13 +274,8 @@ def import_external_ratings(path: str | Path) -> dict[str, SyncCount]:
     counts["judgments"] = sync_rows(
         Judgment.objects.filter(evaluator_id__in=evaluator_ids.values(), seed__isnull=True),
         (
-            scores.judgment_fields(
-                evaluator_ids[r.evaluator],
-                responses[r.response_key],
-                r.raw,
-                r.low,
-                r.high,
-                rater=r.rater,
+            Precomputed(Scale(r.low, r.high, whole=False)).judgment_fields(
+                evaluator_ids[r.evaluator], responses[r.response_key], r.raw, rater=r.rater
             )
             for r in ratings
         ),

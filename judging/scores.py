@@ -20,7 +20,10 @@ JUDGMENT_KEY = ("evaluator_id", "response_id", "rater", "order")
 
 
 def common_score(raw: float, low: float, high: float) -> float:
-    """A raw value on low..high, mapped linearly onto the common 1-10 scale."""
+    """A raw value on low..high, mapped linearly onto the common 1-10 scale
+    (a value on 1-10 already stays exactly as it is, with no rounding)."""
+    if (low, high) == (1, 10):
+        return float(raw)
     return 1 + (raw - low) * 9 / (high - low)
 
 

@@ -9,10 +9,14 @@ from corpus.importers.elitr_bench import PaperResponse
 from corpus.services import SYNTHETIC_ELITR_BENCH
 from generation.services import ResponseKey
 from judging import scores
+from judging.evaluators import Precomputed, Scale
 from judging.models import Evaluator, Judgment
 
 # The evaluators of the ELITR-Bench paper, as its generated-responses files name
 # them. Their scores are stored as published, on the 1-10 scale the files use.
+# The paper's scores (its four evaluators), on the common 1-10 scale already.
+PAPER_SCALE = Precomputed(Scale(1, 10, whole=False))
+
 PAPER_EVALUATORS = {
     "gpt-4-eval": {
         "description": "GPT-4 (gpt-4-0613) rubric judge, 1-10, as published by the ELITR-Bench "
@@ -67,11 +71,7 @@ def import_paper_scores(
         ]
         for name, score in r.scores.items():
             # the paper's scores are on the common scale already: stored as they are
-            rows.append(
-                scores.judgment_fields(
-                    evaluator_ids[name], response_id, score, 1.0, 10.0, score=score
-                )
-            )
+            rows.append(PAPER_SCALE.judgment_fields(evaluator_ids[name], response_id, score))
     counts["judgments"] = sync_rows(
         Judgment.objects.filter(evaluator_id__in=evaluator_ids.values(), seed__isnull=True),
         rows,
