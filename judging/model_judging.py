@@ -20,13 +20,10 @@ once, synchronously, with new seeds).
 
 from __future__ import annotations
 
-import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
-from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db import connection, transaction
 from django.db.models import Count, F
 
 from corpus.models import QuestionText
@@ -37,7 +34,7 @@ from judging.prompts.templates import TEMPLATE_VERSION
 from llm.batch import WAITING, collect_batch, poll_batch, submit_batch, unanswered
 from llm.budget import Budget
 from llm.calls import ModelCaller, Request, Stopped
-from llm.driver import RunWatch, add_usage, drive, usage_and_note, usage_of
+from llm.driver import CallPool, RunWatch, add_usage, stopped_message, usage_and_note, usage_of
 from llm.models import LLMCall
 from llm.policy import BreakerOpen
 from llm.providers import ProviderSetupError
@@ -355,52 +352,31 @@ def _judge_pending(run: JudgingRun, lease: Lease) -> None:
         if time.monotonic() - last_flush > 0.25:  # progress every quarter second
             flush()
 
-    thread_connections: dict[int, BaseDatabaseWrapper] = {}
-
-    def work(item: JudgeItem, request: Request) -> ItemResult:
-        # The ledger's database work is on its own thread, unless the run was
-        # started inside a transaction: then these threads' connections do it,
-        # and are closed below.
-        if threading.get_ident() not in thread_connections:
-            wrapper = connections[DEFAULT_DB_ALIAS]
-            wrapper.inc_thread_sharing()  # so that the main thread may close it
-            thread_connections[threading.get_ident()] = wrapper
-        if caller.halted.is_set():
-            return ItemResult(item)
-        return judge_item(item, config, caller, protocol, request)
-
-    try:
-        with ThreadPoolExecutor(max_workers=config.max_concurrency) as pool:
-            # Items go out a chunk at a time as soon as the ledger was asked about
-            # them, so the first requests leave while the rest are prepared.
-            # Items whose first answer the ledger holds are judged here at once,
-            # with no thread and no query.
-            futures = []
-            for start in range(0, len(items), config.max_concurrency):
-                chunk = [
-                    (item, first_request(item, config, caller, protocol, texts))
-                    for item in items[start : start + config.max_concurrency]
-                ]
-                caller.prefetch(request for _, request in chunk)
-                for item, request in chunk:
-                    if caller.cached(request):
-                        add(judge_item(item, config, caller, protocol, request))
-                    else:
-                        futures.append(pool.submit(work, item, request))
-            drive(futures, add, watch_run)
+    with CallPool(caller, watch_run, config.max_concurrency) as pool:
+        # Items go out a chunk at a time as soon as the ledger was asked about
+        # them, so the first requests leave while the rest are prepared. Items
+        # whose first answer the ledger holds are judged here at once, with no
+        # thread and no query.
+        for start in range(0, len(items), config.max_concurrency):
+            chunk = [
+                (item, first_request(item, config, caller, protocol, texts))
+                for item in items[start : start + config.max_concurrency]
+            ]
+            caller.prefetch(request for _, request in chunk)
+            for item, request in chunk:
+                if caller.cached(request):
+                    add(judge_item(item, config, caller, protocol, request))
+                else:
+                    pool.submit(judge_item, item, config, caller, protocol, request)
+        pool.drive(lambda result: add(result) if result is not None else None)
         flush()
-    finally:
-        caller.close()
-        for wrapper in thread_connections.values():
-            wrapper.close()
-            wrapper.dec_thread_sharing()
     pending = JudgeItem.objects.filter(run=run, status=JudgeItem.Status.PENDING).count()
     human = JudgeItem.objects.filter(run=run, status=JudgeItem.Status.NEEDS_HUMAN).count()
     run.refresh_from_db()
     status = JudgingRun.Status.DONE if pending == 0 else JudgingRun.Status.FAILED
     if caller.breaker.is_open:
         problem = (
-            f"Stopped: {config.endpoint} could not be reached ({caller.breaker.cause}); "
+            f"{stopped_message(caller)}; "
             f"{pending} items not judged: resume the run when it answers again. "
         )
     elif caller.halt_reason.startswith("budget") and pending:

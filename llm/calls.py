@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from dataclasses import dataclass
 
@@ -199,6 +199,78 @@ class ModelCaller:
                 self.refreshed.add(digest)
         if not write_behind and result.written is not None:
             result.written.result()  # a failed write raises here
+        return result
+
+    def complete_many(
+        self, requests: list[Request], on_result: Callable[[int, CallResult], None]
+    ) -> None:
+        """Answer many requests, each handed to `on_result` (its index, its
+        result) once it is on the record: those the ledger holds at once, the
+        rest in one go of the provider's `generate_many` (a local model decodes
+        prompts that share a prefix together), each written to the ledger as
+        soon as its answer is done. For local models, whose requests cost
+        nothing and wait for no server; a failure of the model reaches the
+        caller (what was answered before it is on the record)."""
+        self.prefetch(requests)
+        todo: list[int] = []
+        for index, request in enumerate(requests):
+            answer = self.cached(request)
+            if answer is not None and answer.status == LLMCall.Status.OK:
+                on_result(index, CallResult(answer, True))
+            else:
+                todo.append(index)
+        if not todo:
+            return
+        self._check()
+        started = time.perf_counter()
+
+        def answered(position: int, output: ModelOutput) -> None:
+            request = requests[todo[position]]
+            output, counted = self._with_usage(output, request.messages)
+            result = self._record(
+                request.digest,
+                request.messages,
+                request.params,
+                status=LLMCall.Status.OK,
+                raw_output=output.text,
+                finish_reason=output.finish_reason,
+                prompt_tokens=output.prompt_tokens,
+                completion_tokens=output.completion_tokens,
+                cost=self.prices.cost(output.prompt_tokens, output.completion_tokens),
+                # answers decoded together share their time
+                latency_ms=(time.perf_counter() - started) * 1000,
+                system_fingerprint=output.fingerprint,
+                usage_counted=counted,
+            )
+            if result.written is not None:
+                result.written.result()  # on the record before the caller points at it
+            on_result(todo[position], result)
+
+        self.model.generate_many(
+            [(requests[i].messages, requests[i].params) for i in todo], answered
+        )
+
+    def record(self, request: Request, output: ModelOutput, seconds: float) -> CallResult:
+        """Put on the record an answer the caller obtained from this caller's
+        model itself (a local model's conversation turn decoded in a batch with
+        other conversations), as `complete` would have."""
+        output, counted = self._with_usage(output, request.messages)
+        result = self._record(
+            request.digest,
+            request.messages,
+            request.params,
+            status=LLMCall.Status.OK,
+            raw_output=output.text,
+            finish_reason=output.finish_reason,
+            prompt_tokens=output.prompt_tokens,
+            completion_tokens=output.completion_tokens,
+            cost=self.prices.cost(output.prompt_tokens, output.completion_tokens),
+            latency_ms=seconds * 1000,
+            system_fingerprint=output.fingerprint,
+            usage_counted=counted,
+        )
+        if result.written is not None:
+            result.written.result()
         return result
 
     def _record(self, digest: str, messages: list[dict], params: dict, **fields) -> CallResult:

@@ -1,19 +1,27 @@
 """The loop a run's calls go through, shared by judging and generation.
 
-The calling threads' work is handed in as futures; `drive` takes their results
-as they come and, every quarter second whatever the threads are doing (all of
+`CallPool` is a run's calling threads (as many as the model's
+max_concurrency): work is submitted to it, and `drive` takes the results as
+they come and, every quarter second whatever the threads are doing (all of
 them may be waiting for a server's Retry-After), looks at the run: a cancel or
 a lost lease halts the caller, which ends every wait at once, and a wait the
 server asked for is written on the run ("waiting for the server until ...")
-so that the monitor can say it.
+so that the monitor can say it. When the pool closes, every calling thread's
+database connection and the caller are closed. `stopped_message` says why a
+caller stopped early, in the same words for every run.
 """
 
 from __future__ import annotations
 
 import datetime
+import threading
 from collections.abc import Callable, Iterable
-from concurrent.futures import FIRST_COMPLETED, Future, wait
-from typing import TypeVar, cast
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from types import TracebackType
+from typing import Any, TypeVar, cast
+
+from django.db import DEFAULT_DB_ALIAS, connections
+from django.db.backends.base.base import BaseDatabaseWrapper
 
 from llm.calls import CallResult, ModelCaller
 from runs.lifecycle import Lease, is_cancelled
@@ -66,6 +74,73 @@ def drive(
         for future in finished:
             on_result(future.result())
         watch()
+
+
+class CallPool:
+    """A run's calling threads. Use as a context manager: on leaving, the
+    threads finish, their database connections and the caller are closed."""
+
+    def __init__(self, caller: ModelCaller, watch: Callable[[], None], threads: int) -> None:
+        self.caller = caller
+        self.watch = watch
+        self.executor = ThreadPoolExecutor(max_workers=max(1, threads))
+        self.futures: list[Future[Any]] = []
+        self.connections: dict[int, BaseDatabaseWrapper] = {}
+        self.guard = threading.Lock()
+
+    def __enter__(self) -> CallPool:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        try:
+            self.executor.shutdown(wait=True, cancel_futures=error is not None)
+        finally:
+            try:
+                self.caller.close()
+            finally:
+                for wrapper in self.connections.values():
+                    wrapper.close()
+                    wrapper.dec_thread_sharing()
+
+    def _own_connection(self) -> None:
+        """A calling thread's connection, noted so that the pool closes it
+        (from the run's thread: hence the sharing)."""
+        ident = threading.get_ident()
+        with self.guard:
+            if ident not in self.connections:
+                wrapper = connections[DEFAULT_DB_ALIAS]
+                wrapper.inc_thread_sharing()
+                self.connections[ident] = wrapper
+
+    def submit(self, work: Callable[..., T], *args: Any) -> None:
+        """Run `work(*args)` on a calling thread (nothing once the caller halted:
+        its result is then None)."""
+
+        def call() -> T | None:
+            self._own_connection()
+            if self.caller.halted.is_set():
+                return None
+            return work(*args)
+
+        self.futures.append(self.executor.submit(call))
+
+    def drive(self, on_result: Callable[[Any], None]) -> None:
+        """Hand every submitted work's result to `on_result` (None for work
+        skipped after a halt) as it comes, watching the run."""
+        futures, self.futures = self.futures, []
+        drive(futures, on_result, self.watch)
+
+
+def stopped_message(caller: ModelCaller) -> str:
+    """Why the caller's endpoint stopped the run ("" when it did not)."""
+    if not caller.breaker.is_open:
+        return ""
+    return f"Stopped: {caller.endpoint} could not be reached ({caller.breaker.cause})"
 
 
 def usage_of(result: CallResult) -> dict[str, float]:

@@ -12,7 +12,9 @@ import enum
 import functools
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from config.errors import ConcordError, ErrorCode, UpstreamError
 from llm.config import ModelConfig
@@ -62,6 +64,17 @@ class ChatModel:
 
     def generate(self, messages: list[dict], params: dict) -> ModelOutput:
         raise NotImplementedError
+
+    def generate_many(
+        self,
+        requests: list[tuple[list[dict], dict]],
+        on_output: Callable[[int, ModelOutput], None],
+    ) -> None:
+        """Answer many (messages, params) requests, each answer handed to
+        `on_output` as it is done: one after another here; a provider that can
+        do better (a local model decoding prompts together) says how."""
+        for index, (messages, params) in enumerate(requests):
+            on_output(index, self.generate(messages, params))
 
     def classify(self, error: Exception) -> Failure | None:
         """What a failure of `generate` means; None: not a call failure (a bug,
@@ -183,29 +196,134 @@ def _retry_after(error) -> float | None:
         return None
 
 
-class LocalHFModel(ChatModel):
-    """A local HF transformers model, loaded once per worker process and kept
-    (`llm.hf.load_model`); answers one request at a time."""
+# What a local model's request may hold (a judge's sampling, or a generation
+# run's): anything else is refused, never dropped.
+LOCAL_PARAMS = {"max_tokens", "temperature", "top_p", "seed", "extra_body", "local"}
+RAW_PROMPT = "prompt"  # a message of this role is the whole prompt, already rendered
 
-    def __init__(self, config: ModelConfig, device: str = "auto") -> None:
-        from llm.hf import HFChatClient, HFModelSpec
+
+def raw_prompt(text: str) -> list[dict]:
+    """A request whose prompt is rendered already (a generation run's, with
+    its chat template or the paper's format): one message of role "prompt",
+    sent to the model as it is."""
+    return [{"role": RAW_PROMPT, "content": text}]
+
+
+def _raw_text(messages: list[dict]) -> str | None:
+    if len(messages) == 1 and messages[0].get("role") == RAW_PROMPT:
+        return str(messages[0]["content"])
+    return None
+
+
+class LocalHFModel(ChatModel):
+    """A local HF transformers model (`llm.hf`), loaded once per worker process
+    and kept. It answers a chat request (a judge's) or a rendered prompt (a
+    generation run's) with `generate`, and many requests at once with
+    `generate_many`: prompts sharing a prefix (a meeting's transcript) have it
+    computed once and are decoded together, up to `max_batch_size` at a time
+    (fewer when memory is short)."""
+
+    def __init__(self, config: ModelConfig, device: str = "auto", spec: Any = None) -> None:
+        from llm.hf import HFModelSpec
 
         self.endpoint = config.endpoint
         self.model = config.model_path
-        self.client = HFChatClient(
-            HFModelSpec(config.model_path, config.dtype, device, config.attn_implementation)
+        self.spec = spec or HFModelSpec(
+            config.model_path, config.dtype, device, config.attn_implementation
         )
+        self.max_batch_size = int(getattr(config, "max_batch_size", 1))
+        self.prefix_cache = bool(getattr(config, "prefix_cache", True))
+        self.fingerprint = f"hf:{self.spec.path}"
+
+    @property
+    def loaded(self) -> Any:
+        """The loaded model (`llm.hf.LoadedModel`), loaded on first use."""
+        from llm.hf import load_model
+
+        return load_model(self.spec)
+
+    @staticmethod
+    def options(params: dict) -> dict[str, Any]:
+        """A request's parameters as `llm.hf`'s decoding keywords."""
+        unsupported = sorted(set(params) - LOCAL_PARAMS)
+        if unsupported:
+            raise TypeError(f"Not supported by the local backend: {', '.join(unsupported)}.")
+        extra = params.get("extra_body") or {}
+        return {
+            "max_tokens": params.get("max_tokens", 512),
+            "temperature": params.get("temperature", 0.0),
+            "top_p": params.get("top_p"),
+            "top_k": extra.get("top_k"),
+            "repetition_penalty": extra.get("repetition_penalty"),
+            "seed": params.get("seed"),
+        }
 
     def generate(self, messages: list[dict], params: dict) -> ModelOutput:
-        answer = self.client.chat.completions.create(model=self.model, messages=messages, **params)
-        choice = answer.choices[0]
-        return ModelOutput(
-            text=choice.message.content or "",
-            finish_reason=choice.finish_reason or "",
-            prompt_tokens=answer.usage.prompt_tokens,
-            completion_tokens=answer.usage.completion_tokens,
-            fingerprint=getattr(answer, "system_fingerprint", None) or "",
-        )
+        options = self.options(params)
+        text = _raw_text(messages)
+        if text is None:
+            answer, finish, prompt, completion = self.loaded.generate(messages, **options)
+            return ModelOutput(answer, finish, prompt, completion, self.fingerprint)
+        outputs: list[ModelOutput] = []
+        self.generate_many([(messages, params)], lambda _, output: outputs.append(output))
+        return outputs[0]
+
+    def generate_many(
+        self,
+        requests: list[tuple[list[dict], dict]],
+        on_output: Callable[[int, ModelOutput], None],
+    ) -> None:
+        """Answer rendered prompts that share their parameters together, each
+        answer handed to `on_output` (its index, its output) as soon as it is
+        done. Out of memory with one prompt alone is `PromptOutOfMemory`
+        naming its length."""
+        from os.path import commonprefix
+
+        from llm.hf import PromptOutOfMemory, is_out_of_memory, shared_prefix_generate
+
+        texts = [_raw_text(messages) for messages, _ in requests]
+        params = [p for _, p in requests]
+        if any(t is None for t in texts) or any(p != params[0] for p in params):
+            super().generate_many(requests, on_output)  # chat requests: one at a time
+            return
+        prompts = [t for t in texts if t is not None]
+        loaded = self.loaded
+        tokenizer = loaded.tokenizer
+        shared = commonprefix(prompts) if self.prefix_cache and len(prompts) > 1 else ""
+        # Cut at the last line end: where the prompts part (the transcript's end)
+        # whichever of a meeting's questions are asked, so that a resumed run
+        # splits its prompts where the first try did.
+        shared = shared[: shared.rfind("\n") + 1]
+        prefix_ids = tokenizer(shared, add_special_tokens=True)["input_ids"] if shared else []
+        suffixes = [
+            tokenizer(p[len(shared) :], add_special_tokens=not prefix_ids)["input_ids"]
+            for p in prompts
+        ]
+
+        def answered(index: int, output: list[int], finish: str) -> None:
+            text = tokenizer.decode(output, skip_special_tokens=True).strip()
+            prompt_tokens = len(prefix_ids) + len(suffixes[index])
+            on_output(
+                index, ModelOutput(text, finish, prompt_tokens, len(output), self.fingerprint)
+            )
+
+        options = self.options(params[0])
+        longest = len(prefix_ids) + max(map(len, suffixes))
+        try:
+            shared_prefix_generate(
+                loaded,
+                prefix_ids,
+                suffixes,
+                max_tokens=options.pop("max_tokens"),
+                use_cache=bool(prefix_ids),
+                max_batch_size=self.max_batch_size,
+                on_answer=answered,
+                **options,
+            )
+        except Exception as error:
+            if is_out_of_memory(error) and not isinstance(error, PromptOutOfMemory):
+                raise PromptOutOfMemory(longest, error) from error
+            raise
 
 
 def chat_model_for(config: ModelConfig) -> ChatModel:

@@ -242,7 +242,7 @@ def test_the_batch_follows_the_free_memory(fresh, monkeypatch):
 
     prefix, suffixes = prompt_parts(fresh)
     decoding = hf.BatchedDecoding(fresh, max_tokens=10)
-    monkeypatch.setattr(hf, "free_memory_bytes", lambda device: 10**12)
+    monkeypatch.setattr(hf.decoding, "free_memory_bytes", lambda device: 10**12)
     assert decoding.batch_size(shared_tokens=3000, row_tokens=30, query_tokens=20, cap=5) == 5
     # the packed layout's row: 30 tokens of its own cache (1,024 bytes each), its
     # share of a layer copied per step (2 x 512 x 30), its 20 mask rows over the
@@ -251,7 +251,7 @@ def test_the_batch_follows_the_free_memory(fresh, monkeypatch):
     row = 1024 * 30 + 2 * 512 * 30 + 20 * 3000 * 4 + 2 * 4 * vocabulary
     shared = 2 * 512 * 3000
     free = int((shared + 3 * row + row // 2) / 0.85) + 1
-    monkeypatch.setattr(hf, "free_memory_bytes", lambda device: free)
+    monkeypatch.setattr(hf.decoding, "free_memory_bytes", lambda device: free)
     assert decoding.batch_size(shared_tokens=3000, row_tokens=30, query_tokens=20, cap=16) == 3
 
 
@@ -349,7 +349,9 @@ def test_batched_runs_equal_one_at_a_time_runs(two_meetings, tiny_model):
         texts = []
         for size in (1, 16):
             system = local_system(tiny_model, f"tiny-{mode}-{size}", max_batch_size=size)
-            run = run_generation(create_generation_run(system, data, mode).pk)
+            # a seed per size, so that the ledger does not answer the second run
+            # (the seed changes nothing in greedy decoding)
+            run = run_generation(create_generation_run(system, data, mode, seed=size).pk)
             assert (run.status, run.done) == ("done", 12)
             texts.append(answers(run))
         assert texts[0] == texts[1]
@@ -361,14 +363,16 @@ def test_a_run_halves_its_batches_when_memory_runs_out(two_meetings, tiny_model)
 
     qa, _ = qa_and_conv()
     plain = run_generation(
-        create_generation_run(local_system(tiny_model, "one", max_batch_size=1), qa, "st").pk
+        create_generation_run(
+            local_system(tiny_model, "one", max_batch_size=1), qa, "st", seed=1
+        ).pk
     )
     loaded = load_model(HFModelSpec(str(tiny_model), dtype="float32"))  # the runner's
     real_forward = loaded.model.forward
     try:
         sizes = out_of_memory_above(loaded, 40)  # about two questions' tokens at once
         run = run_generation(
-            create_generation_run(local_system(tiny_model, "halving"), qa, "st").pk
+            create_generation_run(local_system(tiny_model, "halving"), qa, "st", seed=2).pk
         )
     finally:
         loaded.model.forward = real_forward
@@ -405,10 +409,10 @@ def crash_and_resume(tiny_model, mode, data):
     from llm import hf
 
     reference = run_generation(
-        create_generation_run(local_system(tiny_model, f"ref-{mode}"), data, mode).pk
+        create_generation_run(local_system(tiny_model, f"ref-{mode}"), data, mode, seed=1).pk
     )
     system = local_system(tiny_model, f"crash-{mode}", max_batch_size=4)
-    run = create_generation_run(system, data, mode)
+    run = create_generation_run(system, data, mode, seed=2)  # not answered by the ledger
     loaded = hf.load_model(hf.HFModelSpec(str(tiny_model), dtype="float32"))
     real_forward = loaded.model.forward
     calls = []

@@ -52,7 +52,8 @@ def test_single_turn_local_run_with_prefix_cache(two_meetings, tiny_model):
     # the cached prefix gives what a plain greedy generation of the full prompt gives
     cached = dict(Response.objects.filter(run=run).values_list("question_id", "text"))
     plain_system = local_system(tiny_model, name="tiny-no-cache", prefix_cache=False)
-    plain = run_generation(create_generation_run(plain_system, dataset(), "st", seed=2023).pk)
+    # another seed, so that the ledger does not answer it (greedy: the seed changes nothing)
+    plain = run_generation(create_generation_run(plain_system, dataset(), "st", seed=2024).pk)
     assert dict(Response.objects.filter(run=plain).values_list("question_id", "text")) == cached
 
 
@@ -128,15 +129,17 @@ def test_generate_command(two_meetings, tiny_model, capsys):
 
 @pytest.mark.django_db(transaction=True)
 def test_nul_characters_are_stored_safely(two_meetings_committed, monkeypatch):
-    from generation import runner
+    from generation import remote
     from llm.text import storable
 
     assert storable("a\x00b") == "a\ufffdb" and storable("") == ""
-    original = runner._save
+    original = remote.save_response
     monkeypatch.setattr(
-        runner,
-        "_save",
-        lambda run, question, text, **fields: original(run, question, text + "\x00", **fields),
+        remote,
+        "save_response",
+        lambda run, question, text, *args, **fields: original(
+            run, question, text + "\x00", *args, **fields
+        ),
     )
     with FakeOpenAI() as server:
         system = System.objects.create(
@@ -218,8 +221,9 @@ def test_multi_turn_cache_carry_matches_full_encoding(two_meetings, tiny_model):
         tiny_model, name="tiny-mt-full", chat_template="llama-2", prefix_cache=False
     )
     texts = []
-    for system in (carried, full):
-        run = run_generation(create_generation_run(system, dataset("conv"), "mt").pk)
+    # a seed each, so that the ledger does not answer the second (greedy: no change)
+    for seed, system in enumerate((carried, full)):
+        run = run_generation(create_generation_run(system, dataset("conv"), "mt", seed=seed).pk)
         assert run.status == "done"
         texts.append(dict(Response.objects.filter(run=run).values_list("question_id", "text")))
     assert texts[0] == texts[1]
@@ -227,7 +231,7 @@ def test_multi_turn_cache_carry_matches_full_encoding(two_meetings, tiny_model):
 
 @pytest.mark.parametrize("rope_type", ["linear", "dynamic", "yarn"])
 def test_rope_scaling_reaches_the_target_context(tiny_model, rope_type):
-    from generation.runner import _load
+    from generation.local import local_caller
 
     config = GenerationConfig.from_dict(
         {
@@ -239,7 +243,9 @@ def test_rope_scaling_reaches_the_target_context(tiny_model, rope_type):
             "rope_type": rope_type,
         }
     )
-    loaded = _load(config)
+    caller = local_caller(config)
+    caller.close()
+    loaded = caller.model.loaded
     # the tiny model's window is 32768: factor ceil(70000 / 32768) = 3
     parameters = (
         getattr(loaded.model.config, "rope_parameters", None) or loaded.model.config.rope_scaling
@@ -257,7 +263,7 @@ def test_out_of_memory_stops_the_run_cleanly(two_meetings, tiny_model, monkeypat
     def explode(*args, **kwargs):
         raise OutOfMemoryError("CUDA out of memory. Tried to allocate 20.00 GiB")
 
-    monkeypatch.setattr(hf, "shared_prefix_generate", explode)
+    monkeypatch.setattr(hf, "shared_prefix_generate", explode)  # the local provider's call
     system = local_system(tiny_model, name="tiny-oom")
     run = run_generation(create_generation_run(system, dataset(), "st").pk)
     assert run.status == "failed" and "Out of memory on the GPU" in run.message

@@ -1,0 +1,105 @@
+"""Generation on an OpenAI-compatible server, through the model driver: up to
+max_concurrency requests at once (`llm.driver.CallPool`), every call on the
+ledger (a resumed run pays nothing twice). Single-turn questions are
+independent; a multi-turn meeting is one conversation, so meetings go in
+parallel and each one's turns in order.
+"""
+
+from __future__ import annotations
+
+from config.words import count
+from generation.config import GenerationConfig
+from generation.long_inputs import length_instruction
+from generation.models import GenerationRun
+from generation.prompts import openai_messages
+from generation.work import (
+    GenerationError,
+    MeetingWork,
+    meetings,
+    questions_for_prompt,
+    save_response,
+    stored_answers,
+)
+from llm.calls import ModelCaller, Stopped
+from llm.driver import CallPool, RunWatch, stopped_message, usage_of
+from llm.models import LLMCall
+from llm.policy import BreakerOpen
+from llm.providers import ProviderSetupError
+from runs.lifecycle import Lease
+
+
+def run_remote(run: GenerationRun, config: GenerationConfig, lease: Lease) -> str:
+    """Answer the run's unanswered questions on its server. Returns what went
+    wrong, or ""."""
+    try:
+        caller = ModelCaller(config, LLMCall.Purpose.GENERATE)
+    except ProviderSetupError as error:
+        raise GenerationError(str(error)) from None
+    jobs: list[tuple[MeetingWork, list[int]]] = []
+    for meeting in meetings(run):
+        if run.mode == GenerationRun.Mode.SINGLE_TURN:
+            jobs += [(meeting, [i]) for i in range(len(meeting.questions))]
+        else:
+            jobs.append((meeting, list(range(len(meeting.questions)))))
+    failures: list[str] = []
+    with CallPool(caller, RunWatch(run, caller, lease), config.max_concurrency) as pool:
+        for meeting, indexes in jobs:
+            pool.submit(_turns, run, config, caller, meeting, indexes, failures)
+        pool.drive(lambda _: None)
+    GenerationRun.objects.filter(pk=run.pk).update(failed=len(failures))
+    if caller.breaker.is_open:
+        return f"{stopped_message(caller)}: resume the run when it answers again."
+    if failures:
+        return (
+            f"{count(len(failures), 'question')} failed with API errors (first: {failures[0]}): "
+            "resume the run to ask again."
+        )
+    return ""
+
+
+def _turns(
+    run: GenerationRun,
+    config: GenerationConfig,
+    caller: ModelCaller,
+    meeting: MeetingWork,
+    indexes: list[int],
+    failures: list[str],
+) -> None:
+    questions = [
+        f"QUESTION: {q} ANSWER:" if config.qa_markers else q
+        for q in questions_for_prompt(config, meeting)
+    ]
+    stored = stored_answers(run, meeting)
+    answers = [stored.get(q.pk, "") for q in meeting.questions]
+    for i in indexes:
+        question = meeting.questions[i]
+        if question.pk in stored:
+            continue
+        messages = openai_messages(
+            meeting.document.text, questions, answers, i, run.mode, config.language
+        )
+        try:
+            result = caller.complete(caller.request(messages, config.api_params(run.seed)))
+        except (Stopped, BreakerOpen):
+            return
+        call = result.call
+        if call.status == LLMCall.Status.API_ERROR:
+            failures.append(f"{question}: {call.error[:300]}")
+            return  # a conversation's later turns need this answer
+        text = call.raw_output.strip()
+        answers[i] = text
+        save_response(
+            run,
+            question,
+            text,
+            usage=usage_of(result),
+            generated=not result.cached,
+            input_tokens=call.prompt_tokens,
+            output_tokens=call.completion_tokens,
+            finish_reason=call.finish_reason,
+            seconds=call.latency_ms / 1000,
+            call=call,
+            length_instruction=length_instruction(meeting.references[i])
+            if config.length_instruction
+            else "",
+        )

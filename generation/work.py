@@ -1,0 +1,124 @@
+"""What a generation run works on and how an answer is kept, whoever makes it
+(a local model, `generation.local`; a server, `generation.remote`): the
+meetings with their questions, the answers stored so far, the prompts'
+questions (with L-Eval's length instruction), and storing a response."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.db.models import F
+
+from config.errors import ErrorCode, Invalid
+from corpus.models import Document, Question, QuestionText
+from generation.config import GenerationConfig
+from generation.long_inputs import length_instruction
+from generation.models import GenerationRun, Response
+from llm.text import storable
+from runs import lifecycle
+from runs.lifecycle import Lease
+
+
+class GenerationError(Invalid):
+    code = ErrorCode.GENERATION_REFUSED
+
+
+class OutOfMemory(GenerationError):
+    code = ErrorCode.OUT_OF_MEMORY
+
+
+@contextmanager
+def naming_the_prompt(prompt_tokens: int, config: GenerationConfig) -> Iterator[None]:
+    """torch.cuda.OutOfMemoryError (a RuntimeError, named here without importing
+    torch) becomes a message that says which prompt did not fit: the one that
+    did not fit alone when batches were halved down to one (llm.hf's
+    PromptOutOfMemory), else `prompt_tokens`."""
+    try:
+        yield
+    except Exception as error:
+        if type(error).__name__ not in ("OutOfMemoryError", "PromptOutOfMemory"):
+            raise
+        tokens = getattr(error, "prompt_tokens", prompt_tokens)
+        raise OutOfMemory(
+            f"Out of memory on the GPU generating for a prompt of {tokens} tokens "
+            f"(+{config.max_new_tokens} new): {error}. The run stopped cleanly; lower "
+            "context_length or max_new_tokens, or use a bigger GPU, then resume."
+        ) from error
+
+
+@dataclass
+class MeetingWork:
+    document: Document
+    questions: list[Question]
+    texts: list[str]
+    references: list[str]
+
+
+def meetings(run: GenerationRun) -> list[MeetingWork]:
+    texts = (
+        QuestionText.objects.filter(dataset=run.dataset)
+        .select_related("question__document")
+        .order_by("question__document__external_id", "question__order")
+    )
+    work: dict[int, MeetingWork] = {}
+    for text in texts:
+        document = text.question.document
+        entry = work.setdefault(document.pk, MeetingWork(document, [], [], []))
+        entry.questions.append(text.question)
+        entry.texts.append(text.text)
+        entry.references.append(text.reference_answer)
+    return list(work.values())
+
+
+def stopping(run: GenerationRun, lease: Lease) -> bool:
+    return lease.lost.is_set() or lifecycle.is_cancelled(run)
+
+
+def stored_answers(run: GenerationRun, meeting: MeetingWork) -> dict[int, str]:
+    return dict(
+        Response.objects.filter(run=run, question__in=meeting.questions).values_list(
+            "question_id", "text"
+        )
+    )
+
+
+def questions_for_prompt(config: GenerationConfig, meeting: MeetingWork) -> list[str]:
+    if not config.length_instruction:
+        return list(meeting.texts)
+    return [
+        f"{q} {length_instruction(r)}"
+        for q, r in zip(meeting.texts, meeting.references, strict=True)
+    ]
+
+
+def length_instruction_for(config: GenerationConfig, meeting: MeetingWork, index: int) -> str:
+    return length_instruction(meeting.references[index]) if config.length_instruction else ""
+
+
+def save_response(
+    run: GenerationRun,
+    question: Question,
+    text: str,
+    usage: dict[str, float] | None = None,
+    *,
+    generated: bool = True,
+    **fields: Any,
+) -> None:
+    """Store a response and count it, with the usage of the call that made it;
+    its tokens count as generated unless the ledger answered it (`generated`
+    False: nothing was decoded)."""
+    tokens = (fields.get("output_tokens") or 0) if generated else 0
+    try:
+        with transaction.atomic():
+            Response.objects.create(run=run, question=question, text=storable(text), **fields)
+            GenerationRun.objects.filter(pk=run.pk).update(
+                done=F("done") + 1,
+                generated_tokens=F("generated_tokens") + tokens,
+                **{name: F(name) + value for name, value in (usage or {}).items()},
+            )
+    except IntegrityError:
+        pass  # answered before (a redelivered task): one response per run and question
