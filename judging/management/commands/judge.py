@@ -11,19 +11,18 @@ from judging.judging_runs import (
     JudgingError,
     create_judging_run,
     ensure_metric_evaluators,
+    judge_run,
     resume_run,
-    run_metric_judging,
     start_judging_run,
 )
-from judging.model_judging import run_llm_judging
 from judging.models import Evaluator, JudgingRun
 
 
 class Command(BaseCommand):
     help = (
         "Judge responses with an evaluator. Automatic metrics ('metric: rouge', "
-        "'metric: f1', 'metric: exact match') need no key. Queued for a Celery worker, "
-        "or run here with --now."
+        "'metric: f1', 'metric: exponential similarity', ...: every registered metric) "
+        "need no key. Queued for a Celery worker, or run here with --now."
     )
 
     def add_arguments(self, parser):
@@ -106,10 +105,7 @@ class Command(BaseCommand):
 
     def finish(self, run: JudgingRun, options: dict) -> None:
         if options["now"] and not run.use_batch:
-            if run.evaluator.kind == Evaluator.Kind.METRIC:
-                run = run_metric_judging(run.pk)
-            else:
-                run = run_llm_judging(run.pk)
+            run = judge_run(run.pk)
             self.stdout.write(
                 f"Run {run.pk}: {run.done}/{run.total} judged, {run.failed} failed ({run.status}); "
                 f"{run.requests} requests, {run.cache_hits} answered from the ledger, "
