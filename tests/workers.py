@@ -31,8 +31,12 @@ def database_url_for_worker() -> str:
     )
 
 
-def start_worker(queue: str, url: str, tmp_path, name: str, **env) -> subprocess.Popen:
-    """A worker on `queue` (solo pool: the task runs in the process a test can kill)."""
+def start_worker(
+    queue: str, url: str, tmp_path, name: str, *, as_deployed: bool = False, **env
+) -> subprocess.Popen:
+    """A worker on `queue` (solo pool: the task runs in the process a test can
+    kill); `as_deployed`: started as docs/deployment.md starts one (the
+    prefork pool, gossip and mingle on)."""
     environment = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "config.settings.base",
@@ -56,10 +60,11 @@ def start_worker(queue: str, url: str, tmp_path, name: str, **env) -> subprocess
             "worker",
             "-Q",
             queue,
-            "--pool",
-            "solo",
-            "--without-gossip",
-            "--without-mingle",
+            *(
+                ["-c", "2"]
+                if as_deployed
+                else ["--pool", "solo", "--without-gossip", "--without-mingle"]
+            ),
             "--loglevel",
             "INFO",
             "-n",
