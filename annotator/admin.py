@@ -9,8 +9,9 @@ from django.utils.html import format_html, format_html_join
 from django.utils.timezone import localdate
 
 from annotator import exports, services
+from annotator.completion import completion_url
 from annotator.models import Assignment, AuditEvent, Item, Participant, Rating, Study
-from annotator.prolific import (
+from annotator.prolific_api import (
     REJECTION_CATEGORIES,
     ProlificClient,
     ProlificError,
@@ -302,10 +303,10 @@ class StudyAdmin(admin.ModelAdmin):
             "<button type='button' class='button' id='copy-prolific-url' "
             "onclick=\"navigator.clipboard.writeText(document.getElementById('prolific-url')"
             ".value).then(()=>{{this.textContent='Copied'}})\">Copy</button>"
-            "<p>Completion URL: https://app.prolific.com/submissions/complete?cc={}</p>",
+            "<p>Completion URL: {}</p>",
             warning,
             url,
-            obj.completion_code,
+            completion_url(obj.completion_code),
         )
 
     def _absolute(self, path: str) -> str:

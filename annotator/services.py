@@ -1544,7 +1544,7 @@ def is_local_url(base_url: str) -> bool:
 
 
 def prolific_draft(study: Study, base_url: str) -> dict:
-    from annotator.prolific import reward_in_pence
+    from annotator.prolific_api import reward_in_pence
 
     places = Task.objects.filter(study=study).count() * study.raters_per_task
     codes = [
@@ -1603,7 +1603,7 @@ def publish_on_prolific(study: Study, client, actor=None) -> None:
 def sync_prolific_submissions(study: Study, client) -> dict[str, int]:
     """Read the study's submissions: remember each participant's submission id,
     and release at once the places of those who returned or timed out."""
-    from annotator.prolific import RELEASED_STATUSES
+    from annotator.prolific_api import RELEASED_STATUSES
 
     if not study.prolific_study_id:
         raise StudyError("This study is not on Prolific.")

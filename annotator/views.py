@@ -6,7 +6,6 @@ from __future__ import annotations
 import hashlib
 import re
 from functools import wraps
-from urllib.parse import urlencode
 
 from django.contrib.auth.decorators import login_required
 from django.db.models import Count
@@ -16,6 +15,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from annotator import defaults, gold, services
+from annotator.completion import completion_url
 from annotator.models import Assignment, Item, Participant, Rating, Study
 from annotator.services import (
     check_can_arrive,
@@ -29,7 +29,6 @@ from annotator.services import (
 from config.errors import ConcordError, Conflict
 from corpus.models import Document
 
-PROLIFIC_COMPLETE_URL = "https://app.prolific.com/submissions/complete"
 BROWSER_MARK = "annotator_browser"  # what keeps a crowd worker's session (and its cookie) alive
 SPEAKER_TURN = re.compile(r"^\s*[\(\[]([A-Z]+[0-9]*)[\)\]]\s*(.*)$")
 
@@ -378,14 +377,13 @@ def done(request: HttpRequest, token: str) -> HttpResponse:
     if assignment.status not in (Assignment.Status.COMPLETED, Assignment.Status.NOT_QUALIFIED):
         return redirect("annotator:resume", token=token)
     is_crowd = assignment.participant.user_id is None
-    url = f"{PROLIFIC_COMPLETE_URL}?{urlencode({'cc': assignment.completion_code})}"
     return render(
         request,
         "annotator/done.html",
         {
             "assignment": assignment,
             "code": assignment.completion_code,
-            "prolific_url": url if is_crowd else None,
+            "prolific_url": completion_url(assignment.completion_code) if is_crowd else None,
             "not_qualified": assignment.status == Assignment.Status.NOT_QUALIFIED,
         },
     )

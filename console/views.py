@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import wraps
 from typing import Any
-from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
@@ -35,10 +34,11 @@ from analysis.scope import default_selection
 from analysis.selection import Selection
 from annotator import exports, services
 from annotator.admin import public_base_url
+from annotator.completion import completion_url
 from annotator.models import Participant, Study
-from annotator.prolific import ProlificError, prolific_client_or_none
+from annotator.prolific_api import ProlificError, prolific_client_or_none
 from annotator.quality import participant_quality
-from annotator.views import PROLIFIC_COMPLETE_URL, transcript_turns
+from annotator.views import transcript_turns
 from annotator.wording import refill_result_summary
 from config.not_found import friendly_not_found
 from config.words import count
@@ -357,11 +357,6 @@ def study_new(request: HttpRequest) -> HttpResponse:
             "nav": "home",
         },
     )
-
-
-def completion_url(code: str) -> str:
-    """Where a participant with `code` is sent back to on Prolific."""
-    return f"{PROLIFIC_COMPLETE_URL}?{urlencode({'cc': code})}"
 
 
 def qc_plots(study: Study, quality: list) -> list[dict]:

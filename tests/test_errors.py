@@ -25,7 +25,7 @@ pytestmark = pytest.mark.django_db
 # Every module that defines a ConcordError, so that the subclass walk sees them all.
 ERROR_MODULES = [
     "analysis.selection",
-    "annotator.prolific",
+    "annotator.prolific_api",
     "annotator.services",
     "generation.config",
     "generation.runner",

@@ -25,7 +25,7 @@ from annotator.api.serializers import (
     StudyStatusSerializer,
 )
 from annotator.models import Participant, Study
-from annotator.prolific import prolific_client_or_none
+from annotator.prolific_api import prolific_client_or_none
 from annotator.quality import participant_quality
 from config.api import ErrorSerializer, ValidationErrorSerializer
 from config.downloads import as_attachment, export_filename

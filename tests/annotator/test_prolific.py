@@ -5,7 +5,7 @@ from django.urls import reverse
 
 from annotator import services
 from annotator.models import Assignment, AuditEvent
-from annotator.prolific import ProlificClient, ProlificError
+from annotator.prolific_api import ProlificClient, ProlificError
 from tests.fakes.prolific_server import FakeProlific
 
 pytestmark = pytest.mark.django_db

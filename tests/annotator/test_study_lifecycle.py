@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from annotator import defaults, services
 from annotator.models import Assignment, AuditEvent, Item, Participant, Rating, Study
-from annotator.prolific import ProlificClient
+from annotator.prolific_api import ProlificClient
 from annotator.quality import participant_quality
 from corpus.models import Dataset, Document
 from generation.models import System
