@@ -8,8 +8,27 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.timezone import localdate
 
-from annotator import exports, services
+from annotator import exports
+from annotator.actions.arrival import OTHER_DEVICE_HOURS, check_allow_other_device
+from annotator.actions.items import check_build_items
+from annotator.actions.judgments import check_sync_study_judgments
+from annotator.actions.participants import (
+    check_exclude_participant,
+    check_refill_quota,
+    check_reinstate_participant,
+)
+from annotator.actions.prolific_sync import (
+    check_create_on_prolific,
+    check_publish_on_prolific,
+    check_review_on_prolific,
+    check_sync_prolific_submissions,
+    is_local_url,
+    prolific_study_url,
+)
+from annotator.actions.settings import check_delete_study, check_save_study, validate_study_change
+from annotator.actions.status import check_set_study_status
 from annotator.completion import completion_url
+from annotator.errors import StudyError
 from annotator.models import Assignment, AuditEvent, Item, Participant, Rating, Study
 from annotator.prolific_api import (
     REJECTION_CATEGORIES,
@@ -18,6 +37,7 @@ from annotator.prolific_api import (
     prolific_client_or_none,
 )
 from annotator.quality import participant_quality
+from annotator.selectors import documents_for, progress
 from annotator.wording import refill_result_summary
 from config.downloads import as_attachment, export_filename
 from config.spreadsheet import csv_text
@@ -55,7 +75,7 @@ STUDY_FIELDS = [
 
 
 class StudyForm(forms.ModelForm):
-    """Checks everything annotator.services.save_study would refuse, before saving:
+    """Checks everything annotator.actions.settings.check_save_study would refuse, before saving:
     settings, meetings of another dataset, a selection without responses, a
     gold evaluator with no scores on it, changes of what is rated after arrivals."""
 
@@ -71,7 +91,7 @@ class StudyForm(forms.ModelForm):
             dataset = Dataset.objects.filter(pk=dataset_id).first()
             if dataset is not None:
                 # Only the chosen dataset's meetings (the picker listed all 18 before).
-                documents.queryset = services.documents_for(dataset).order_by("external_id")
+                documents.queryset = documents_for(dataset).order_by("external_id")
                 documents.help_text = f"Meetings of {dataset}; none selected: all."
 
     def clean(self):
@@ -79,14 +99,14 @@ class StudyForm(forms.ModelForm):
         if self.errors:
             return cleaned
         try:
-            services.check_study_change(
+            validate_study_change(
                 self.instance,
                 cleaned,
                 cleaned.get("systems") or [],
                 cleaned.get("documents") or [],
                 list(self.changed_data),
             )
-        except services.StudyError as error:
+        except StudyError as error:
             raise forms.ValidationError(str(error)) from None
         return cleaned
 
@@ -231,7 +251,7 @@ class StudyAdmin(admin.ModelAdmin):
         return actions
 
     def delete_model(self, request, obj):
-        services.delete_study(obj, actor=request.user)
+        check_delete_study(obj)
 
     def get_deleted_objects(self, objs, request):
         # Items and audit events are never deleted one by one (no permission for
@@ -240,7 +260,7 @@ class StudyAdmin(admin.ModelAdmin):
         return deleted, counts, set(), protected
 
     def save_model(self, request, obj, form, change):
-        services.save_study(
+        check_save_study(
             obj, list(form.changed_data), actor=request.user, after_save=lambda _: form.save_m2m()
         )
         counts = obj.items.count()
@@ -288,9 +308,9 @@ class StudyAdmin(admin.ModelAdmin):
                 self._absolute(reverse("annotator:gold_home")),
             )
         base = public_base_url(self._request)
-        url = services.prolific_study_url(obj, base)
+        url = prolific_study_url(obj, base)
         warning = ""
-        if services.is_local_url(base):
+        if is_local_url(base):
             warning = format_html(
                 "<p class='errornote' id='local-url-warning'>This link points at {}, which "
                 "Prolific's participants cannot reach. Set CONCORD_PUBLIC_URL to the address "
@@ -316,7 +336,7 @@ class StudyAdmin(admin.ModelAdmin):
     def progress(self, obj):
         if not obj.pk:
             return "-"
-        rows = services.progress(obj)
+        rows = progress(obj)
         body = format_html_join(
             "",
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{} / {}</td><td>{}</td><td>{}</td>"
@@ -413,20 +433,20 @@ class StudyAdmin(admin.ModelAdmin):
         for study in queryset:
             try:
                 messages.info(request, f"{study}: {work(study)}")
-            except services.StudyError as error:
+            except StudyError as error:
                 messages.error(request, f"{study}: {error}")
 
     @admin.action(description="Build (or rebuild) items from the selection")
     def build_items_action(self, request, queryset):
         def build(study):
-            counts = services.build_items(study, actor=request.user)
+            counts = check_build_items(study, actor=request.user)
             return f"{count(counts['tasks'], 'task')}, {count(counts['items'], 'item')}."
 
         self._for_each(request, queryset, build)
 
     def _set_status(self, request, queryset, status: str) -> None:
         def change(study):
-            study = services.set_study_status(study, status, request.user)
+            study = check_set_study_status(study, status, request.user)
             return f"now {study.get_status_display().lower()}."
 
         self._for_each(request, queryset, change)
@@ -447,7 +467,7 @@ class StudyAdmin(admin.ModelAdmin):
     def refill_action(self, request, queryset):
         def refill(study):
             client = prolific_client_or_none() if study.prolific_study_id else None
-            result = services.refill_quota(study, request.user, client=client)
+            result = check_refill_quota(study, request.user, client=client)
             return refill_result_summary(result, study)
 
         try:
@@ -474,14 +494,14 @@ class StudyAdmin(admin.ModelAdmin):
     @admin.action(description="Update the study's scores for the analysis")
     def sync_judgments_action(self, request, queryset):
         for study in queryset:
-            count = services.sync_study_judgments(study)
+            count = check_sync_study_judgments(study)
             study.refresh_from_db()
             messages.info(request, f"{study.evaluator}: {count} judgments.")
 
     @admin.action(description="Prolific: create as a draft study")
     def prolific_create_action(self, request, queryset):
         def create(client, study):
-            study_id = services.create_on_prolific(
+            study_id = check_create_on_prolific(
                 study, client, public_base_url(request), request.user
             )
             return f"{study}: created on Prolific as {study_id}."
@@ -491,7 +511,7 @@ class StudyAdmin(admin.ModelAdmin):
     @admin.action(description="Prolific: publish")
     def prolific_publish_action(self, request, queryset):
         def publish(client, study):
-            services.publish_on_prolific(study, client, request.user)
+            check_publish_on_prolific(study, client, request.user)
             return f"{study}: published on Prolific."
 
         for_each_on_prolific(request, queryset, publish)
@@ -499,7 +519,7 @@ class StudyAdmin(admin.ModelAdmin):
     @admin.action(description="Prolific: sync submissions (release returned and timed-out places)")
     def prolific_sync_action(self, request, queryset):
         def sync(client, study):
-            counts = services.sync_prolific_submissions(study, client)
+            counts = check_sync_prolific_submissions(study, client)
             released = counts["released"]
             return f"{study}: {counts['submissions']} submissions, {released} places released."
 
@@ -528,7 +548,7 @@ def for_each_on_prolific(request, objects, work) -> None:
     try:
         for obj in objects:
             messages.info(request, work(client, obj))
-    except (ProlificError, services.StudyError) as error:
+    except (ProlificError, StudyError) as error:
         messages.error(request, str(error))
 
 
@@ -619,7 +639,7 @@ class ParticipantAdmin(admin.ModelAdmin):
             form = ExclusionForm(request.POST)
             if form.is_valid():
                 changed = sum(
-                    services.exclude_participant(p, request.user, form.cleaned_data["reason"])
+                    check_exclude_participant(p, request.user, form.cleaned_data["reason"])
                     for p in queryset
                 )
                 messages.info(
@@ -647,31 +667,29 @@ class ParticipantAdmin(admin.ModelAdmin):
     @admin.action(description="Reinstate selected participants")
     def reinstate_action(self, request, queryset):
         changed = sum(
-            services.reinstate_participant(p, request.user, "reinstated from the admin")
+            check_reinstate_participant(p, request.user, "reinstated from the admin")
             for p in queryset
         )
         messages.info(request, f"Reinstated {changed} participant(s).")
 
-    @admin.action(
-        description=f"Allow another device (once, within {services.OTHER_DEVICE_HOURS} hours)"
-    )
+    @admin.action(description=f"Allow another device (once, within {OTHER_DEVICE_HOURS} hours)")
     def allow_other_device_action(self, request, queryset):
         for participant in queryset:
             try:
-                services.allow_other_device(participant, request.user, "allowed from the admin")
-            except services.StudyError as error:
+                check_allow_other_device(participant, request.user, "allowed from the admin")
+            except StudyError as error:
                 messages.error(request, str(error))
             else:
                 messages.info(
                     request,
                     f"{participant} may now continue once from another browser (within "
-                    f"{services.OTHER_DEVICE_HOURS} hours).",
+                    f"{OTHER_DEVICE_HOURS} hours).",
                 )
 
     @admin.action(description="Prolific: approve submissions")
     def prolific_approve_action(self, request, queryset):
         def approve(client, participant):
-            services.review_on_prolific(participant, client, True, request.user)
+            check_review_on_prolific(participant, client, True, request.user)
             return f"{participant}: approved on Prolific."
 
         for_each_on_prolific(request, queryset.select_related("assignment", "study"), approve)
@@ -683,7 +701,7 @@ class ParticipantAdmin(admin.ModelAdmin):
             message, category = form.cleaned_data["message"], form.cleaned_data["category"]
 
             def reject(client, participant):
-                services.review_on_prolific(
+                check_review_on_prolific(
                     participant, client, False, request.user, message, category
                 )
                 return f"{participant}: rejected on Prolific."

@@ -4,7 +4,7 @@ A Study selects responses; its items are cut into Tasks (for a crowd study,
 one per meeting: every question of that meeting for every selected system).
 A Participant (a Prolific id, or a gold annotator's account) works on one
 Assignment of one task, and gives one Rating per item. Every state change
-goes through annotator/services.py and leaves an AuditEvent.
+goes through annotator.actions and leaves an AuditEvent.
 """
 
 from __future__ import annotations
@@ -335,6 +335,12 @@ class Item(models.Model):
     def is_practice(self) -> bool:
         return self.kind == self.Kind.PRACTICE
 
+    def in_expected_range(self, score: int | None) -> bool:
+        """A practice item: whether `score` (on the study's scale) is within the
+        expected range (no score, or an item without a range: not within)."""
+        low, high = self.expected_min, self.expected_max
+        return score is not None and low is not None and high is not None and low <= score <= high
+
 
 class Participant(models.Model):
     """A crowd worker (by Prolific id only: no other personal data) or a gold annotator."""
@@ -412,7 +418,7 @@ class Assignment(models.Model):
     # Who may take this work up again by the study link (PROLIFIC_PID alone is
     # no secret): the browser that consented and those admitted since, as
     # hashes of their session keys; or the first arrival's SESSION_ID; or,
-    # once, another device a researcher allowed (annotator.services.admit_return).
+    # once, another device a researcher allowed (annotator.actions.arrival.check_admit_return).
     browsers = models.JSONField(
         default=list,
         blank=True,
@@ -503,7 +509,7 @@ class Rating(models.Model):
 class AuditEvent(models.Model):
     """Who did what to a study or a participant, and why.
 
-    Every state change of annotator/services.py writes one, in the same
+    Every state change of annotator.actions writes one, in the same
     transaction as the change (Zulip's audit-log style)."""
 
     class Action(models.TextChoices):

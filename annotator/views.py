@@ -1,5 +1,5 @@
 """The rating pages: Prolific arrival, consent, one item per page, completion;
-and the gold annotators' entry. Thin: every change goes through services."""
+and the gold annotators' entry. Thin: every change goes through annotator.actions."""
 
 from __future__ import annotations
 
@@ -14,18 +14,18 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
-from annotator import defaults, gold, services
-from annotator.completion import completion_url
-from annotator.models import Assignment, Item, Participant, Rating, Study
-from annotator.services import (
-    check_can_arrive,
-    check_prolific_id,
-    complete_assignment,
-    find_arrival,
-    has_room,
-    missing_positions,
-    start_assignment,
+from annotator import defaults, gold
+from annotator.actions.arrival import (
+    check_admit_return,
+    check_start_assignment,
+    validate_can_arrive,
+    validate_prolific_id,
 )
+from annotator.actions.rating import check_complete_assignment, check_rate_item, do_note_item_served
+from annotator.completion import completion_url
+from annotator.errors import SESSION_REFUSED_TEXT, SessionRefused
+from annotator.models import Assignment, Item, Participant, Rating, Study
+from annotator.selectors import find_arrival, has_room, may_continue, missing_positions
 from config.errors import ConcordError, Conflict
 from corpus.models import Document
 
@@ -86,7 +86,7 @@ def rubric_context(study: Study) -> dict:
 
 
 def browser_key(request: HttpRequest) -> str:
-    """This browser, as `services.admit_return` knows it: the SHA-256 of its
+    """This browser, as `check_admit_return` knows it: the SHA-256 of its
     session key. The session (a cookie, no personal data) starts on the consent
     page, so that a second click on Start comes from the same browser."""
     session = request.session
@@ -99,7 +99,7 @@ def browser_key(request: HttpRequest) -> str:
 
 
 def refused_page(request: HttpRequest) -> HttpResponse:
-    return message(request, "Not this browser", services.SESSION_REFUSED_TEXT, status=403)
+    return message(request, "Not this browser", SESSION_REFUSED_TEXT, status=403)
 
 
 @require_http_methods(["GET", "POST"])
@@ -112,20 +112,20 @@ def study_entry(request: HttpRequest, public_id) -> HttpResponse:
     if study is None:
         raise Http404("No such study.")
     params = request.POST if request.method == "POST" else request.GET
-    pid = check_prolific_id(params.get("PROLIFIC_PID", ""))
+    pid = validate_prolific_id(params.get("PROLIFIC_PID", ""))
     session_id = params.get("SESSION_ID", "")[:64]
     browser = browser_key(request)
     arrival = find_arrival(study, pid=pid)
     if arrival.state == "excluded":
         return message(request, "Thank you", "You can no longer take part in this study.")
-    if arrival.assignment is not None and not services.admit_return(
+    if arrival.assignment is not None and not check_admit_return(
         arrival.assignment, session_id, browser
     ):
         return refused_page(request)
     returning = arrival.state in ("resume", "completed", "unqualified")
-    if returning and (arrival.state != "resume" or services.may_continue(study)):
+    if returning and (arrival.state != "resume" or may_continue(study)):
         return redirect("annotator:resume", token=arrival.assignment.token)
-    check_can_arrive(study)
+    validate_can_arrive(study)
     prolific = {
         "PROLIFIC_PID": pid,
         "STUDY_ID": params.get("STUDY_ID", "")[:64],
@@ -135,17 +135,17 @@ def study_entry(request: HttpRequest, public_id) -> HttpResponse:
         if params.get("consent") != "yes":
             return message(request, "Consent needed", "Please tick the box to agree first.", 400)
         try:
-            assignment = start_assignment(
+            assignment = check_start_assignment(
                 study,
                 pid=pid,
                 prolific_study_id=prolific["STUDY_ID"],
                 session_id=prolific["SESSION_ID"],
                 browser=browser,
             )
-        except services.SessionRefused as refusal:
+        except SessionRefused as refusal:
             # another browser started with this PID a moment ago: audited as above
             taken = Assignment.objects.get(pk=refusal.assignment_id)
-            if not services.admit_return(taken, session_id, browser):
+            if not check_admit_return(taken, session_id, browser):
                 return refused_page(request)
             assignment = taken
         return redirect("annotator:resume", token=assignment.token)
@@ -190,7 +190,7 @@ def closed_page(request: HttpRequest, assignment: Assignment) -> HttpResponse | 
             "Your time for this task ran out. Open the study link from Prolific again "
             "to continue if your place is still free; your ratings so far are kept.",
         )
-    if not services.may_continue(assignment.task.study):
+    if not may_continue(assignment.task.study):
         return message(
             request,
             "Study closed",
@@ -252,7 +252,7 @@ def post_rating(request: HttpRequest, assignment: Assignment, position: int) -> 
             raise Conflict("This task is no longer open.")
         return page
     data = request.POST
-    result = services.rate_item(
+    result = check_rate_item(
         assignment,
         position,
         score=data.get("score"),
@@ -302,7 +302,7 @@ def item_page(request: HttpRequest, token: str, position: int) -> HttpResponse:
         return page
     study = assignment.task.study
     item = Item.objects.get(pk=assignment.item_order[position - 1])
-    services.note_item_served(assignment, position)
+    do_note_item_served(assignment, position)
     ratings = {
         r.item_id: r
         for r in assignment.ratings.only(
@@ -358,7 +358,7 @@ def finish(request: HttpRequest, token: str) -> HttpResponse:
         return page
     missing = missing_positions(assignment)
     if request.method == "POST":
-        complete_assignment(assignment)
+        check_complete_assignment(assignment)
         return redirect("annotator:done", token=token)
     return render(
         request,
@@ -434,5 +434,5 @@ def gold_start(request: HttpRequest, study_id: int) -> HttpResponse:
     if not may_rate_gold(request.user):
         return message(request, "Not allowed", "Your account may not rate gold studies.", 403)
     study = get_object_or_404(Study, pk=study_id, kind=Study.Kind.GOLD)
-    assignment = start_assignment(study, user=request.user)
+    assignment = check_start_assignment(study, user=request.user)
     return redirect("annotator:resume", token=assignment.token)

@@ -1,7 +1,7 @@
 """What a study action did, and what the audit log recorded, in words a
 researcher reads (the console's study monitor and the admin say the same).
 
-The audit log's details stay stored as the services wrote them; this reads
+The audit log's details stay stored as the actions wrote them; this reads
 them, old rows included, so no stored row needs rewriting.
 """
 
@@ -40,7 +40,7 @@ def refill_summary(
 
 
 def refill_result_summary(result: dict[str, int], study: Study) -> str:
-    """refill_summary of what services.refill_quota returned."""
+    """refill_summary of what check_refill_quota returned."""
     return refill_summary(
         result["released"],
         result["open_places"],

@@ -1,8 +1,10 @@
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from annotator import services
+from annotator.actions.prolific_sync import prolific_study_url
+from annotator.actions.settings import validate_study_change
 from annotator.models import Participant, Study
+from annotator.selectors import progress
 from config.serializers import KnownFieldsMixin, NameRelatedField
 from corpus.models import Dataset, Document
 from generation.models import System
@@ -30,7 +32,7 @@ class StudyProgressSerializer(serializers.Serializer):
 
 
 class StudySerializer(KnownFieldsMixin, serializers.ModelSerializer):
-    """A study's settings; saving goes through annotator.services.save_study (the
+    """A study's settings; saving goes through annotator.actions.settings.check_save_study (the
     view calls it), which refuses invalid settings, empty selections and changes
     of what is rated once anyone arrived or rated."""
 
@@ -116,12 +118,12 @@ class StudySerializer(KnownFieldsMixin, serializers.ModelSerializer):
     def get_participant_url(self, study: Study) -> str:
         request = self.context.get("request")
         base = public_base_url(request)
-        return services.prolific_study_url(study, base) if study.kind == Study.Kind.CROWD else ""
+        return prolific_study_url(study, base) if study.kind == Study.Kind.CROWD else ""
 
     @extend_schema_field(StudyProgressSerializer)
     def get_progress(self, study: Study) -> dict:
         """Participants (each counted once) per task and in total."""
-        rows = services.progress(study)
+        rows = progress(study)
         return {
             "tasks": [
                 {
@@ -149,7 +151,7 @@ class StudySerializer(KnownFieldsMixin, serializers.ModelSerializer):
             "documents", list(self.instance.documents.all()) if self.instance else []
         )
         changed = changed_fields(self.instance, attrs)
-        services.check_study_change(self.instance, attrs, systems, documents, changed)
+        validate_study_change(self.instance, attrs, systems, documents, changed)
         attrs["_changed"] = changed
         return attrs
 

@@ -12,7 +12,16 @@ from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
-from annotator import exports, services
+from annotator import exports
+from annotator.actions.arrival import OTHER_DEVICE_HOURS, check_allow_other_device
+from annotator.actions.items import check_build_items
+from annotator.actions.participants import (
+    check_exclude_participant,
+    check_refill_quota,
+    check_reinstate_participant,
+)
+from annotator.actions.settings import check_delete_study, check_save_study
+from annotator.actions.status import check_set_study_status
 from annotator.api.serializers import (
     BuildResultSerializer,
     FeedbackRowSerializer,
@@ -92,15 +101,15 @@ class StudyViewSet(viewsets.ModelViewSet):
             for key, value in many.items():
                 getattr(saved, key).set(value)
 
-        services.save_study(study, changed, actor=self.request.user, after_save=set_many)
+        check_save_study(study, changed, actor=self.request.user, after_save=set_many)
         serializer.instance = study
 
     def destroy(self, request, *args, **kwargs):
-        services.delete_study(self.get_object(), request.user)
+        check_delete_study(self.get_object())
         return Response(status=status.HTTP_204_NO_CONTENT)
 
     def _status(self, request, new_status: str) -> Response:
-        study = services.set_study_status(self.get_object(), new_status, request.user)
+        study = check_set_study_status(self.get_object(), new_status, request.user)
         return Response({"status": study.status})
 
     @extend_schema(
@@ -113,7 +122,7 @@ class StudyViewSet(viewsets.ModelViewSet):
     )
     @action(detail=True, methods=["post"])
     def build(self, request, pk=None):
-        return Response(services.build_items(self.get_object(), actor=request.user))
+        return Response(check_build_items(self.get_object(), actor=request.user))
 
     @status_action("Open, or reopen after a pause or a close (the study needs its items).")
     @action(detail=True, methods=["post"])
@@ -141,7 +150,7 @@ class StudyViewSet(viewsets.ModelViewSet):
     def refill(self, request, pk=None):
         study = self.get_object()
         client = prolific_client_or_none() if study.prolific_study_id else None
-        return Response(services.refill_quota(study, request.user, client=client))
+        return Response(check_refill_quota(study, request.user, client=client))
 
     @extend_schema(
         responses=ParticipantQualitySerializer(many=True),
@@ -223,12 +232,12 @@ class ParticipantViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, views
     @participant_change("Exclude with a reason: ratings kept, out of the analysis, place reopened.")
     @action(detail=True, methods=["post"], filter_backends=[])
     def exclude(self, request, pk=None):
-        return self._change(request, services.exclude_participant)
+        return self._change(request, check_exclude_participant)
 
     @participant_change("Take an excluded participant back (the reason is optional).")
     @action(detail=True, methods=["post"], filter_backends=[])
     def reinstate(self, request, pk=None):
-        return self._change(request, services.reinstate_participant)
+        return self._change(request, check_reinstate_participant)
 
     @extend_schema(
         request=ReasonSerializer,
@@ -242,10 +251,10 @@ class ParticipantViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, views
         },
         description=(
             "Let a crowd participant take up their work once from another browser, with any "
-            f"SESSION_ID, within {services.OTHER_DEVICE_HOURS} hours (one who switched device "
+            f"SESSION_ID, within {OTHER_DEVICE_HOURS} hours (one who switched device "
             "and whose Prolific session changed). The reason is optional; audited."
         ),
     )
     @action(detail=True, methods=["post"], url_path="allow-other-device", filter_backends=[])
     def allow_other_device(self, request, pk=None):
-        return self._change(request, services.allow_other_device)
+        return self._change(request, check_allow_other_device)
