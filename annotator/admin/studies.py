@@ -1,45 +1,36 @@
+"""The admin of studies: the settings form (the same checks as saving), the
+study page (participant link, progress, quality control, feedback) and the
+study actions (build, open / pause / close, refill, exports, scores, Prolific)."""
+
 from django import forms
-from django.conf import settings
 from django.contrib import admin, messages
 from django.db.models import Count
-from django.http import HttpResponse
-from django.shortcuts import render
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.timezone import localdate
 
 from annotator import exports
-from annotator.actions.arrival import OTHER_DEVICE_HOURS, check_allow_other_device
 from annotator.actions.items import check_build_items
 from annotator.actions.judgments import check_sync_study_judgments
-from annotator.actions.participants import (
-    check_exclude_participant,
-    check_refill_quota,
-    check_reinstate_participant,
-)
+from annotator.actions.participants import check_refill_quota
 from annotator.actions.prolific_sync import (
     check_create_on_prolific,
     check_publish_on_prolific,
-    check_review_on_prolific,
     check_sync_prolific_submissions,
     is_local_url,
     prolific_study_url,
 )
 from annotator.actions.settings import check_delete_study, check_save_study, validate_study_change
 from annotator.actions.status import check_set_study_status
+from annotator.admin.common import csv_response, for_each_on_prolific, public_base_url
 from annotator.completion import completion_url
 from annotator.errors import StudyError
-from annotator.models import Assignment, AuditEvent, Item, Participant, Rating, Study
-from annotator.prolific_api import (
-    REJECTION_CATEGORIES,
-    ProlificClient,
-    ProlificError,
-    prolific_client_or_none,
-)
+from annotator.models import Study
+from annotator.prolific_api import ProlificError, prolific_client_or_none
 from annotator.quality import participant_quality
 from annotator.selectors import documents_for, progress
 from annotator.wording import refill_result_summary
-from config.downloads import as_attachment, export_filename
+from config.downloads import export_filename
 from config.spreadsheet import csv_text
 from config.words import count
 from corpus.models import Dataset
@@ -524,279 +515,3 @@ class StudyAdmin(admin.ModelAdmin):
             return f"{study}: {counts['submissions']} submissions, {released} places released."
 
         for_each_on_prolific(request, queryset, sync)
-
-
-def public_base_url(request) -> str:
-    """Where participants reach Concord: CONCORD_PUBLIC_URL, else this request's host."""
-    return settings.CONCORD_PUBLIC_URL or (request.build_absolute_uri("/") if request else "/")
-
-
-def prolific_client(request) -> ProlificClient | None:
-    try:
-        return ProlificClient(settings.PROLIFIC_API_TOKEN, settings.PROLIFIC_API_URL)
-    except ProlificError as error:
-        messages.error(request, str(error))
-        return None
-
-
-def for_each_on_prolific(request, objects, work) -> None:
-    """Run `work(client, obj)` for each object and show what it returns; Prolific's
-    and Concord's refusals become error messages and stop the rest."""
-    client = prolific_client(request)
-    if client is None:
-        return
-    try:
-        for obj in objects:
-            messages.info(request, work(client, obj))
-    except (ProlificError, StudyError) as error:
-        messages.error(request, str(error))
-
-
-def csv_response(text: str, filename: str) -> HttpResponse:
-    return as_attachment(HttpResponse(text, content_type="text/csv; charset=utf-8"), filename)
-
-
-class ExclusionForm(forms.Form):
-    reason = forms.CharField(widget=forms.Textarea, help_text="Kept in the audit log.")
-
-
-class RejectionForm(forms.Form):
-    message = forms.CharField(
-        widget=forms.Textarea,
-        min_length=100,
-        help_text="Shown to the participant; at least 100 characters.",
-    )
-    category = forms.ChoiceField(choices=[(c, c) for c in REJECTION_CATEGORIES])
-
-
-@admin.register(Participant)
-class ParticipantAdmin(admin.ModelAdmin):
-    list_display = (
-        "__str__",
-        "study",
-        "status",
-        "flagged",
-        "flag_reason",
-        "task",
-        "assignment_status",
-        "created_at",
-    )
-    list_filter = ("study", "status", "flagged")
-    search_fields = ("prolific_pid", "user__username")
-    list_select_related = ("study", "user", "assignment__task")
-    readonly_fields = (
-        "study",
-        "prolific_pid",
-        "user",
-        "status",
-        "exclusion_reason",
-        "flagged",
-        "flag_reason",
-        "created_at",
-        "audit_log",
-    )
-    actions = [
-        "exclude_action",
-        "reinstate_action",
-        "allow_other_device_action",
-        "prolific_approve_action",
-        "prolific_reject_action",
-    ]
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False  # human data is never deleted: exclude instead (audited, reversible)
-
-    @admin.display(description="task")
-    def task(self, obj):
-        assignment = getattr(obj, "assignment", None)
-        return assignment.task.label if assignment else "-"
-
-    @admin.display(description="assignment")
-    def assignment_status(self, obj):
-        assignment = getattr(obj, "assignment", None)
-        return assignment.get_status_display() if assignment else "-"
-
-    @admin.display(description="audit log")
-    def audit_log(self, obj):
-        events = obj.audit_events.select_related("actor")
-        return format_html_join(
-            "",
-            "<div>{} {} {} {}</div>",
-            (
-                (e.created_at.strftime("%Y-%m-%d %H:%M"), e.action, e.actor or "", e.detail)
-                for e in events
-            ),
-        )
-
-    @admin.action(description="Exclude selected participants (asks for a reason)")
-    def exclude_action(self, request, queryset):
-        """Asks for a reason, then excludes (the confirmation posts this action's
-        name back: without it the admin answered "No action selected")."""
-        if "apply" in request.POST:
-            form = ExclusionForm(request.POST)
-            if form.is_valid():
-                changed = sum(
-                    check_exclude_participant(p, request.user, form.cleaned_data["reason"])
-                    for p in queryset
-                )
-                messages.info(
-                    request,
-                    f"Excluded {changed} participant(s); their places are open again "
-                    "and their ratings left the analysis.",
-                )
-                return None
-        else:
-            form = ExclusionForm()
-        return render(
-            request,
-            "admin/annotator/exclude.html",
-            {
-                **self.admin_site.each_context(request),
-                "form": form,
-                "participants": queryset,
-                "title": "Exclude participants",
-                "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
-                "action_name": "exclude_action",
-                "opts": self.model._meta,
-            },
-        )
-
-    @admin.action(description="Reinstate selected participants")
-    def reinstate_action(self, request, queryset):
-        changed = sum(
-            check_reinstate_participant(p, request.user, "reinstated from the admin")
-            for p in queryset
-        )
-        messages.info(request, f"Reinstated {changed} participant(s).")
-
-    @admin.action(description=f"Allow another device (once, within {OTHER_DEVICE_HOURS} hours)")
-    def allow_other_device_action(self, request, queryset):
-        for participant in queryset:
-            try:
-                check_allow_other_device(participant, request.user, "allowed from the admin")
-            except StudyError as error:
-                messages.error(request, str(error))
-            else:
-                messages.info(
-                    request,
-                    f"{participant} may now continue once from another browser (within "
-                    f"{OTHER_DEVICE_HOURS} hours).",
-                )
-
-    @admin.action(description="Prolific: approve submissions")
-    def prolific_approve_action(self, request, queryset):
-        def approve(client, participant):
-            check_review_on_prolific(participant, client, True, request.user)
-            return f"{participant}: approved on Prolific."
-
-        for_each_on_prolific(request, queryset.select_related("assignment", "study"), approve)
-
-    @admin.action(description="Prolific: reject submissions (asks for a message)")
-    def prolific_reject_action(self, request, queryset):
-        form = RejectionForm(request.POST if "apply" in request.POST else None)
-        if "apply" in request.POST and form.is_valid():
-            message, category = form.cleaned_data["message"], form.cleaned_data["category"]
-
-            def reject(client, participant):
-                check_review_on_prolific(
-                    participant, client, False, request.user, message, category
-                )
-                return f"{participant}: rejected on Prolific."
-
-            for_each_on_prolific(request, queryset.select_related("assignment", "study"), reject)
-            return None
-        return render(
-            request,
-            "admin/annotator/exclude.html",
-            {
-                **self.admin_site.each_context(request),
-                "form": form,
-                "participants": queryset,
-                "title": "Reject on Prolific",
-                "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
-                "action_name": "prolific_reject_action",
-                "opts": self.model._meta,
-            },
-        )
-
-
-@admin.register(Assignment)
-class AssignmentAdmin(admin.ModelAdmin):
-    list_display = (
-        "participant",
-        "task",
-        "status",
-        "started_at",
-        "completed_at",
-        "rated",
-        "attention_passed",
-    )
-    list_filter = ("task__study", "status")
-    list_select_related = ("participant", "task")
-    readonly_fields = [f.name for f in Assignment._meta.fields if f.name != "token"]
-    exclude = ("token",)  # the participant's secret
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False  # an assignment holds ratings: human data is never deleted
-
-    def get_queryset(self, request):
-        return super().get_queryset(request).annotate(rated_n=Count("ratings"))
-
-    @admin.display(description="rated", ordering="rated_n")
-    def rated(self, obj):
-        return f"{obj.rated_n}/{len(obj.item_order)}"
-
-
-@admin.register(Rating)
-class RatingAdmin(admin.ModelAdmin):
-    list_display = ("assignment", "item", "score", "seconds", "created_at", "updated_at")
-    list_filter = ("item__study",)
-    list_select_related = ("assignment__participant", "assignment__task", "item")
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False  # ratings are the participants' own; exclusion is the researcher's tool
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
-
-@admin.register(Item)
-class ItemAdmin(admin.ModelAdmin):
-    list_display = ("question", "task", "kind")
-    list_filter = ("study",)
-    list_select_related = ("task",)
-    search_fields = ("question",)
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False  # what was rated stays as it was shown
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
-
-@admin.register(AuditEvent)
-class AuditEventAdmin(admin.ModelAdmin):
-    list_display = ("created_at", "study", "participant", "actor", "action", "detail")
-    list_filter = ("study", "action")
-    list_select_related = ("study", "participant", "actor")
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
