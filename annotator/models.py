@@ -383,7 +383,7 @@ class Participant(models.Model):
         ]
 
     def __str__(self) -> str:
-        return self.prolific_pid or (self.user.username if self.user_id else f"#{self.pk}")
+        return self.prolific_pid or (self.user.username if self.user is not None else f"#{self.pk}")
 
     @property
     def rater_id(self) -> str:

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import hashlib
 import re
+import uuid
+from collections.abc import Callable
 from functools import wraps
+from typing import Any
 
 from django.contrib.auth.decorators import login_required
 from django.db.models import Count
@@ -28,6 +31,9 @@ from annotator.models import Assignment, Item, Participant, Rating, Study
 from annotator.selectors import find_arrival, has_room, may_continue, missing_positions
 from config.errors import ConcordError, Conflict
 from corpus.models import Document
+from users.models import User
+
+View = Callable[..., HttpResponse]
 
 BROWSER_MARK = "annotator_browser"  # what keeps a crowd worker's session (and its cookie) alive
 SPEAKER_TURN = re.compile(r"^\s*[\(\[]([A-Z]+[0-9]*)[\)\]]\s*(.*)$")
@@ -42,14 +48,14 @@ def wants_json(request: HttpRequest) -> bool:
     return "application/json" in request.headers.get("Accept", "")
 
 
-def shows_refusals(title: str):
+def shows_refusals(title: str) -> Callable[[View], View]:
     """A ConcordError raised in the view (a service refusing: a closed study, a
     bad score) answers the participant with its message and its own status: on
     the message page under `title`, or as {"error", "code"} to the script."""
 
-    def decorate(view):
+    def decorate(view: View) -> View:
         @wraps(view)
-        def answer(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        def answer(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
             try:
                 return view(request, *args, **kwargs)
             except ConcordError as error:
@@ -104,7 +110,7 @@ def refused_page(request: HttpRequest) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 @shows_refusals("Cannot start")
-def study_entry(request: HttpRequest, public_id) -> HttpResponse:
+def study_entry(request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
     """Arrival from a Prolific study link. Nothing about the participant is stored
     before consent. A PROLIFIC_PID that already has work here is led to it only
     from a browser or a Prolific session that may take it up (admit_return)."""
@@ -123,7 +129,11 @@ def study_entry(request: HttpRequest, public_id) -> HttpResponse:
     ):
         return refused_page(request)
     returning = arrival.state in ("resume", "completed", "unqualified")
-    if returning and (arrival.state != "resume" or may_continue(study)):
+    if (
+        returning
+        and arrival.assignment is not None
+        and (arrival.state != "resume" or may_continue(study))
+    ):
         return redirect("annotator:resume", token=arrival.assignment.token)
     validate_can_arrive(study)
     prolific = {
@@ -143,6 +153,8 @@ def study_entry(request: HttpRequest, public_id) -> HttpResponse:
                 browser=browser,
             )
         except SessionRefused as refusal:
+            if refusal.assignment_id is None:
+                raise
             # another browser started with this PID a moment ago: audited as above
             taken = Assignment.objects.get(pk=refusal.assignment_id)
             if not check_admit_return(taken, session_id, browser):
@@ -233,7 +245,8 @@ def transcript_turns(text: str) -> list[dict]:
 def item_document(item: Item, assignment: Assignment) -> Document | None:
     if item.response_id is not None:
         return Document.objects.filter(questions__responses__pk=item.response_id).first()
-    return Document.objects.filter(pk=assignment.task.document_id).first()
+    document_id = assignment.task.document_id  # none: a gold study's task of every meeting
+    return Document.objects.filter(pk=document_id).first() if document_id is not None else None
 
 
 def answers_shown(item: Item, swapped: bool) -> list[dict]:
@@ -330,9 +343,7 @@ def item_page(request: HttpRequest, token: str, position: int) -> HttpResponse:
         "is_gold": assignment.participant.user_id is not None,
         "show_feedback": bool(current and item.is_practice),
         "practice_ok": (
-            item.expected_min <= current.score <= item.expected_max
-            if current and item.is_practice
-            else None
+            item.in_expected_range(current.score) if current and item.is_practice else None
         ),
         "transcript": transcript_turns(document.text) if document else None,
         "meeting": document.external_id if document else "",
@@ -392,20 +403,24 @@ def done(request: HttpRequest, token: str) -> HttpResponse:
 # --- Gold annotators ---------------------------------------------------------------------------
 
 
-def may_rate_gold(user) -> bool:
-    return user.is_authenticated and (user.is_gold_annotator or user.is_researcher)
+def gold_rater(request: HttpRequest) -> User | None:
+    """The signed-in account when it may rate gold studies (gold annotators and
+    researchers), else None."""
+    user = request.user
+    if isinstance(user, User) and (user.is_gold_annotator or user.is_researcher):
+        return user
+    return None
 
 
 @login_required
 def gold_home(request: HttpRequest) -> HttpResponse:
-    if not may_rate_gold(request.user):
+    user = gold_rater(request)
+    if user is None:
         return message(request, "Not allowed", "Your account may not rate gold studies.", 403)
     studies = Study.objects.filter(kind=Study.Kind.GOLD, status=Study.Status.OPEN).order_by("name")
     mine = {
         a.participant.study_id: a
-        for a in Assignment.objects.filter(participant__user=request.user).select_related(
-            "participant"
-        )
+        for a in Assignment.objects.filter(participant__user=user).select_related("participant")
     }
     progress = dict(
         Rating.objects.filter(assignment__in=mine.values())
@@ -431,8 +446,9 @@ def gold_home(request: HttpRequest) -> HttpResponse:
 @require_POST
 @shows_refusals("Cannot start")
 def gold_start(request: HttpRequest, study_id: int) -> HttpResponse:
-    if not may_rate_gold(request.user):
+    user = gold_rater(request)
+    if user is None:
         return message(request, "Not allowed", "Your account may not rate gold studies.", 403)
     study = get_object_or_404(Study, pk=study_id, kind=Study.Kind.GOLD)
-    assignment = check_start_assignment(study, user=request.user)
+    assignment = check_start_assignment(study, user=user)
     return redirect("annotator:resume", token=assignment.token)

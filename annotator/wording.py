@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from django.core.exceptions import FieldDoesNotExist
+from django.db.models import ForeignObjectRel
 
 from annotator.models import AuditEvent, Study
 from config.words import count
@@ -55,9 +56,12 @@ PAIR = re.compile(r"(\w+) (\d+)")
 
 def field_label(name: str) -> str:
     try:
-        return str(Study._meta.get_field(name).verbose_name)
+        field = Study._meta.get_field(name)
     except FieldDoesNotExist:  # a field removed since the row was written
         return name.replace("_", " ")
+    if isinstance(field, ForeignObjectRel):  # a reverse relation has no label of its own
+        return name.replace("_", " ")
+    return str(field.verbose_name)
 
 
 def audit_detail(event: AuditEvent) -> str:

@@ -77,6 +77,7 @@ from judging.runs import (
 from runs.lifecycle import Outcome
 from runs.models import ACTIVE
 from runs.workers import inspect_workers, worker_states
+from users.permissions import signed_in_user
 
 RUN_MODELS: dict[str, type[JudgingRun] | type[GenerationRun]] = {
     "judging": JudgingRun,
@@ -344,7 +345,7 @@ def study_new(request: HttpRequest) -> HttpResponse:
             check_save_study(
                 study,
                 list(form.changed_data),
-                actor=request.user,
+                actor=signed_in_user(request),
                 after_save=lambda _: form.save_m2m(),
             )
         except StudyError as error:
@@ -478,7 +479,7 @@ def study_status(request: HttpRequest, pk: int, action: str) -> HttpResponse:
     if action not in STUDY_STATES:
         raise Http404("No such action.")
     try:
-        study = check_set_study_status(study, STUDY_STATES[action], request.user)
+        study = check_set_study_status(study, STUDY_STATES[action], signed_in_user(request))
     except StudyError as error:
         return answer_study(request, study, str(error), False)
     return answer_study(
@@ -493,7 +494,7 @@ def study_refill(request: HttpRequest, pk: int) -> HttpResponse:
     study = get_object_or_404(Study, pk=pk)
     client = prolific_client_or_none() if study.prolific_study_id else None
     try:
-        result = check_refill_quota(study, request.user, client=client)
+        result = check_refill_quota(study, signed_in_user(request), client=client)
     except (StudyError, ProlificError) as error:
         return answer_study(request, study, str(error), False)
     return answer_study(request, study, refill_result_summary(result, study), True)
@@ -507,7 +508,7 @@ def participant_exclude(request: HttpRequest, pk: int) -> HttpResponse:
     form = ExclusionForm(request.POST)
     reason = form.data.get("reason", "")
     try:
-        changed = check_exclude_participant(participant, request.user, reason)
+        changed = check_exclude_participant(participant, signed_in_user(request), reason)
     except StudyError as error:
         return answer_study(request, participant.study, str(error), False)
     text = (
@@ -523,7 +524,9 @@ def participant_exclude(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def participant_reinstate(request: HttpRequest, pk: int) -> HttpResponse:
     participant = get_object_or_404(Participant.objects.select_related("study"), pk=pk)
-    changed = check_reinstate_participant(participant, request.user, "reinstated from the console")
+    changed = check_reinstate_participant(
+        participant, signed_in_user(request), "reinstated from the console"
+    )
     text = (
         f"Reinstated {participant.rater_id}: their ratings count again."
         if changed
@@ -539,7 +542,7 @@ def participant_allow_other_device(request: HttpRequest, pk: int) -> HttpRespons
     (check_allow_other_device, under the study lock)."""
     participant = get_object_or_404(Participant.objects.select_related("study"), pk=pk)
     try:
-        check_allow_other_device(participant, request.user, "allowed from the console")
+        check_allow_other_device(participant, signed_in_user(request), "allowed from the console")
     except StudyError as error:
         return answer_study(request, participant.study, str(error), False)
     text = (

@@ -88,6 +88,7 @@ def do_sync_rater_judgments(study: Study, participant: Participant) -> int:
     judgments = [
         _judgment(study, evaluator, rater, response_id, score)
         for response_id, score in ratings.values_list("item__response_id", "score")
+        if score is not None  # a rubric study's ratings all have one
     ]
     Judgment.objects.bulk_create(judgments)
     return len(judgments)

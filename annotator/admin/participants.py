@@ -1,10 +1,16 @@
 """The admin of participants: exclude (with a reason), reinstate, allow another
 device, approve or reject on Prolific. Participants are never deleted."""
 
+from __future__ import annotations
+
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils.html import format_html_join
+from django.utils.safestring import SafeString
 
 from annotator.actions.arrival import OTHER_DEVICE_HOURS, check_allow_other_device
 from annotator.actions.participants import check_exclude_participant, check_reinstate_participant
@@ -12,7 +18,8 @@ from annotator.actions.prolific_sync import check_review_on_prolific
 from annotator.admin.common import for_each_on_prolific
 from annotator.errors import StudyError
 from annotator.models import Participant
-from annotator.prolific_api import REJECTION_CATEGORIES
+from annotator.prolific_api import REJECTION_CATEGORIES, ProlificClient
+from users.permissions import signed_in_user
 
 
 class ExclusionForm(forms.Form):
@@ -62,24 +69,24 @@ class ParticipantAdmin(admin.ModelAdmin):
         "prolific_reject_action",
     ]
 
-    def has_add_permission(self, request):
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
-    def has_delete_permission(self, request, obj=None):
+    def has_delete_permission(self, request: HttpRequest, obj: Participant | None = None) -> bool:
         return False  # human data is never deleted: exclude instead (audited, reversible)
 
     @admin.display(description="task")
-    def task(self, obj):
+    def task(self, obj: Participant) -> str:
         assignment = getattr(obj, "assignment", None)
         return assignment.task.label if assignment else "-"
 
     @admin.display(description="assignment")
-    def assignment_status(self, obj):
+    def assignment_status(self, obj: Participant) -> str:
         assignment = getattr(obj, "assignment", None)
         return assignment.get_status_display() if assignment else "-"
 
     @admin.display(description="audit log")
-    def audit_log(self, obj):
+    def audit_log(self, obj: Participant) -> SafeString:
         events = obj.audit_events.select_related("actor")
         return format_html_join(
             "",
@@ -91,14 +98,17 @@ class ParticipantAdmin(admin.ModelAdmin):
         )
 
     @admin.action(description="Exclude selected participants (asks for a reason)")
-    def exclude_action(self, request, queryset):
+    def exclude_action(
+        self, request: HttpRequest, queryset: QuerySet[Participant]
+    ) -> HttpResponse | None:
         """Asks for a reason, then excludes (the confirmation posts this action's
         name back: without it the admin answered "No action selected")."""
         if "apply" in request.POST:
             form = ExclusionForm(request.POST)
             if form.is_valid():
+                actor = signed_in_user(request)
                 changed = sum(
-                    check_exclude_participant(p, request.user, form.cleaned_data["reason"])
+                    check_exclude_participant(p, actor, form.cleaned_data["reason"])
                     for p in queryset
                 )
                 messages.info(
@@ -117,25 +127,28 @@ class ParticipantAdmin(admin.ModelAdmin):
                 "form": form,
                 "participants": queryset,
                 "title": "Exclude participants",
-                "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
+                "action_checkbox_name": ACTION_CHECKBOX_NAME,
                 "action_name": "exclude_action",
                 "opts": self.model._meta,
             },
         )
 
     @admin.action(description="Reinstate selected participants")
-    def reinstate_action(self, request, queryset):
+    def reinstate_action(self, request: HttpRequest, queryset: QuerySet[Participant]) -> None:
+        actor = signed_in_user(request)
         changed = sum(
-            check_reinstate_participant(p, request.user, "reinstated from the admin")
-            for p in queryset
+            check_reinstate_participant(p, actor, "reinstated from the admin") for p in queryset
         )
         messages.info(request, f"Reinstated {changed} participant(s).")
 
     @admin.action(description=f"Allow another device (once, within {OTHER_DEVICE_HOURS} hours)")
-    def allow_other_device_action(self, request, queryset):
+    def allow_other_device_action(
+        self, request: HttpRequest, queryset: QuerySet[Participant]
+    ) -> None:
+        actor = signed_in_user(request)
         for participant in queryset:
             try:
-                check_allow_other_device(participant, request.user, "allowed from the admin")
+                check_allow_other_device(participant, actor, "allowed from the admin")
             except StudyError as error:
                 messages.error(request, str(error))
             else:
@@ -146,22 +159,26 @@ class ParticipantAdmin(admin.ModelAdmin):
                 )
 
     @admin.action(description="Prolific: approve submissions")
-    def prolific_approve_action(self, request, queryset):
-        def approve(client, participant):
-            check_review_on_prolific(participant, client, True, request.user)
+    def prolific_approve_action(
+        self, request: HttpRequest, queryset: QuerySet[Participant]
+    ) -> None:
+        def approve(client: ProlificClient, participant: Participant) -> str:
+            check_review_on_prolific(participant, client, True, signed_in_user(request))
             return f"{participant}: approved on Prolific."
 
         for_each_on_prolific(request, queryset.select_related("assignment", "study"), approve)
 
     @admin.action(description="Prolific: reject submissions (asks for a message)")
-    def prolific_reject_action(self, request, queryset):
+    def prolific_reject_action(
+        self, request: HttpRequest, queryset: QuerySet[Participant]
+    ) -> HttpResponse | None:
         form = RejectionForm(request.POST if "apply" in request.POST else None)
         if "apply" in request.POST and form.is_valid():
             message, category = form.cleaned_data["message"], form.cleaned_data["category"]
 
-            def reject(client, participant):
+            def reject(client: ProlificClient, participant: Participant) -> str:
                 check_review_on_prolific(
-                    participant, client, False, request.user, message, category
+                    participant, client, False, signed_in_user(request), message, category
                 )
                 return f"{participant}: rejected on Prolific."
 
@@ -175,7 +192,7 @@ class ParticipantAdmin(admin.ModelAdmin):
                 "form": form,
                 "participants": queryset,
                 "title": "Reject on Prolific",
-                "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
+                "action_checkbox_name": ACTION_CHECKBOX_NAME,
                 "action_name": "prolific_reject_action",
                 "opts": self.model._meta,
             },

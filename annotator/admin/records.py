@@ -1,8 +1,13 @@
 """Read-only admin pages of the human data (assignments, ratings, items, audit
 events): nothing here is added, changed or deleted by hand."""
 
+from __future__ import annotations
+
+from typing import Any
+
 from django.contrib import admin
-from django.db.models import Count
+from django.db.models import Count, Model, QuerySet
+from django.http import HttpRequest
 
 from annotator.models import Assignment, AuditEvent, Item, Rating
 
@@ -23,17 +28,17 @@ class AssignmentAdmin(admin.ModelAdmin):
     readonly_fields = [f.name for f in Assignment._meta.fields if f.name != "token"]
     exclude = ("token",)  # the participant's secret
 
-    def has_add_permission(self, request):
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
-    def has_delete_permission(self, request, obj=None):
+    def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
         return False  # an assignment holds ratings: human data is never deleted
 
-    def get_queryset(self, request):
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Assignment]:
         return super().get_queryset(request).annotate(rated_n=Count("ratings"))
 
     @admin.display(description="rated", ordering="rated_n")
-    def rated(self, obj):
+    def rated(self, obj: Any) -> str:  # an Assignment counted by get_queryset
         return f"{obj.rated_n}/{len(obj.item_order)}"
 
 
@@ -43,13 +48,13 @@ class RatingAdmin(admin.ModelAdmin):
     list_filter = ("item__study",)
     list_select_related = ("assignment__participant", "assignment__task", "item")
 
-    def has_add_permission(self, request):
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
-    def has_change_permission(self, request, obj=None):
+    def has_change_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
         return False  # ratings are the participants' own; exclusion is the researcher's tool
 
-    def has_delete_permission(self, request, obj=None):
+    def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
         return False
 
 
@@ -60,13 +65,13 @@ class ItemAdmin(admin.ModelAdmin):
     list_select_related = ("task",)
     search_fields = ("question",)
 
-    def has_add_permission(self, request):
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
-    def has_change_permission(self, request, obj=None):
+    def has_change_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
         return False  # what was rated stays as it was shown
 
-    def has_delete_permission(self, request, obj=None):
+    def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
         return False
 
 
@@ -76,11 +81,11 @@ class AuditEventAdmin(admin.ModelAdmin):
     list_filter = ("study", "action")
     list_select_related = ("study", "participant", "actor")
 
-    def has_add_permission(self, request):
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
-    def has_change_permission(self, request, obj=None):
+    def has_change_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
         return False
 
-    def has_delete_permission(self, request, obj=None):
+    def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
         return False

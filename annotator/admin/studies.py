@@ -2,14 +2,20 @@
 study page (participant link, progress, quality control, feedback) and the
 study actions (build, open / pause / close, refill, exports, scores, Prolific)."""
 
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
 from django import forms
 from django.contrib import admin, messages
-from django.db.models import Count
+from django.db.models import Count, QuerySet
+from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.timezone import localdate
 
-from annotator import exports
+from annotator import exports, selectors
 from annotator.actions.items import check_build_items
 from annotator.actions.judgments import check_sync_study_judgments
 from annotator.actions.participants import check_refill_quota
@@ -26,14 +32,14 @@ from annotator.admin.common import csv_response, for_each_on_prolific, public_ba
 from annotator.completion import completion_url
 from annotator.errors import StudyError
 from annotator.models import Study
-from annotator.prolific_api import ProlificError, prolific_client_or_none
+from annotator.prolific_api import ProlificClient, ProlificError, prolific_client_or_none
 from annotator.quality import participant_quality
-from annotator.selectors import documents_for, progress
 from annotator.wording import refill_result_summary
 from config.downloads import export_filename
 from config.spreadsheet import csv_text
 from config.words import count
 from corpus.models import Dataset
+from users.permissions import signed_in_user
 
 STUDY_FIELDS = [
     "name",
@@ -70,23 +76,32 @@ class StudyForm(forms.ModelForm):
     settings, meetings of another dataset, a selection without responses, a
     gold evaluator with no scores on it, changes of what is rated after arrivals."""
 
+    # The admin's add page sets it from ?dataset= (the dataset picker reloads with it).
+    dataset_hint: str | None = None
+
     class Meta:
         model = Study
         fields = STUDY_FIELDS
 
-    def __init__(self, *args, dataset_id=None, **kwargs):
+    def __init__(self, *args: Any, dataset_id: int | str | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        dataset_id = dataset_id or self.instance.dataset_id or self.initial.get("dataset")
+        dataset_id = (
+            dataset_id
+            or self.dataset_hint
+            or self.instance.dataset_id
+            or self.initial.get("dataset")
+        )
         documents = self.fields.get("documents")
-        if documents is not None and dataset_id:
+        if isinstance(documents, forms.ModelChoiceField) and dataset_id:
             dataset = Dataset.objects.filter(pk=dataset_id).first()
             if dataset is not None:
                 # Only the chosen dataset's meetings (the picker listed all 18 before).
-                documents.queryset = documents_for(dataset).order_by("external_id")
+                documents.queryset = selectors.documents_for(dataset).order_by("external_id")
                 documents.help_text = f"Meetings of {dataset}; none selected: all."
 
-    def clean(self):
-        cleaned = super().clean()
+    def clean(self) -> dict[str, Any]:
+        super().clean()
+        cleaned = self.cleaned_data
         if self.errors:
             return cleaned
         try:
@@ -107,6 +122,7 @@ class StudyAdmin(admin.ModelAdmin):
     """Studies: selection, texts, pay, codes, states, participants, quality control."""
 
     form = StudyForm
+    _request: HttpRequest  # the request of the page being drawn (see get_form)
 
     class Media:
         js = ("annotator/admin_study.js",)
@@ -207,61 +223,67 @@ class StudyAdmin(admin.ModelAdmin):
     )
 
     @admin.display(description="Chosen responses")
-    def chosen_responses(self, obj):
+    def chosen_responses(self, obj: Study | None) -> str:
         """A study the report's planner created rates only the responses it chose."""
         if obj is None or obj.pk is None:
             return "-"
         count = obj.responses.count()
         return f"{count} chosen by the report's planner" if count else "all of the selection"
 
-    def get_form(self, request, obj=None, **kwargs):
+    def get_form(
+        self, request: HttpRequest, obj: Study | None = None, change: bool = False, **kwargs: Any
+    ) -> type[forms.ModelForm[Any]]:
         self._request = request
-        form = super().get_form(request, obj, **kwargs)
-        dataset_id = request.GET.get("dataset") if obj is None else None
+        form = super().get_form(request, obj, change=change, **kwargs)
+        hint = request.GET.get("dataset") if obj is None else None
+        return type("BoundStudyForm", (form,), {"dataset_hint": hint})
 
-        class BoundStudyForm(form):
-            def __init__(self, *args, **inner):
-                super().__init__(*args, dataset_id=dataset_id, **inner)
-
-        return BoundStudyForm
-
-    def get_changeform_initial_data(self, request):
+    def get_changeform_initial_data(self, request: HttpRequest) -> dict[str, Any]:
         initial = super().get_changeform_initial_data(request)
         initial.setdefault("practice_items", [])
         return initial
 
-    def has_delete_permission(self, request, obj=None):
+    def has_delete_permission(self, request: HttpRequest, obj: Study | None = None) -> bool:
         # Human data is never deleted: a study with participants is closed instead.
         if obj is not None and obj.participants.exists():
             return False
         return super().has_delete_permission(request, obj)
 
-    def get_actions(self, request):
+    def get_actions(self, request: HttpRequest) -> dict[str, Any]:
         actions = super().get_actions(request)
         actions.pop("delete_selected", None)
         return actions
 
-    def delete_model(self, request, obj):
+    def delete_model(self, request: HttpRequest, obj: Study) -> None:
         check_delete_study(obj)
 
-    def get_deleted_objects(self, objs, request):
+    def get_deleted_objects(
+        self, objs: Any, request: HttpRequest
+    ) -> tuple[list[Any], dict[str, int], set[Any], list[Any]]:
         # Items and audit events are never deleted one by one (no permission for
         # that), but they go with a study nobody took part in: delete_study decides.
         deleted, counts, _, protected = super().get_deleted_objects(objs, request)
         return deleted, counts, set(), protected
 
-    def save_model(self, request, obj, form, change):
+    def save_model(
+        self, request: HttpRequest, obj: Study, form: forms.ModelForm[Any], change: bool
+    ) -> None:
         check_save_study(
-            obj, list(form.changed_data), actor=request.user, after_save=lambda _: form.save_m2m()
+            obj,
+            list(form.changed_data),
+            actor=signed_in_user(request),
+            after_save=lambda _: form.save_m2m(),
         )
         counts = obj.items.count()
         messages.info(request, f"{obj}: {obj.tasks.count()} tasks, {counts} items.")
 
-    def save_related(self, request, form, formsets, change):
+    def save_related(
+        self, request: HttpRequest, form: forms.ModelForm[Any], formsets: Any, change: bool
+    ) -> None:
         for formset in formsets:  # many-to-many fields were saved by save_study
             self.save_formset(request, form, formset, change=change)
 
-    def get_queryset(self, request):
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Study]:
         return (
             super()
             .get_queryset(request)
@@ -274,23 +296,23 @@ class StudyAdmin(admin.ModelAdmin):
         )
 
     @admin.display(description="tasks", ordering="tasks_n")
-    def task_count(self, obj):
+    def task_count(self, obj: Any) -> int:  # counted by get_queryset
         return obj.tasks_n
 
     @admin.display(description="items", ordering="items_n")
-    def item_count(self, obj):
+    def item_count(self, obj: Any) -> int:  # counted by get_queryset
         return obj.items_n
 
     @admin.display(description="participants", ordering="participants_n")
-    def participant_count(self, obj):
+    def participant_count(self, obj: Any) -> int:  # counted by get_queryset
         return obj.participants_n
 
     @admin.display(description="ratings", ordering="ratings_n")
-    def rating_count(self, obj):
+    def rating_count(self, obj: Any) -> int:  # counted by get_queryset
         return obj.ratings_n
 
     @admin.display(description="participant link")
-    def participant_link(self, obj):
+    def participant_link(self, obj: Study) -> str:
         if not obj.pk:
             return "Save first."
         if obj.kind == Study.Kind.GOLD:
@@ -324,10 +346,10 @@ class StudyAdmin(admin.ModelAdmin):
         return public_base_url(self._request).rstrip("/") + path
 
     @admin.display(description="progress (participants)")
-    def progress(self, obj):
+    def progress(self, obj: Study) -> str:
         if not obj.pk:
             return "-"
-        rows = progress(obj)
+        rows = selectors.progress(obj)
         body = format_html_join(
             "",
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{} / {}</td><td>{}</td><td>{}</td>"
@@ -361,7 +383,7 @@ class StudyAdmin(admin.ModelAdmin):
         )
 
     @admin.display(description="participants: quality control")
-    def quality_table(self, obj):
+    def quality_table(self, obj: Study) -> str:
         if not obj.pk:
             return "-"
         rows = format_html_join(
@@ -395,7 +417,7 @@ class StudyAdmin(admin.ModelAdmin):
         )
 
     @admin.display(description="raters' comments and flags")
-    def feedback_table(self, obj):
+    def feedback_table(self, obj: Study) -> str:
         if not obj.pk:
             return "-"
         rows = exports.feedback_rows(obj)
@@ -420,7 +442,9 @@ class StudyAdmin(admin.ModelAdmin):
             ),
         )
 
-    def _for_each(self, request, queryset, work) -> None:
+    def _for_each(
+        self, request: HttpRequest, queryset: QuerySet[Study], work: Callable[[Study], str]
+    ) -> None:
         for study in queryset:
             try:
                 messages.info(request, f"{study}: {work(study)}")
@@ -428,37 +452,37 @@ class StudyAdmin(admin.ModelAdmin):
                 messages.error(request, f"{study}: {error}")
 
     @admin.action(description="Build (or rebuild) items from the selection")
-    def build_items_action(self, request, queryset):
-        def build(study):
-            counts = check_build_items(study, actor=request.user)
+    def build_items_action(self, request: HttpRequest, queryset: QuerySet[Study]) -> None:
+        def build(study: Study) -> str:
+            counts = check_build_items(study, actor=signed_in_user(request))
             return f"{count(counts['tasks'], 'task')}, {count(counts['items'], 'item')}."
 
         self._for_each(request, queryset, build)
 
-    def _set_status(self, request, queryset, status: str) -> None:
-        def change(study):
-            study = check_set_study_status(study, status, request.user)
+    def _set_status(self, request: HttpRequest, queryset: QuerySet[Study], status: str) -> None:
+        def change(study: Study) -> str:
+            study = check_set_study_status(study, status, signed_in_user(request))
             return f"now {study.get_status_display().lower()}."
 
         self._for_each(request, queryset, change)
 
     @admin.action(description="Open (or reopen) for participants")
-    def open_action(self, request, queryset):
+    def open_action(self, request: HttpRequest, queryset: QuerySet[Study]) -> None:
         self._set_status(request, queryset, Study.Status.OPEN)
 
     @admin.action(description="Pause: no new arrivals; work in progress may finish")
-    def pause_action(self, request, queryset):
+    def pause_action(self, request: HttpRequest, queryset: QuerySet[Study]) -> None:
         self._set_status(request, queryset, Study.Status.PAUSED)
 
     @admin.action(description="Close: no arrivals, no more ratings")
-    def close_action(self, request, queryset):
+    def close_action(self, request: HttpRequest, queryset: QuerySet[Study]) -> None:
         self._set_status(request, queryset, Study.Status.CLOSED)
 
     @admin.action(description="Refill the quota (release stale work; Prolific: raise places)")
-    def refill_action(self, request, queryset):
-        def refill(study):
+    def refill_action(self, request: HttpRequest, queryset: QuerySet[Study]) -> None:
+        def refill(study: Study) -> str:
             client = prolific_client_or_none() if study.prolific_study_id else None
-            result = check_refill_quota(study, request.user, client=client)
+            result = check_refill_quota(study, signed_in_user(request), client=client)
             return refill_result_summary(result, study)
 
         try:
@@ -467,13 +491,13 @@ class StudyAdmin(admin.ModelAdmin):
             messages.error(request, str(error))
 
     @admin.action(description="Export ratings (CSV, one row per rating)")
-    def export_tidy(self, request, queryset):
+    def export_tidy(self, request: HttpRequest, queryset: QuerySet[Study]) -> HttpResponse:
         rows = [row for study in queryset for row in exports.tidy_rows(study)]
         name = export_filename(exports.ratings_subject(queryset), "csv", localdate())
         return csv_response(csv_text(exports.TIDY_COLUMNS, rows), name)
 
     @admin.action(description="Export ratings (CSV, one column per rater)")
-    def export_wide(self, request, queryset):
+    def export_wide(self, request: HttpRequest, queryset: QuerySet[Study]) -> HttpResponse | None:
         if queryset.count() != 1:
             messages.error(request, "Choose one study for the wide export.")
             return None
@@ -483,33 +507,33 @@ class StudyAdmin(admin.ModelAdmin):
         return csv_response(csv_text(columns, rows), name)
 
     @admin.action(description="Update the study's scores for the analysis")
-    def sync_judgments_action(self, request, queryset):
+    def sync_judgments_action(self, request: HttpRequest, queryset: QuerySet[Study]) -> None:
         for study in queryset:
             count = check_sync_study_judgments(study)
             study.refresh_from_db()
             messages.info(request, f"{study.evaluator}: {count} judgments.")
 
     @admin.action(description="Prolific: create as a draft study")
-    def prolific_create_action(self, request, queryset):
-        def create(client, study):
+    def prolific_create_action(self, request: HttpRequest, queryset: QuerySet[Study]) -> None:
+        def create(client: ProlificClient, study: Study) -> str:
             study_id = check_create_on_prolific(
-                study, client, public_base_url(request), request.user
+                study, client, public_base_url(request), signed_in_user(request)
             )
             return f"{study}: created on Prolific as {study_id}."
 
         for_each_on_prolific(request, queryset, create)
 
     @admin.action(description="Prolific: publish")
-    def prolific_publish_action(self, request, queryset):
-        def publish(client, study):
-            check_publish_on_prolific(study, client, request.user)
+    def prolific_publish_action(self, request: HttpRequest, queryset: QuerySet[Study]) -> None:
+        def publish(client: ProlificClient, study: Study) -> str:
+            check_publish_on_prolific(study, client, signed_in_user(request))
             return f"{study}: published on Prolific."
 
         for_each_on_prolific(request, queryset, publish)
 
     @admin.action(description="Prolific: sync submissions (release returned and timed-out places)")
-    def prolific_sync_action(self, request, queryset):
-        def sync(client, study):
+    def prolific_sync_action(self, request: HttpRequest, queryset: QuerySet[Study]) -> None:
+        def sync(client: ProlificClient, study: Study) -> str:
             counts = check_sync_prolific_submissions(study, client)
             released = counts["released"]
             return f"{study}: {counts['submissions']} submissions, {released} places released."
