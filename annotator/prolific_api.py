@@ -90,7 +90,7 @@ class ProlificClient:
         )
 
     def reject(self, submission_id: str, message: str, category: str) -> dict:
-        check_rejection(message, category)
+        validate_rejection(message, category)
         return self._request(
             "POST",
             f"submissions/{submission_id}/transition/",
@@ -98,7 +98,7 @@ class ProlificClient:
         )
 
 
-def check_rejection(message: str, category: str) -> None:
+def validate_rejection(message: str, category: str) -> None:
     """Prolific refuses a rejection without a 100+ character message and a category."""
     if len((message or "").strip()) < 100:
         raise ProlificError(

@@ -16,7 +16,8 @@ Each change is a pair. `check_<action>` is what callers call: atomic, it
 validates, takes the locks the change needs, and calls `do_<action>`.
 `do_<action>` changes and writes its AuditEvent; its docstring names the lock
 it needs and the check_ that takes it, and it must only be called with that
-lock held (inside the same transaction).
+lock held (inside the same transaction). A do_ that needs no lock says so, and
+may be called directly (`rating.do_note_item_served`).
 
 Locks, always in this order, so that no two changes can deadlock
 (annotator.actions.locks):
