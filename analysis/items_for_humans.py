@@ -24,7 +24,7 @@ random order (Madow 1949), which picks exactly `count` responses, each with
 exactly its probability. Every response of the frame keeps its probability
 (annotator.models.InclusionProbability).
 
-The study is created by annotator.services.save_study, the one way studies
+The study is created by annotator.actions.settings.check_save_study, the one way studies
 are made: its `responses` hold the chosen ones.
 """
 
@@ -198,7 +198,7 @@ def create_study(
 ):
     """Pick `count` responses of the selection by `method` and create a study
     of kind gold or crowd that rates exactly those (closed, ready to open).
-    Raises SelectionError or annotator.services.StudyError saying what is
+    Raises SelectionError or annotator.errors.StudyError saying what is
     wrong; creates nothing then.
 
     Lock: none of its own. Two creations with the same name serialise on the
@@ -207,7 +207,8 @@ def create_study(
     from analysis.scope import resolve
     from analysis.scores import response_scores
     from analysis.trust import response_frame
-    from annotator import services
+    from annotator.actions.settings import check_save_study
+    from annotator.errors import StudyError
     from annotator.models import InclusionProbability, Study
     from generation.models import Response
 
@@ -217,7 +218,7 @@ def create_study(
     if kind not in Study.Kind.values:
         raise SelectionError(f"kind {kind!r}: choose from {', '.join(Study.Kind.values)}.")
     if Study.objects.filter(name=name).exists():
-        raise services.StudyError(f"A study named '{name}' exists already; choose another name.")
+        raise StudyError(f"A study named '{name}' exists already; choose another name.")
     scope = resolve(selection)
     table = scope.table
     if table.empty:
@@ -269,10 +270,10 @@ def create_study(
 
     try:
         with transaction.atomic():
-            services.save_study(study, [], actor=actor, after_save=choose)
+            check_save_study(study, [], actor=actor, after_save=choose)
     except IntegrityError:
         if Study.objects.filter(name=name).exists():
-            raise services.StudyError(
+            raise StudyError(
                 f"A study named '{name}' exists already; choose another name."
             ) from None
         raise

@@ -29,8 +29,8 @@ from analysis.selection import (
     Selection,
     SelectionError,
 )
+from annotator.errors import StudyError
 from annotator.models import Study
-from annotator.services import StudyError
 from config.api import ErrorSerializer, ValidationErrorSerializer
 from config.downloads import as_attachment, export_filename
 from config.serializers import KnownFieldsMixin

@@ -4,6 +4,8 @@ cell that a spreadsheet would run as a formula neutralised (config/spreadsheet.p
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from annotator.models import Participant, Rating, Study
 from config.downloads import safe_part
 
@@ -113,7 +115,7 @@ def feedback_rows(study: Study) -> list[dict]:
     ]
 
 
-def ratings_subject(studies) -> str:
+def ratings_subject(studies: Iterable[Study]) -> str:
     """What a ratings export is named after (config.downloads makes it safe): its
     study's name (its number when nothing of the name is left in ASCII), or how
     many studies it holds."""

@@ -2,7 +2,7 @@
 
 A gold study is one task holding every item of its selection, often over
 several meetings. An expert reads the meeting's transcript beside each item,
-so the items come grouped by meeting (services._item_order), and the pages
+so the items come grouped by meeting (annotator.actions.arrival._item_order), and the pages
 say which meeting an item belongs to and how far the annotator is in each
 (/gold/ and the item page). Reads only; no state changes here.
 """

@@ -4,7 +4,7 @@ A Study selects responses; its items are cut into Tasks (for a crowd study,
 one per meeting: every question of that meeting for every selected system).
 A Participant (a Prolific id, or a gold annotator's account) works on one
 Assignment of one task, and gives one Rating per item. Every state change
-goes through annotator/services.py and leaves an AuditEvent.
+goes through annotator.actions and leaves an AuditEvent.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from annotator import defaults
 from corpus.choices import Mode
 from corpus.models import Dataset, Document
 from generation.models import Response, System
-from judging import scores
+from judging.evaluators import Precomputed, Scale
 from judging.models import Evaluator
 
 
@@ -216,9 +216,14 @@ class Study(models.Model):
         pairwise = " pairwise" if self.is_pairwise else ""
         return f"{kind}{pairwise} ({self.name})"
 
+    def rating_scale(self) -> Precomputed:
+        """The study's ratings as the evaluator interface takes them: scores
+        made by people on 1..scale_max, mapped linearly onto 1-10 (as imports are)."""
+        return Precomputed(Scale(1, self.scale_max))
+
     def to_common_scale(self, raw: float) -> float:
         """A raw rating on 1..scale_max mapped linearly onto 1-10 (as imports are)."""
-        return scores.common_score(raw, 1, self.scale_max)
+        return self.rating_scale().common_score(raw)
 
 
 class InclusionProbability(models.Model):
@@ -335,6 +340,12 @@ class Item(models.Model):
     def is_practice(self) -> bool:
         return self.kind == self.Kind.PRACTICE
 
+    def in_expected_range(self, score: int | None) -> bool:
+        """A practice item: whether `score` (on the study's scale) is within the
+        expected range (no score, or an item without a range: not within)."""
+        low, high = self.expected_min, self.expected_max
+        return score is not None and low is not None and high is not None and low <= score <= high
+
 
 class Participant(models.Model):
     """A crowd worker (by Prolific id only: no other personal data) or a gold annotator."""
@@ -377,7 +388,7 @@ class Participant(models.Model):
         ]
 
     def __str__(self) -> str:
-        return self.prolific_pid or (self.user.username if self.user_id else f"#{self.pk}")
+        return self.prolific_pid or (self.user.username if self.user is not None else f"#{self.pk}")
 
     @property
     def rater_id(self) -> str:
@@ -412,7 +423,7 @@ class Assignment(models.Model):
     # Who may take this work up again by the study link (PROLIFIC_PID alone is
     # no secret): the browser that consented and those admitted since, as
     # hashes of their session keys; or the first arrival's SESSION_ID; or,
-    # once, another device a researcher allowed (annotator.services.admit_return).
+    # once, another device a researcher allowed (annotator.actions.arrival.check_admit_return).
     browsers = models.JSONField(
         default=list,
         blank=True,
@@ -503,7 +514,7 @@ class Rating(models.Model):
 class AuditEvent(models.Model):
     """Who did what to a study or a participant, and why.
 
-    Every state change of annotator/services.py writes one, in the same
+    Every state change of annotator.actions writes one, in the same
     transaction as the change (Zulip's audit-log style)."""
 
     class Action(models.TextChoices):

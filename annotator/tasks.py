@@ -1,4 +1,4 @@
-from annotator import services
+from annotator.actions.participants import check_release_stale
 from annotator.models import Study
 from config.celery import app
 
@@ -10,6 +10,6 @@ def release_stale_work() -> int:
     Arrivals already do this for their own study; the periodic run also frees
     places (and shows them in the admin) when nobody is arriving."""
     return sum(
-        services.release_stale_work(study)
+        check_release_stale(study)
         for study in Study.objects.filter(status__in=[Study.Status.OPEN, Study.Status.PAUSED])
     )

@@ -9,6 +9,8 @@ it): tests/annotator/test_database_guards.py fails when one is missing.
 
 from __future__ import annotations
 
+from django.db.backends.base.schema import BaseDatabaseSchemaEditor
+
 TABLES = ("annotator_rating", "annotator_assignment", "annotator_participant")
 FUNCTION = "annotator_refuse_delete"
 MESSAGE = "Concord keeps human data: rows of {table} cannot be deleted (docs/human-studies.md)."
@@ -29,12 +31,12 @@ def trigger_name(table: str) -> str:
     return f"{table}_refuse_delete"
 
 
-def _run(schema_editor, sql: str) -> None:
+def _run(schema_editor: BaseDatabaseSchemaEditor, sql: str) -> None:
     # params=None: the SQL goes as written (PostgreSQL's RAISE uses % itself)
     schema_editor.execute(sql, params=None)
 
 
-def create_triggers(schema_editor) -> None:
+def create_triggers(schema_editor: BaseDatabaseSchemaEditor) -> None:
     """Create each trigger that is missing (or, on PostgreSQL, replace it)."""
     vendor = schema_editor.connection.vendor
     if vendor == "postgresql":
@@ -60,7 +62,7 @@ def create_triggers(schema_editor) -> None:
         )
 
 
-def drop_triggers(schema_editor) -> None:
+def drop_triggers(schema_editor: BaseDatabaseSchemaEditor) -> None:
     vendor = schema_editor.connection.vendor
     for table in TABLES:
         if vendor == "postgresql":

@@ -1,12 +1,14 @@
 """The rating pages: Prolific arrival, consent, one item per page, completion;
-and the gold annotators' entry. Thin: every change goes through services."""
+and the gold annotators' entry. Thin: every change goes through annotator.actions."""
 
 from __future__ import annotations
 
 import hashlib
 import re
+import uuid
+from collections.abc import Callable
 from functools import wraps
-from urllib.parse import urlencode
+from typing import Any
 
 from django.contrib.auth.decorators import login_required
 from django.db.models import Count
@@ -15,21 +17,24 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
-from annotator import defaults, gold, services
-from annotator.models import Assignment, Item, Participant, Rating, Study
-from annotator.services import (
-    check_can_arrive,
-    check_prolific_id,
-    complete_assignment,
-    find_arrival,
-    has_room,
-    missing_positions,
-    start_assignment,
+from annotator import defaults, gold
+from annotator.actions.arrival import (
+    check_admit_return,
+    check_start_assignment,
+    validate_can_arrive,
+    validate_prolific_id,
 )
+from annotator.actions.rating import check_complete_assignment, check_rate_item, do_note_item_served
+from annotator.completion import completion_url
+from annotator.errors import SESSION_REFUSED_TEXT, SessionRefused
+from annotator.models import Assignment, Item, Participant, Rating, Study
+from annotator.selectors import find_arrival, has_room, may_continue, missing_positions
 from config.errors import ConcordError, Conflict
 from corpus.models import Document
+from users.models import User
 
-PROLIFIC_COMPLETE_URL = "https://app.prolific.com/submissions/complete"
+View = Callable[..., HttpResponse]
+
 BROWSER_MARK = "annotator_browser"  # what keeps a crowd worker's session (and its cookie) alive
 SPEAKER_TURN = re.compile(r"^\s*[\(\[]([A-Z]+[0-9]*)[\)\]]\s*(.*)$")
 
@@ -43,14 +48,14 @@ def wants_json(request: HttpRequest) -> bool:
     return "application/json" in request.headers.get("Accept", "")
 
 
-def shows_refusals(title: str):
+def shows_refusals(title: str) -> Callable[[View], View]:
     """A ConcordError raised in the view (a service refusing: a closed study, a
     bad score) answers the participant with its message and its own status: on
     the message page under `title`, or as {"error", "code"} to the script."""
 
-    def decorate(view):
+    def decorate(view: View) -> View:
         @wraps(view)
-        def answer(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        def answer(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
             try:
                 return view(request, *args, **kwargs)
             except ConcordError as error:
@@ -87,7 +92,7 @@ def rubric_context(study: Study) -> dict:
 
 
 def browser_key(request: HttpRequest) -> str:
-    """This browser, as `services.admit_return` knows it: the SHA-256 of its
+    """This browser, as `check_admit_return` knows it: the SHA-256 of its
     session key. The session (a cookie, no personal data) starts on the consent
     page, so that a second click on Start comes from the same browser."""
     session = request.session
@@ -100,12 +105,12 @@ def browser_key(request: HttpRequest) -> str:
 
 
 def refused_page(request: HttpRequest) -> HttpResponse:
-    return message(request, "Not this browser", services.SESSION_REFUSED_TEXT, status=403)
+    return message(request, "Not this browser", SESSION_REFUSED_TEXT, status=403)
 
 
 @require_http_methods(["GET", "POST"])
 @shows_refusals("Cannot start")
-def study_entry(request: HttpRequest, public_id) -> HttpResponse:
+def study_entry(request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
     """Arrival from a Prolific study link. Nothing about the participant is stored
     before consent. A PROLIFIC_PID that already has work here is led to it only
     from a browser or a Prolific session that may take it up (admit_return)."""
@@ -113,20 +118,24 @@ def study_entry(request: HttpRequest, public_id) -> HttpResponse:
     if study is None:
         raise Http404("No such study.")
     params = request.POST if request.method == "POST" else request.GET
-    pid = check_prolific_id(params.get("PROLIFIC_PID", ""))
+    pid = validate_prolific_id(params.get("PROLIFIC_PID", ""))
     session_id = params.get("SESSION_ID", "")[:64]
     browser = browser_key(request)
     arrival = find_arrival(study, pid=pid)
     if arrival.state == "excluded":
         return message(request, "Thank you", "You can no longer take part in this study.")
-    if arrival.assignment is not None and not services.admit_return(
+    if arrival.assignment is not None and not check_admit_return(
         arrival.assignment, session_id, browser
     ):
         return refused_page(request)
     returning = arrival.state in ("resume", "completed", "unqualified")
-    if returning and (arrival.state != "resume" or services.may_continue(study)):
+    if (
+        returning
+        and arrival.assignment is not None
+        and (arrival.state != "resume" or may_continue(study))
+    ):
         return redirect("annotator:resume", token=arrival.assignment.token)
-    check_can_arrive(study)
+    validate_can_arrive(study)
     prolific = {
         "PROLIFIC_PID": pid,
         "STUDY_ID": params.get("STUDY_ID", "")[:64],
@@ -136,17 +145,19 @@ def study_entry(request: HttpRequest, public_id) -> HttpResponse:
         if params.get("consent") != "yes":
             return message(request, "Consent needed", "Please tick the box to agree first.", 400)
         try:
-            assignment = start_assignment(
+            assignment = check_start_assignment(
                 study,
                 pid=pid,
                 prolific_study_id=prolific["STUDY_ID"],
                 session_id=prolific["SESSION_ID"],
                 browser=browser,
             )
-        except services.SessionRefused as refusal:
+        except SessionRefused as refusal:
+            if refusal.assignment_id is None:
+                raise
             # another browser started with this PID a moment ago: audited as above
             taken = Assignment.objects.get(pk=refusal.assignment_id)
-            if not services.admit_return(taken, session_id, browser):
+            if not check_admit_return(taken, session_id, browser):
                 return refused_page(request)
             assignment = taken
         return redirect("annotator:resume", token=assignment.token)
@@ -191,7 +202,7 @@ def closed_page(request: HttpRequest, assignment: Assignment) -> HttpResponse | 
             "Your time for this task ran out. Open the study link from Prolific again "
             "to continue if your place is still free; your ratings so far are kept.",
         )
-    if not services.may_continue(assignment.task.study):
+    if not may_continue(assignment.task.study):
         return message(
             request,
             "Study closed",
@@ -234,7 +245,8 @@ def transcript_turns(text: str) -> list[dict]:
 def item_document(item: Item, assignment: Assignment) -> Document | None:
     if item.response_id is not None:
         return Document.objects.filter(questions__responses__pk=item.response_id).first()
-    return Document.objects.filter(pk=assignment.task.document_id).first()
+    document_id = assignment.task.document_id  # none: a gold study's task of every meeting
+    return Document.objects.filter(pk=document_id).first() if document_id is not None else None
 
 
 def answers_shown(item: Item, swapped: bool) -> list[dict]:
@@ -253,7 +265,7 @@ def post_rating(request: HttpRequest, assignment: Assignment, position: int) -> 
             raise Conflict("This task is no longer open.")
         return page
     data = request.POST
-    result = services.rate_item(
+    result = check_rate_item(
         assignment,
         position,
         score=data.get("score"),
@@ -303,7 +315,7 @@ def item_page(request: HttpRequest, token: str, position: int) -> HttpResponse:
         return page
     study = assignment.task.study
     item = Item.objects.get(pk=assignment.item_order[position - 1])
-    services.note_item_served(assignment, position)
+    do_note_item_served(assignment, position)
     ratings = {
         r.item_id: r
         for r in assignment.ratings.only(
@@ -331,9 +343,7 @@ def item_page(request: HttpRequest, token: str, position: int) -> HttpResponse:
         "is_gold": assignment.participant.user_id is not None,
         "show_feedback": bool(current and item.is_practice),
         "practice_ok": (
-            item.expected_min <= current.score <= item.expected_max
-            if current and item.is_practice
-            else None
+            item.in_expected_range(current.score) if current and item.is_practice else None
         ),
         "transcript": transcript_turns(document.text) if document else None,
         "meeting": document.external_id if document else "",
@@ -359,7 +369,7 @@ def finish(request: HttpRequest, token: str) -> HttpResponse:
         return page
     missing = missing_positions(assignment)
     if request.method == "POST":
-        complete_assignment(assignment)
+        check_complete_assignment(assignment)
         return redirect("annotator:done", token=token)
     return render(
         request,
@@ -378,14 +388,13 @@ def done(request: HttpRequest, token: str) -> HttpResponse:
     if assignment.status not in (Assignment.Status.COMPLETED, Assignment.Status.NOT_QUALIFIED):
         return redirect("annotator:resume", token=token)
     is_crowd = assignment.participant.user_id is None
-    url = f"{PROLIFIC_COMPLETE_URL}?{urlencode({'cc': assignment.completion_code})}"
     return render(
         request,
         "annotator/done.html",
         {
             "assignment": assignment,
             "code": assignment.completion_code,
-            "prolific_url": url if is_crowd else None,
+            "prolific_url": completion_url(assignment.completion_code) if is_crowd else None,
             "not_qualified": assignment.status == Assignment.Status.NOT_QUALIFIED,
         },
     )
@@ -394,20 +403,24 @@ def done(request: HttpRequest, token: str) -> HttpResponse:
 # --- Gold annotators ---------------------------------------------------------------------------
 
 
-def may_rate_gold(user) -> bool:
-    return user.is_authenticated and (user.is_gold_annotator or user.is_researcher)
+def gold_rater(request: HttpRequest) -> User | None:
+    """The signed-in account when it may rate gold studies (gold annotators and
+    researchers), else None."""
+    user = request.user
+    if isinstance(user, User) and (user.is_gold_annotator or user.is_researcher):
+        return user
+    return None
 
 
 @login_required
 def gold_home(request: HttpRequest) -> HttpResponse:
-    if not may_rate_gold(request.user):
+    user = gold_rater(request)
+    if user is None:
         return message(request, "Not allowed", "Your account may not rate gold studies.", 403)
     studies = Study.objects.filter(kind=Study.Kind.GOLD, status=Study.Status.OPEN).order_by("name")
     mine = {
         a.participant.study_id: a
-        for a in Assignment.objects.filter(participant__user=request.user).select_related(
-            "participant"
-        )
+        for a in Assignment.objects.filter(participant__user=user).select_related("participant")
     }
     progress = dict(
         Rating.objects.filter(assignment__in=mine.values())
@@ -433,8 +446,9 @@ def gold_home(request: HttpRequest) -> HttpResponse:
 @require_POST
 @shows_refusals("Cannot start")
 def gold_start(request: HttpRequest, study_id: int) -> HttpResponse:
-    if not may_rate_gold(request.user):
+    user = gold_rater(request)
+    if user is None:
         return message(request, "Not allowed", "Your account may not rate gold studies.", 403)
     study = get_object_or_404(Study, pk=study_id, kind=Study.Kind.GOLD)
-    assignment = start_assignment(study, user=request.user)
+    assignment = check_start_assignment(study, user=user)
     return redirect("annotator:resume", token=assignment.token)

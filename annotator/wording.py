@@ -1,7 +1,7 @@
 """What a study action did, and what the audit log recorded, in words a
 researcher reads (the console's study monitor and the admin say the same).
 
-The audit log's details stay stored as the services wrote them; this reads
+The audit log's details stay stored as the actions wrote them; this reads
 them, old rows included, so no stored row needs rewriting.
 """
 
@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from django.core.exceptions import FieldDoesNotExist
+from django.db.models import ForeignObjectRel
 
 from annotator.models import AuditEvent, Study
 from config.words import count
@@ -40,7 +41,7 @@ def refill_summary(
 
 
 def refill_result_summary(result: dict[str, int], study: Study) -> str:
-    """refill_summary of what services.refill_quota returned."""
+    """refill_summary of what check_refill_quota returned."""
     return refill_summary(
         result["released"],
         result["open_places"],
@@ -55,9 +56,12 @@ PAIR = re.compile(r"(\w+) (\d+)")
 
 def field_label(name: str) -> str:
     try:
-        return str(Study._meta.get_field(name).verbose_name)
+        field = Study._meta.get_field(name)
     except FieldDoesNotExist:  # a field removed since the row was written
         return name.replace("_", " ")
+    if isinstance(field, ForeignObjectRel):  # a reverse relation has no label of its own
+        return name.replace("_", " ")
+    return str(field.verbose_name)
 
 
 def audit_detail(event: AuditEvent) -> str:

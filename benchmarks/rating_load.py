@@ -58,7 +58,8 @@ from pathlib import Path
 from corpus.importers.synthetic import write_synthetic_elitr
 from judging.importing import import_elitr_bench
 from annotator.models import Study
-from annotator import services
+from annotator.actions.items import check_build_items
+from annotator.actions.status import check_set_study_status
 from corpus.models import Dataset
 from generation.models import System
 data = Path({str(data)!r})
@@ -73,8 +74,8 @@ study = Study.objects.create(name="Load test", dataset=Dataset.objects.get(
     benchmark__slug="elitr-bench", version="qa", language="en", split="test2"),
     raters_per_task={places})
 study.systems.set(System.objects.filter(name__in=systems))
-services.build_items(study)
-services.set_study_open(study, True)
+check_build_items(study)
+check_set_study_status(study, Study.Status.OPEN)
 print(study.public_id)
 """
     out = subprocess.run(

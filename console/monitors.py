@@ -1,6 +1,6 @@
 """What the console shows about a run or a study, computed from what is stored.
 Plain functions a test can call without HTTP; no state changes here (those
-are the apps' services: judging.judging_runs, generation.runner, annotator.services).
+are the apps' services: judging.judging_runs, generation.runner, annotator.actions).
 """
 
 from __future__ import annotations

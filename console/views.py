@@ -1,6 +1,6 @@
 """The researcher console: pages that read, and thin POST views that call the
 same services as the admin and the API (judging.judging_runs, generation.runner,
-annotator.services) and answer with the new state.
+annotator.actions) and answer with the new state.
 
 A POST from htmx (the `HX-Request` header) answers the fragment it replaces,
 with what the action did; a plain POST (no JavaScript) redirects back to the
@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import wraps
 from typing import Any
-from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
@@ -33,12 +32,24 @@ from analysis.links import (
 )
 from analysis.scope import default_selection
 from analysis.selection import Selection
-from annotator import exports, services
+from annotator import exports
+from annotator.actions.arrival import OTHER_DEVICE_HOURS, check_allow_other_device
+from annotator.actions.participants import (
+    check_exclude_participant,
+    check_refill_quota,
+    check_reinstate_participant,
+)
+from annotator.actions.prolific_sync import is_local_url, prolific_study_url
+from annotator.actions.settings import check_save_study
+from annotator.actions.status import check_set_study_status
 from annotator.admin import public_base_url
+from annotator.completion import completion_url
+from annotator.errors import StudyError
 from annotator.models import Participant, Study
-from annotator.prolific import ProlificError, prolific_client_or_none
+from annotator.prolific_api import ProlificError, prolific_client_or_none
 from annotator.quality import participant_quality
-from annotator.views import PROLIFIC_COMPLETE_URL, transcript_turns
+from annotator.selectors import device_access, progress
+from annotator.views import transcript_turns
 from annotator.wording import refill_result_summary
 from config.not_found import friendly_not_found
 from config.words import count
@@ -66,6 +77,7 @@ from judging.models import JudgingRun
 from runs.lifecycle import Outcome
 from runs.models import ACTIVE
 from runs.workers import inspect_workers, worker_states
+from users.permissions import signed_in_user
 
 RUN_MODELS: dict[str, type[JudgingRun] | type[GenerationRun]] = {
     "judging": JudgingRun,
@@ -330,13 +342,13 @@ def study_new(request: HttpRequest) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         study = form.save(commit=False)
         try:
-            services.save_study(
+            check_save_study(
                 study,
                 list(form.changed_data),
-                actor=request.user,
+                actor=signed_in_user(request),
                 after_save=lambda _: form.save_m2m(),
             )
-        except services.StudyError as error:
+        except StudyError as error:
             form.add_error(None, str(error))
         else:
             messages.info(
@@ -357,11 +369,6 @@ def study_new(request: HttpRequest) -> HttpResponse:
             "nav": "home",
         },
     )
-
-
-def completion_url(code: str) -> str:
-    """Where a participant with `code` is sent back to on Prolific."""
-    return f"{PROLIFIC_COMPLETE_URL}?{urlencode({'cc': code})}"
 
 
 def qc_plots(study: Study, quality: list) -> list[dict]:
@@ -385,11 +392,11 @@ def qc_plots(study: Study, quality: list) -> list[dict]:
 def study_context(request: HttpRequest, study: Study, note: dict | None = None) -> dict:
     now = timezone.now()
     quality = participant_quality(study)
-    rows = services.progress(study)
+    rows = progress(study)
     wanted = sum(r.wanted for r in rows)
     base = public_base_url(request)
     quality = participant_quality(study)
-    access = services.device_access(study, now)
+    access = device_access(study, now)
     context = {
         "study": study,
         "rows": [
@@ -410,8 +417,8 @@ def study_context(request: HttpRequest, study: Study, note: dict | None = None) 
             "open": sum(r.open_places for r in rows),
         },
         "quality": quality,
-        "other_device_hours": services.OTHER_DEVICE_HOURS,
-        # each row with its participant's device access (services.device_access)
+        "other_device_hours": OTHER_DEVICE_HOURS,
+        # each row with its participant's device access (annotator.selectors.device_access)
         "quality_rows": [(q, access.get(q.participant_id)) for q in quality],
         "qc_plots": qc_plots(study, quality),
         "feedback": exports.feedback_rows(study),
@@ -422,8 +429,8 @@ def study_context(request: HttpRequest, study: Study, note: dict | None = None) 
         "nav": "home",
     }
     if study.kind == Study.Kind.CROWD:
-        context["prolific_url"] = services.prolific_study_url(study, base)
-        context["local_url"] = services.is_local_url(base)
+        context["prolific_url"] = prolific_study_url(study, base)
+        context["local_url"] = is_local_url(base)
         context["completion_url"] = completion_url(study.completion_code)
         context["failed_check"] = monitors.failed_check_label(study)
         context["failed_check_url"] = completion_url(study.failed_attention_code)
@@ -466,13 +473,14 @@ STUDY_STATES = {
 @researcher_required
 @require_POST
 def study_status(request: HttpRequest, pk: int, action: str) -> HttpResponse:
-    """Open, pause or close (annotator.services.set_study_status, under the study lock)."""
+    """Open, pause or close (annotator.actions.status.check_set_study_status, under the
+    study lock)."""
     study = get_object_or_404(Study, pk=pk)
     if action not in STUDY_STATES:
         raise Http404("No such action.")
     try:
-        study = services.set_study_status(study, STUDY_STATES[action], request.user)
-    except services.StudyError as error:
+        study = check_set_study_status(study, STUDY_STATES[action], signed_in_user(request))
+    except StudyError as error:
         return answer_study(request, study, str(error), False)
     return answer_study(
         request, study, f"{study.name} is now {study.get_status_display().lower()}.", True
@@ -482,12 +490,12 @@ def study_status(request: HttpRequest, pk: int, action: str) -> HttpResponse:
 @researcher_required
 @require_POST
 def study_refill(request: HttpRequest, pk: int) -> HttpResponse:
-    """Release stale work and, on Prolific, raise the places (services.refill_quota)."""
+    """Release stale work and, on Prolific, raise the places (check_refill_quota)."""
     study = get_object_or_404(Study, pk=pk)
     client = prolific_client_or_none() if study.prolific_study_id else None
     try:
-        result = services.refill_quota(study, request.user, client=client)
-    except (services.StudyError, ProlificError) as error:
+        result = check_refill_quota(study, signed_in_user(request), client=client)
+    except (StudyError, ProlificError) as error:
         return answer_study(request, study, str(error), False)
     return answer_study(request, study, refill_result_summary(result, study), True)
 
@@ -495,13 +503,13 @@ def study_refill(request: HttpRequest, pk: int) -> HttpResponse:
 @researcher_required
 @require_POST
 def participant_exclude(request: HttpRequest, pk: int) -> HttpResponse:
-    """Exclude with a reason (services.exclude_participant, under the study lock)."""
+    """Exclude with a reason (check_exclude_participant, under the study lock)."""
     participant = get_object_or_404(Participant.objects.select_related("study"), pk=pk)
     form = ExclusionForm(request.POST)
     reason = form.data.get("reason", "")
     try:
-        changed = services.exclude_participant(participant, request.user, reason)
-    except services.StudyError as error:
+        changed = check_exclude_participant(participant, signed_in_user(request), reason)
+    except StudyError as error:
         return answer_study(request, participant.study, str(error), False)
     text = (
         f"Excluded {participant.rater_id}: their ratings left the analysis and their place "
@@ -516,8 +524,8 @@ def participant_exclude(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def participant_reinstate(request: HttpRequest, pk: int) -> HttpResponse:
     participant = get_object_or_404(Participant.objects.select_related("study"), pk=pk)
-    changed = services.reinstate_participant(
-        participant, request.user, "reinstated from the console"
+    changed = check_reinstate_participant(
+        participant, signed_in_user(request), "reinstated from the console"
     )
     text = (
         f"Reinstated {participant.rater_id}: their ratings count again."
@@ -531,15 +539,15 @@ def participant_reinstate(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def participant_allow_other_device(request: HttpRequest, pk: int) -> HttpResponse:
     """Let a crowd worker continue once from another browser
-    (services.allow_other_device, under the study lock)."""
+    (check_allow_other_device, under the study lock)."""
     participant = get_object_or_404(Participant.objects.select_related("study"), pk=pk)
     try:
-        services.allow_other_device(participant, request.user, "allowed from the console")
-    except services.StudyError as error:
+        check_allow_other_device(participant, signed_in_user(request), "allowed from the console")
+    except StudyError as error:
         return answer_study(request, participant.study, str(error), False)
     text = (
         f"{participant.rater_id} may now continue once from another browser, within "
-        f"{services.OTHER_DEVICE_HOURS} hours."
+        f"{OTHER_DEVICE_HOURS} hours."
     )
     return answer_study(request, participant.study, text, True)
 

@@ -44,7 +44,8 @@ def build_data(report, *, synthetic: bool = False) -> dict:
     from django.contrib.auth import get_user_model
     from django.utils import timezone
 
-    from annotator import services
+    from annotator.actions.arrival import check_start_assignment
+    from annotator.actions.rating import check_complete_assignment, check_rate_item
     from annotator.models import Participant, Rating, Study
     from corpus.models import Dataset, Document
     from demo.setup import set_up_demo
@@ -72,7 +73,7 @@ def build_data(report, *, synthetic: bool = False) -> dict:
     careless, straight, working = count - 4, count - 3, count - 2
     for n in range(count):
         pid = f"5f{rng.randrange(16**10):010x}demo{n:02d}"
-        assignment = services.start_assignment(study, pid=pid, session_id=f"S{n}")
+        assignment = check_start_assignment(study, pid=pid, session_id=f"S{n}")
         items = {i.pk: i for i in study.items.filter(pk__in=assignment.item_order)}
         rate_up_to = len(assignment.item_order) if n < working else rng.randrange(5, 20)
         for position, item_id in enumerate(assignment.item_order[:rate_up_to], 1):
@@ -87,13 +88,13 @@ def build_data(report, *, synthetic: bool = False) -> dict:
                 score = rng.randint(6, 10)
             else:
                 score = max(1, min(10, round(reference + rng.gauss(0, 1.4))))
-            services.submit_rating(assignment, position, score)
+            check_rate_item(assignment, position, score=score)
         # seconds per item as people take them (the straight-liner is fast too)
         for rating in Rating.objects.filter(assignment=assignment).only("pk"):
             seconds = rng.uniform(4, 9) if n == straight else rng.uniform(18, 75)
             Rating.objects.filter(pk=rating.pk).update(seconds=seconds)
         if rate_up_to == len(assignment.item_order):
-            services.complete_assignment(assignment)
+            check_complete_assignment(assignment)
         Participant.objects.filter(pk=assignment.participant_id).update(
             created_at=now - timedelta(minutes=175 - 13 * n + rng.randrange(0, 9))
         )

@@ -21,7 +21,9 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.urls import reverse
 
-from annotator import services
+from annotator.actions.items import check_build_items
+from annotator.actions.settings import check_delete_study, check_save_study
+from annotator.actions.status import check_set_study_status
 from annotator.models import Participant, Study
 from corpus.choices import Mode
 from corpus.importers import ImportFailure
@@ -124,23 +126,23 @@ def ensure_demo_study(benchmark_slug: str) -> Study | None:
         gold_evaluator=Evaluator.objects.filter(name="gold-human-eval").first(),
     )
     study.systems.set(paper or systems)
-    services.build_items(study)
-    services.set_study_open(study, True)
+    check_build_items(study)
+    check_set_study_status(study, Study.Status.OPEN)
     return study
 
 
 def retire_demo_study(study: Study) -> None:
     """Make way for a demo study on other data: delete the old one when nobody
-    took part (services.delete_study), else close it and give it its data's name."""
+    took part (check_delete_study), else close it and give it its data's name."""
     if not Participant.objects.filter(study=study).exists():
-        services.delete_study(study)
+        check_delete_study(study)
         return
     name = f"{DEMO_STUDY} on {study.dataset.benchmark.name}"
     if Study.objects.filter(name=name).exists():
         name = f"{name} #{study.pk}"
     study.name = name
-    services.save_study(study, ["name"])
-    services.set_study_status(study, Study.Status.CLOSED)
+    check_save_study(study, ["name"])
+    check_set_study_status(study, Study.Status.CLOSED)
 
 
 def choose_and_import(

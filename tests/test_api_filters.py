@@ -132,13 +132,13 @@ def test_a_valid_choice_still_filters(api, two_meetings):
 
 @pytest.mark.django_db
 def test_the_boolean_filter_filters(api, two_meetings):
-    from annotator import services
+    from annotator.actions.arrival import check_start_assignment
     from annotator.models import Participant
     from tests.annotator.conftest import make_study
 
     crowd_study = make_study()
-    flagged = services.start_assignment(crowd_study, pid="FLAGGED").participant
-    services.start_assignment(crowd_study, pid="FINE")
+    flagged = check_start_assignment(crowd_study, pid="FLAGGED").participant
+    check_start_assignment(crowd_study, pid="FINE")
     Participant.objects.filter(pk=flagged.pk).update(flagged=True)
     for value, expected in (("true", ["FLAGGED"]), ("0", ["FINE"]), ("", ["FLAGGED", "FINE"])):
         rows = api.get("/api/participants/", {"flagged": value}).json()["results"]

@@ -101,7 +101,7 @@ def test_the_check_sees_an_undeclared_import(tmp_path):
     package = tmp_path / "pkg"
     package.mkdir()
     (package / "m.py").write_text(
-        "import json\nfrom annotator import services\n\n\ndef f():\n    import sklearn.metrics\n"
+        "import json\nfrom annotator import errors\n\n\ndef f():\n    import sklearn.metrics\n"
     )
     wrong = undeclared_imports([package], {"numpy"})
     assert wrong == [

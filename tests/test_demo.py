@@ -17,7 +17,7 @@ from django.contrib.auth import authenticate
 from django.core.management import call_command
 from django.db.models import Count
 
-from annotator import services
+from annotator.actions.arrival import check_start_assignment
 from annotator.models import Study
 from corpus.importers import download
 from corpus.importers.synthetic import write_synthetic_elitr
@@ -115,7 +115,7 @@ def test_the_demo_study_follows_the_data_it_imported(settings, tmp_path, monkeyp
     assert not Study.objects.filter(pk=synthetic_study.pk).exists()  # nobody took part
     assert setup.participant_path().startswith(f"/s/{study.public_id}/")
     # someone takes part in it; the synthetic data comes back (offline): that study is kept
-    services.start_assignment(study, pid="P-KEEP")
+    check_start_assignment(study, pid="P-KEEP")
     setup = demo_setup.set_up_demo(lambda m: None, force_synthetic=True, password="pw-demo-1")
     kept = Study.objects.get(pk=study.pk)
     assert kept.name == f"{demo_setup.DEMO_STUDY} on ELITR-Bench"

@@ -9,7 +9,10 @@ import pytest
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from annotator import services
+from annotator.actions.arrival import check_start_assignment
+from annotator.actions.rating import check_rate_item
+from annotator.actions.status import check_set_study_status
+from annotator.errors import QuotaFull, StudyConflict, StudyError
 from annotator.models import Participant, Study
 from config.api import exception_handler
 from config.errors import ConcordError, Conflict, Invalid, NotFound, UpstreamError
@@ -25,11 +28,11 @@ pytestmark = pytest.mark.django_db
 # Every module that defines a ConcordError, so that the subclass walk sees them all.
 ERROR_MODULES = [
     "analysis.selection",
+    "annotator.errors",
+    "annotator.prolific_api",
     "corpus.importers.errors",
     "judging.evaluators.registry",
     "llm.providers",
-    "annotator.prolific",
-    "annotator.services",
     "generation.config",
     "generation.runner",
     "judging.evaluators",
@@ -112,8 +115,8 @@ def test_domain_errors_keep_their_old_bases():
 
     for cls in (SelectionError, ConfigError, TemplateError):
         assert issubclass(cls, ValueError) and issubclass(cls, Invalid)
-    assert issubclass(services.StudyConflict, services.StudyError)
-    assert issubclass(services.StudyConflict, Conflict)
+    assert issubclass(StudyConflict, StudyError)
+    assert issubclass(StudyConflict, Conflict)
 
 
 # --- Through the API -------------------------------------------------------------------------
@@ -164,7 +167,7 @@ def test_study_errors_through_the_api(api, two_meetings):
     api.post(f"/api/studies/{study_id}/build/")
     api.post(f"/api/studies/{study_id}/open/")
     study = Study.objects.get(pk=study_id)
-    services.submit_rating(services.start_assignment(study, pid="P1"), 1, 5)
+    check_rate_item(check_start_assignment(study, pid="P1"), 1, score=5)
     changed = api.patch(f"/api/studies/{study_id}/", {"systems": ["Synthetic-Echo"]}, format="json")
     assert_error(changed, 409, "study_conflict", "already has ratings")
     assert_error(api.post(f"/api/studies/{study_id}/build/"), 409, "study_conflict", "ratings")
@@ -267,7 +270,7 @@ def test_pages_outside_the_api_keep_the_html_404(client):
 
 def test_an_exclusion_reason_must_be_an_object_with_known_fields(api, two_meetings):
     study = make_study()
-    participant = services.start_assignment(study, pid="P1").participant
+    participant = check_start_assignment(study, pid="P1").participant
     url = f"/api/participants/{participant.pk}/reinstate/"
     assert api.post(url, [None], format="json").status_code == 400
     misspelt = api.post(url, {"reson": "typo"}, format="json")
@@ -293,14 +296,14 @@ def crowd(two_meetings) -> Study:
 def test_arrival_errors_show_the_message_with_their_status(client, crowd):
     no_pid = client.get(f"/s/{crowd.public_id}/")
     assert no_pid.status_code == 400 and b"must be opened from Prolific" in no_pid.content
-    services.set_study_status(crowd, Study.Status.PAUSED)
+    check_set_study_status(crowd, Study.Status.PAUSED)
     paused = client.get(entry_url(crowd, "PID1"))
     assert paused.status_code == 400 and b"paused" in paused.content
-    services.set_study_status(crowd, Study.Status.OPEN)
+    check_set_study_status(crowd, Study.Status.OPEN)
     for pid in ("A1", "A2", "A3", "A4"):
-        services.start_assignment(crowd, pid=pid)
+        check_start_assignment(crowd, pid=pid)
     full = client.post(entry_url(crowd, "LATE"), {"PROLIFIC_PID": "LATE", "consent": "yes"})
-    assert full.status_code == services.QuotaFull.http_status == 409
+    assert full.status_code == QuotaFull.http_status == 409
     assert b"All places in this study are taken" in full.content
     assert "<h1>Cannot start</h1>" in full.content.decode()
 
@@ -316,14 +319,14 @@ def test_rating_errors_answer_the_page_and_the_script(client, crowd):
     assert script.json()["code"] == "study_refused" and "1 to 10" in script.json()["error"]
     unfinished = client.post(reverse("annotator:finish", args=[assignment.token]))
     assert unfinished.status_code == 400 and b"Not finished yet" in unfinished.content
-    services.set_study_status(crowd, Study.Status.CLOSED)
+    check_set_study_status(crowd, Study.Status.CLOSED)
     closed = client.post(url, {"score": "5"}, HTTP_ACCEPT="application/json")
     assert (closed.status_code, closed.json()["code"]) == (409, "conflict")
 
 
 def test_gold_start_shows_the_refusal_with_its_status(client, gold_annotator, two_meetings):
     gold = make_study(name="Gold pass", kind=Study.Kind.GOLD, raters=1)
-    services.set_study_status(gold, Study.Status.CLOSED)
+    check_set_study_status(gold, Study.Status.CLOSED)
     client.force_login(gold_annotator)
     answer = client.post(reverse("annotator:gold_start", args=[gold.pk]))
     assert answer.status_code == 400 and b"closed" in answer.content

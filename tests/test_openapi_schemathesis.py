@@ -25,7 +25,8 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from rest_framework.authtoken.models import Token
 
-from annotator import services
+from annotator.actions.arrival import check_start_assignment
+from annotator.actions.rating import check_rate_item
 from annotator.models import Participant, Study
 from corpus.models import Dataset, Document, Question
 from generation.models import GenerationRun, Response, System
@@ -120,9 +121,9 @@ def wsgi_requests_in_the_test_transaction():
 def api_data(two_meetings, researcher, wsgi_requests_in_the_test_transaction):
     Token.objects.create(user=researcher, key=TOKEN)
     study = make_study(gold_evaluator=Evaluator.objects.get(name="gold-human-eval"))
-    assignment = services.start_assignment(study, pid="RATER1")
-    services.submit_rating(assignment, 1, 7, comment="The reference is wrong.", flag="wrong_item")
-    services.start_assignment(study, pid="RATER2")
+    assignment = check_start_assignment(study, pid="RATER1")
+    check_rate_item(assignment, 1, score=7, comment="The reference is wrong.", flag="wrong_item")
+    check_start_assignment(study, pid="RATER2")
     ensure_metric_evaluators()
     dataset = Dataset.objects.get(version="qa", language="en", split="test2")
     create_judging_run(Evaluator.objects.get(name="metric: f1"), dataset, "st", user=researcher)

@@ -18,7 +18,8 @@ import pytest
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.urls import reverse
 
-from annotator import services
+from annotator.actions.arrival import check_start_assignment
+from annotator.actions.rating import check_complete_assignment, check_rate_item
 from config.spreadsheet import FORMULA_STARTS, csv_text, frame_csv, neutralise, neutralise_frame
 from corpus.models import Document, Question
 from generation.models import System
@@ -126,11 +127,11 @@ def hostile(two_meetings, client, django_user_model):
     Question.objects.filter(pk=question.pk).update(external_id=HOSTILE["question_id"])
     Evaluator.objects.filter(name="gold-human-eval").update(name=HOSTILE["evaluator"])
     study = make_study(name=HOSTILE["study"], raters=1)
-    assignment = services.start_assignment(study, pid=HOSTILE["pid"])
+    assignment = check_start_assignment(study, pid=HOSTILE["pid"])
     for position in range(1, len(assignment.item_order) + 1):
-        services.submit_rating(assignment, position, 7 if position > 1 else 1, 3.5)
-    services.rate_item(assignment, 1, score="1", comment=HOSTILE["comment"])
-    services.complete_assignment(assignment)
+        check_rate_item(assignment, position, score=7 if position > 1 else 1, client_seconds=3.5)
+    check_rate_item(assignment, 1, score="1", comment=HOSTILE["comment"])
+    check_complete_assignment(assignment)
     admin = django_user_model.objects.create_superuser("boss", "b@example.org", "pw-boss-123")
     client.force_login(admin)
     return study

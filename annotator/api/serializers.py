@@ -1,8 +1,16 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Manager, QuerySet
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
+from rest_framework.request import Request
 
-from annotator import services
+from annotator.actions.prolific_sync import prolific_study_url
+from annotator.actions.settings import validate_study_change
 from annotator.models import Participant, Study
+from annotator.selectors import progress
 from config.serializers import KnownFieldsMixin, NameRelatedField
 from corpus.models import Dataset, Document
 from generation.models import System
@@ -30,7 +38,7 @@ class StudyProgressSerializer(serializers.Serializer):
 
 
 class StudySerializer(KnownFieldsMixin, serializers.ModelSerializer):
-    """A study's settings; saving goes through annotator.services.save_study (the
+    """A study's settings; saving goes through annotator.actions.settings.check_save_study (the
     view calls it), which refuses invalid settings, empty selections and changes
     of what is rated once anyone arrived or rated."""
 
@@ -116,12 +124,12 @@ class StudySerializer(KnownFieldsMixin, serializers.ModelSerializer):
     def get_participant_url(self, study: Study) -> str:
         request = self.context.get("request")
         base = public_base_url(request)
-        return services.prolific_study_url(study, base) if study.kind == Study.Kind.CROWD else ""
+        return prolific_study_url(study, base) if study.kind == Study.Kind.CROWD else ""
 
     @extend_schema_field(StudyProgressSerializer)
     def get_progress(self, study: Study) -> dict:
         """Participants (each counted once) per task and in total."""
-        rows = services.progress(study)
+        rows = progress(study)
         return {
             "tasks": [
                 {
@@ -141,7 +149,7 @@ class StudySerializer(KnownFieldsMixin, serializers.ModelSerializer):
             "wanted": sum(r.wanted for r in rows),
         }
 
-    def validate(self, attrs):
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         """Check the settings and the selection before anything is saved: a
         StudyError (400) or StudyConflict (409) reaches the client as it is."""
         systems = attrs.get("systems", list(self.instance.systems.all()) if self.instance else [])
@@ -149,12 +157,12 @@ class StudySerializer(KnownFieldsMixin, serializers.ModelSerializer):
             "documents", list(self.instance.documents.all()) if self.instance else []
         )
         changed = changed_fields(self.instance, attrs)
-        services.check_study_change(self.instance, attrs, systems, documents, changed)
+        validate_study_change(self.instance, attrs, systems, documents, changed)
         attrs["_changed"] = changed
         return attrs
 
 
-def changed_fields(instance: Study | None, attrs: dict) -> list[str]:
+def changed_fields(instance: Study | None, attrs: dict[str, Any]) -> list[str]:
     if instance is None:
         return sorted(k for k in attrs if not k.startswith("_"))
     changed = []
@@ -167,18 +175,19 @@ def changed_fields(instance: Study | None, attrs: dict) -> list[str]:
     return changed
 
 
-def _annotated(study: Study, name: str, fallback) -> int:
+def _annotated(study: Study, name: str, fallback: Manager[Any] | QuerySet[Any]) -> int:
     found = getattr(study, name, None)
     return found if found is not None else fallback.count()
 
 
-def _value(value):
+def _value(value: Any) -> Any:
+    """A field's value as compared for a change: related objects by their keys."""
     if isinstance(value, list | tuple) and value and hasattr(value[0], "pk"):
         return sorted(v.pk for v in value)
     return getattr(value, "pk", value)
 
 
-def public_base_url(request) -> str:
+def public_base_url(request: Request | None) -> str:
     from django.conf import settings
 
     return settings.CONCORD_PUBLIC_URL or (request.build_absolute_uri("/") if request else "/")
@@ -191,7 +200,10 @@ class ParticipantSerializer(serializers.ModelSerializer):
         source="assignment.status", read_only=True, default=""
     )
     other_session_ids = serializers.JSONField(
-        source="assignment.other_session_ids", read_only=True, default=list
+        source="assignment.other_session_ids",
+        read_only=True,
+        # the stubs allow only a mapping; the value is a list of SESSION_IDs
+        default=list,  # type: ignore[arg-type]
     )
     other_device_allowed_until = serializers.DateTimeField(
         source="assignment.other_device_allowed_until",

@@ -1,4 +1,9 @@
-from django.db.models import Count
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from django.db.models import Count, QuerySet
 from django.http import HttpResponse
 from django.utils.timezone import localdate
 from drf_spectacular.types import OpenApiTypes
@@ -10,9 +15,20 @@ from drf_spectacular.utils import (
 )
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
+from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.serializers import BaseSerializer
 
-from annotator import exports, services
+from annotator import exports
+from annotator.actions.arrival import OTHER_DEVICE_HOURS, check_allow_other_device
+from annotator.actions.items import check_build_items
+from annotator.actions.participants import (
+    check_exclude_participant,
+    check_refill_quota,
+    check_reinstate_participant,
+)
+from annotator.actions.settings import check_delete_study, check_save_study
+from annotator.actions.status import check_set_study_status
 from annotator.api.serializers import (
     BuildResultSerializer,
     FeedbackRowSerializer,
@@ -25,18 +41,22 @@ from annotator.api.serializers import (
     StudyStatusSerializer,
 )
 from annotator.models import Participant, Study
-from annotator.prolific import prolific_client_or_none
+from annotator.prolific_api import prolific_client_or_none
 from annotator.quality import participant_quality
 from config.api import ErrorSerializer, ValidationErrorSerializer
 from config.downloads import as_attachment, export_filename
 from config.spreadsheet import csv_text
+from users.models import User
+from users.permissions import signed_in_user
 
 REFUSED = OpenApiResponse(ErrorSerializer, "The study cannot do this now; `detail` says why.")
 CONFLICT = OpenApiResponse(ErrorSerializer, "Refused: it would change what was rated.")
 PROLIFIC_FAILED = OpenApiResponse(ErrorSerializer, "Prolific refused the change or is down.")
 
+F = TypeVar("F", bound=Callable[..., Any])
 
-def status_action(description: str):
+
+def status_action(description: str) -> Callable[[F], F]:
     return extend_schema(
         request=None,
         responses={200: StudyStatusSerializer, 400: REFUSED},
@@ -63,7 +83,7 @@ class StudyViewSet(viewsets.ModelViewSet):
     filterset_fields = ["kind", "status", "rating_type"]
     search_fields = ["name"]
 
-    def get_queryset(self):
+    def get_queryset(self) -> QuerySet[Study]:
         return (
             Study.objects.select_related("evaluator", "gold_evaluator", "baseline_system")
             .prefetch_related("systems", "documents")
@@ -75,13 +95,14 @@ class StudyViewSet(viewsets.ModelViewSet):
             .order_by("-created_at")
         )
 
-    def perform_create(self, serializer):
+    def perform_create(self, serializer: BaseSerializer[Study]) -> None:
         self._save(serializer, Study())
 
-    def perform_update(self, serializer):
+    def perform_update(self, serializer: BaseSerializer[Study]) -> None:
+        assert serializer.instance is not None  # an update's serializer holds its study
         self._save(serializer, serializer.instance)
 
-    def _save(self, serializer, study: Study) -> None:
+    def _save(self, serializer: BaseSerializer[Study], study: Study) -> None:
         data = dict(serializer.validated_data)
         changed = data.pop("_changed", [])
         many = {k: data.pop(k) for k in ("systems", "documents") if k in data}
@@ -92,15 +113,15 @@ class StudyViewSet(viewsets.ModelViewSet):
             for key, value in many.items():
                 getattr(saved, key).set(value)
 
-        services.save_study(study, changed, actor=self.request.user, after_save=set_many)
+        check_save_study(study, changed, actor=signed_in_user(self.request), after_save=set_many)
         serializer.instance = study
 
-    def destroy(self, request, *args, **kwargs):
-        services.delete_study(self.get_object(), request.user)
+    def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        check_delete_study(self.get_object())
         return Response(status=status.HTTP_204_NO_CONTENT)
 
-    def _status(self, request, new_status: str) -> Response:
-        study = services.set_study_status(self.get_object(), new_status, request.user)
+    def _status(self, request: Request, new_status: str) -> Response:
+        study = check_set_study_status(self.get_object(), new_status, signed_in_user(request))
         return Response({"status": study.status})
 
     @extend_schema(
@@ -112,22 +133,22 @@ class StudyViewSet(viewsets.ModelViewSet):
         ),
     )
     @action(detail=True, methods=["post"])
-    def build(self, request, pk=None):
-        return Response(services.build_items(self.get_object(), actor=request.user))
+    def build(self, request: Request, pk: str | None = None) -> Response:
+        return Response(check_build_items(self.get_object(), actor=signed_in_user(request)))
 
     @status_action("Open, or reopen after a pause or a close (the study needs its items).")
     @action(detail=True, methods=["post"])
-    def open(self, request, pk=None):
+    def open(self, request: Request, pk: str | None = None) -> Response:
         return self._status(request, Study.Status.OPEN)
 
     @status_action("No new arrivals; participants with work in progress may finish.")
     @action(detail=True, methods=["post"])
-    def pause(self, request, pk=None):
+    def pause(self, request: Request, pk: str | None = None) -> Response:
         return self._status(request, Study.Status.PAUSED)
 
     @status_action("No arrivals and no more ratings; ratings so far are kept.")
     @action(detail=True, methods=["post"])
-    def close(self, request, pk=None):
+    def close(self, request: Request, pk: str | None = None) -> Response:
         return self._status(request, Study.Status.CLOSED)
 
     @extend_schema(
@@ -138,17 +159,17 @@ class StudyViewSet(viewsets.ModelViewSet):
         ),
     )
     @action(detail=True, methods=["post"])
-    def refill(self, request, pk=None):
+    def refill(self, request: Request, pk: str | None = None) -> Response:
         study = self.get_object()
         client = prolific_client_or_none() if study.prolific_study_id else None
-        return Response(services.refill_quota(study, request.user, client=client))
+        return Response(check_refill_quota(study, signed_in_user(request), client=client))
 
     @extend_schema(
         responses=ParticipantQualitySerializer(many=True),
         description="Each participant's rater statistics and automatic flags.",
     )
     @action(detail=True, methods=["get"], pagination_class=None, filter_backends=[])
-    def quality(self, request, pk=None):
+    def quality(self, request: Request, pk: str | None = None) -> Response:
         return Response([row.__dict__ for row in participant_quality(self.get_object())])
 
     @extend_schema(
@@ -156,7 +177,7 @@ class StudyViewSet(viewsets.ModelViewSet):
         description="Raters' comments and flags on items.",
     )
     @action(detail=True, methods=["get"], pagination_class=None, filter_backends=[])
-    def feedback(self, request, pk=None):
+    def feedback(self, request: Request, pk: str | None = None) -> Response:
         return Response(exports.feedback_rows(self.get_object()))
 
     @extend_schema(
@@ -179,7 +200,7 @@ class StudyViewSet(viewsets.ModelViewSet):
         pagination_class=None,
         filter_backends=[],
     )
-    def export(self, request, pk=None, layout="tidy"):
+    def export(self, request: Request, pk: str | None = None, layout: str = "tidy") -> HttpResponse:
         study = self.get_object()
         if layout == "wide":
             columns, rows = exports.wide_rows(study)
@@ -191,7 +212,7 @@ class StudyViewSet(viewsets.ModelViewSet):
         return as_attachment(answer, name)
 
 
-def participant_change(description: str):
+def participant_change(description: str) -> Callable[[F], F]:
     return extend_schema(
         request=ReasonSerializer,
         responses={
@@ -212,23 +233,23 @@ class ParticipantViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, views
     filterset_fields = ["study", "status", "flagged"]
     queryset = Participant.objects.select_related("assignment__task", "study").order_by("pk")
 
-    def _change(self, request, work) -> Response:
+    def _change(self, request: Request, work: Callable[[Participant, User, str], bool]) -> Response:
         reason = ReasonSerializer(data=request.data)
         reason.is_valid(raise_exception=True)
         participant = self.get_object()
-        changed = work(participant, request.user, reason.validated_data["reason"])
+        changed = work(participant, signed_in_user(request), reason.validated_data["reason"])
         participant.refresh_from_db()
         return Response(ParticipantChangeSerializer(participant).data | {"changed": changed})
 
     @participant_change("Exclude with a reason: ratings kept, out of the analysis, place reopened.")
     @action(detail=True, methods=["post"], filter_backends=[])
-    def exclude(self, request, pk=None):
-        return self._change(request, services.exclude_participant)
+    def exclude(self, request: Request, pk: str | None = None) -> Response:
+        return self._change(request, check_exclude_participant)
 
     @participant_change("Take an excluded participant back (the reason is optional).")
     @action(detail=True, methods=["post"], filter_backends=[])
-    def reinstate(self, request, pk=None):
-        return self._change(request, services.reinstate_participant)
+    def reinstate(self, request: Request, pk: str | None = None) -> Response:
+        return self._change(request, check_reinstate_participant)
 
     @extend_schema(
         request=ReasonSerializer,
@@ -242,10 +263,10 @@ class ParticipantViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, views
         },
         description=(
             "Let a crowd participant take up their work once from another browser, with any "
-            f"SESSION_ID, within {services.OTHER_DEVICE_HOURS} hours (one who switched device "
+            f"SESSION_ID, within {OTHER_DEVICE_HOURS} hours (one who switched device "
             "and whose Prolific session changed). The reason is optional; audited."
         ),
     )
     @action(detail=True, methods=["post"], url_path="allow-other-device", filter_backends=[])
-    def allow_other_device(self, request, pk=None):
-        return self._change(request, services.allow_other_device)
+    def allow_other_device(self, request: Request, pk: str | None = None) -> Response:
+        return self._change(request, check_allow_other_device)

@@ -10,7 +10,7 @@ def mark_failed_checks(apps, schema_editor):
     """Participants given the failed-check code before this status existed
     stayed 'accepted' and their ratings became judgments: they are marked
     failed_check and their judgments (or pairwise verdicts) removed, as
-    annotator.services.sync_rater_judgments does for anyone not accepted.
+    annotator.actions.judgments.do_sync_rater_judgments does for anyone not accepted.
     Their ratings stay."""
     Participant = apps.get_model("annotator", "Participant")
     Judgment = apps.get_model("judging", "Judgment")

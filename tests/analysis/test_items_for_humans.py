@@ -1,6 +1,6 @@
 """The planner's "select items for humans" action: which responses it picks
 (against direct computations), the study it creates through
-annotator.services (exactly those responses), refusals that change nothing,
+annotator.actions.settings.check_save_study (exactly those responses), refusals that change nothing,
 the command, the API, a race of two creations on PostgreSQL, and the report
 page's form driven in Chromium."""
 
@@ -24,8 +24,8 @@ from analysis.items_for_humans import (
     systematic_pps,
 )
 from analysis.selection import Selection, SelectionError
+from annotator.errors import StudyError
 from annotator.models import InclusionProbability, Study
-from annotator.services import StudyError
 from corpus.importers.synthetic import write_synthetic_elitr
 from generation.models import Response
 from judging.importing import import_elitr_bench

@@ -17,7 +17,10 @@ from analysis.ppi import weighted_estimate
 from analysis.report import build_report
 from analysis.report_types import NotComputable
 from analysis.selection import Selection
-from annotator import services
+from annotator.actions.arrival import check_start_assignment
+from annotator.actions.rating import check_complete_assignment
+from annotator.actions.settings import check_save_study
+from annotator.actions.status import check_set_study_status
 from annotator.models import Study
 from judging.models import Judgment
 from tests.annotator.conftest import rate_as_a_person
@@ -97,9 +100,9 @@ def expert_rates(study, user):
             "response_id", "score"
         )
     )
-    assignment = services.start_assignment(study, user=user)
+    assignment = check_start_assignment(study, user=user)
     rate_as_a_person(assignment, lambda item: int(gold[item.response_id]), seconds=300)
-    services.complete_assignment(assignment)
+    check_complete_assignment(assignment)
     study.refresh_from_db()
     return study.evaluator.name
 
@@ -110,7 +113,7 @@ def test_a_planner_study_is_weighted_and_the_reference_stays(two_meetings, djang
     study = create_study(
         SELECTION, method="disagreement", count=12, kind="gold", name="Disputed", raters_per_task=1
     )
-    services.set_study_open(study, True)
+    check_set_study_status(study, Study.Status.OPEN)
     name = expert_rates(study, expert)
     report = build_report(SELECTION)
     # the new study covers 12 of 36 responses: the paper's gold stays the reference
@@ -151,8 +154,8 @@ def test_hand_picked_and_unfinished_label_sets_are_refused(two_meetings, django_
         saved.systems.set(System.objects.all())
         saved.documents.set([one_meeting])
 
-    services.save_study(hand, [], after_save=choose)
-    services.set_study_open(hand, True)
+    check_save_study(hand, [], after_save=choose)
+    check_set_study_status(hand, Study.Status.OPEN)
     name = expert_rates(hand, expert)
     refused = build_report(
         Selection(dataset_version="qa", split="test2", mode="st", ppi_labels=name)
@@ -166,15 +169,15 @@ def test_hand_picked_and_unfinished_label_sets_are_refused(two_meetings, django_
     planned = create_study(
         SELECTION, method="random", count=6, kind="crowd", name="Random six", raters_per_task=1
     )
-    services.set_study_open(planned, True)
-    first = services.start_assignment(planned, pid="PERSON1")
+    check_set_study_status(planned, Study.Status.OPEN)
+    first = check_start_assignment(planned, pid="PERSON1")
     gold = dict(
         Judgment.objects.filter(evaluator__name="gold-human-eval").values_list(
             "response_id", "score"
         )
     )
     rate_as_a_person(first, lambda item: int(gold[item.response_id]), seconds=900)
-    services.complete_assignment(first)
+    check_complete_assignment(first)
     planned.refresh_from_db()
     waiting = build_report(
         Selection(dataset_version="qa", split="test2", mode="st", ppi_labels=planned.evaluator.name)

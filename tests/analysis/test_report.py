@@ -11,7 +11,8 @@ from rest_framework.test import APIClient
 from analysis.report import build_report
 from analysis.report_types import NotComputable
 from analysis.selection import Selection
-from annotator import services
+from annotator.actions.arrival import check_start_assignment
+from annotator.actions.rating import check_complete_assignment, check_rate_item
 from judging.models import Judgment
 from tests.analysis.report_csv import preamble_and_rows, table_rows
 from tests.annotator.conftest import make_study
@@ -130,12 +131,12 @@ def test_crowd_study_ratings_reach_the_report(two_meetings):
     study = make_study(raters=3, min_median_seconds=0)
     quality = {"Synthetic-Echo": 9, "Synthetic-Hedge": 2, "Synthetic-Terse": 5}
     for number, pid in enumerate(("P1", "P2", "P3", "P4", "P5", "P6")):
-        assignment = services.start_assignment(study, pid=pid)
+        assignment = check_start_assignment(study, pid=pid)
         for position, item_id in enumerate(assignment.item_order, 1):
             item = study.items.select_related("response__run__system").get(pk=item_id)
             score = quality[item.response.run.system.name] + (number + position) % 2
-            services.submit_rating(assignment, position, min(10, score))
-        services.complete_assignment(assignment)
+            check_rate_item(assignment, position, score=min(10, score))
+        check_complete_assignment(assignment)
     report = build_report(Selection(study=study.pk))
     crowd = "crowd human (Crowd pilot)"
     assert crowd in report.evaluators

@@ -14,7 +14,9 @@ from django.utils import timezone
 from analysis import caching, plots
 from analysis import report as report_module
 from analysis.selection import Selection
-from annotator import services
+from annotator.actions.arrival import check_start_assignment
+from annotator.actions.participants import check_exclude_participant
+from annotator.actions.rating import check_complete_assignment, check_rate_item
 from annotator.models import Participant
 from judging.models import Judgment
 from tests.annotator.conftest import make_study
@@ -140,10 +142,10 @@ def test_an_excluded_rater_changes_the_key_by_itself(two_meetings, researcher, c
     # the simulated raters answer at once: no speed threshold (not what is tested here)
     study = make_study(raters=3, min_median_seconds=0)
     for number, pid in enumerate(("P1", "P2", "P3", "P4", "P5", "P6")):
-        assignment = services.start_assignment(study, pid=pid)
+        assignment = check_start_assignment(study, pid=pid)
         for position, _ in enumerate(assignment.item_order, 1):
-            services.submit_rating(assignment, position, 3 + ((number + 1) * position) % 7)
-        services.complete_assignment(assignment)
+            check_rate_item(assignment, position, score=3 + ((number + 1) * position) % 7)
+        check_complete_assignment(assignment)
     selection = Selection(study=study.pk)
     first, _ = caching.cached_report(selection)
     caching.cached_figures(first, "png")
@@ -152,7 +154,7 @@ def test_an_excluded_rater_changes_the_key_by_itself(two_meetings, researcher, c
     assert hit
     crowd = "crowd human (Crowd pilot)"
     assert first.report.counts.raters[crowd] == 6
-    services.exclude_participant(
+    check_exclude_participant(
         Participant.objects.get(study=study, prolific_pid="P2"), researcher, "too fast"
     )
     after, hit = caching.cached_report(selection)

@@ -19,8 +19,11 @@ from analysis.links import default_report_url, judging_run_selection, report_url
 from analysis.report import build_report
 from analysis.scope import default_selection
 from analysis.selection import Selection
-from annotator import services
+from annotator.actions.arrival import check_start_assignment
+from annotator.actions.participants import check_exclude_participant, check_reinstate_participant
+from annotator.actions.rating import check_complete_assignment
 from annotator.models import Participant
+from annotator.selectors import task_loads
 from judging.judging_runs import create_judging_run, ensure_metric_evaluators
 from judging.models import Evaluator, Judgment
 from tests.analysis.report_csv import preamble_and_rows
@@ -152,12 +155,12 @@ def gold_score(item) -> int:
 
 def test_flagged_raters_are_left_out_by_default_and_listed(two_meetings):
     study = make_study(raters=3, gold_evaluator=Evaluator.objects.get(name="gold-human-eval"))
-    careful = services.start_assignment(study, pid="CAREFUL")
+    careful = check_start_assignment(study, pid="CAREFUL")
     rate_as_a_person(careful, gold_score, seconds=300)
-    services.complete_assignment(careful)
-    hasty = services.start_assignment(study, pid="HASTY")
+    check_complete_assignment(careful)
+    hasty = check_start_assignment(study, pid="HASTY")
     rate_as_a_person(hasty, lambda item: 1 + item.pk % 10, seconds=0.3)  # 0.3 s per item
-    services.complete_assignment(hasty)
+    check_complete_assignment(hasty)
     hasty.participant.refresh_from_db()
     assert hasty.participant.flagged and hasty.participant.status == "accepted"
     crowd = "crowd human (Crowd pilot)"
@@ -177,9 +180,9 @@ def test_a_failed_check_never_counts_and_is_never_accepted(two_meetings, rita):
     study = make_study(
         name="Checked", raters=3, attention_checks=True, failed_attention_code="FAIL99"
     )
-    rater = services.start_assignment(study, pid="CARELESS")
+    rater = check_start_assignment(study, pid="CARELESS")
     rate_as_a_person(rater, lambda item: 1 if item.kind == "attention" else gold_score(item), 300)
-    code = services.complete_assignment(rater)
+    code = check_complete_assignment(rater)
     assert code == "FAIL99"
     participant = Participant.objects.get(pk=rater.participant_id)
     assert participant.status == Participant.Status.FAILED_CHECK
@@ -191,10 +194,10 @@ def test_a_failed_check_never_counts_and_is_never_accepted(two_meetings, rita):
     assert entry.status == "failed_check" and not entry.counted
     assert "failed an attention check (given the failed-check code): never counts" in entry.reason
     # nobody can reinstate or exclude them; the console says so
-    assert not services.reinstate_participant(participant, None, "looks fine")
-    assert not services.exclude_participant(participant, None, "again")
+    assert not check_reinstate_participant(participant, None, "looks fine")
+    assert not check_exclude_participant(participant, None, "again")
     monitor = rita.get(f"/console/studies/{study.pk}/").content.decode()
     assert "Failed a check (given the failed-check code)" in monitor
     assert "never counts" in monitor
     # their place is free for a replacement
-    assert services.task_loads(study)[rater.task_id] == 0
+    assert task_loads(study)[rater.task_id] == 0

@@ -18,7 +18,8 @@ from scipy import stats
 from analysis.report import build_report
 from analysis.report_types import AltTest, NotComputable
 from analysis.selection import Selection
-from annotator import services
+from annotator.actions.arrival import check_start_assignment
+from annotator.actions.rating import check_complete_assignment, check_rate_item
 from annotator.models import Study
 from judging.importing import import_elitr_bench
 from judging.models import Judgment
@@ -138,12 +139,12 @@ def test_concord_gold_study_with_three_raters_gets_an_alt_test(two_meetings, dja
     )
     for number in range(3):
         user = django_user_model.objects.create_user(f"expert{number}", role="gold_annotator")
-        assignment = services.start_assignment(study, user=user)
+        assignment = check_start_assignment(study, user=user)
         for position, item_id in enumerate(assignment.item_order, 1):
             item = study.items.get(pk=item_id)
             score = int(min(10, max(1, gold[item.response_id] + (position + number) % 3 - 1)))
-            services.submit_rating(assignment, position, score)
-        services.complete_assignment(assignment)
+            check_rate_item(assignment, position, score=score)
+        check_complete_assignment(assignment)
     study.refresh_from_db()
     evaluator = study.evaluator.name
     report = build_report(
@@ -193,10 +194,10 @@ def test_crowd_raters_with_too_few_items_are_explained(two_meetings):
     # the simulated raters answer at once: no speed threshold (not what is tested here)
     study = make_study(raters=3, min_median_seconds=0)
     for number, pid in enumerate(("P1", "P2", "P3", "P4", "P5", "P6")):
-        assignment = services.start_assignment(study, pid=pid)
+        assignment = check_start_assignment(study, pid=pid)
         for position, _ in enumerate(assignment.item_order, 1):
-            services.submit_rating(assignment, position, 1 + (number + position) % 10)
-        services.complete_assignment(assignment)
+            check_rate_item(assignment, position, score=1 + (number + position) % 10)
+        check_complete_assignment(assignment)
     crowd = "crowd human (Crowd pilot)"
     report = build_report(Selection(study=study.pk, humans=(crowd,)))
     verdict = report.trust.rows["gpt-4-eval"].alt_tests["crowd"]

@@ -12,7 +12,8 @@ import re
 
 import pytest
 
-from annotator import services
+from annotator.actions.arrival import check_start_assignment
+from annotator.actions.rating import check_complete_assignment
 from annotator.models import Study
 from corpus.importers.synthetic import write_synthetic_elitr
 from judging.importing import import_elitr_bench
@@ -38,16 +39,16 @@ def test_a_disagreement_picked_study_never_moves_the_reference(
     crowd = make_study(
         name="Crowd with checks", raters=3, attention_checks=True, failed_attention_code="NOPE42"
     )
-    careful = services.start_assignment(crowd, pid="CAREFUL")
+    careful = check_start_assignment(crowd, pid="CAREFUL")
     rate_as_a_person(
         careful,
         lambda item: item.expected_min if item.kind == "attention" else int(gold[item.response_id]),
         seconds=300,
     )
-    services.complete_assignment(careful)
-    careless = services.start_assignment(crowd, pid="CARELESS")
+    check_complete_assignment(careful)
+    careless = check_start_assignment(crowd, pid="CARELESS")
     rate_as_a_person(careless, lambda item: 1 if item.kind == "attention" else 5, seconds=300)
-    assert services.complete_assignment(careless) == "NOPE42"
+    assert check_complete_assignment(careless) == "NOPE42"
 
     # 1. the report as it opens: the reference, in words
     page = sign_in(browser, live_server, path="/analysis/report/")

@@ -1,6 +1,8 @@
 import pytest
 
-from annotator import services
+from annotator.actions.rating import check_rate_item
+from annotator.actions.settings import check_save_study
+from annotator.actions.status import check_set_study_status
 from annotator.models import Study
 from corpus.models import Dataset
 from generation.models import System
@@ -18,8 +20,8 @@ def make_study(name="Crowd pilot", kind=Study.Kind.CROWD, raters=2, **fields) ->
         completion_code="C0DE1234",
         **fields,
     )
-    services.save_study(study, [], after_save=lambda saved: saved.systems.set(System.objects.all()))
-    services.set_study_open(study, True)
+    check_save_study(study, [], after_save=lambda saved: saved.systems.set(System.objects.all()))
+    check_set_study_status(study, Study.Status.OPEN)
     return study
 
 
@@ -52,4 +54,4 @@ def rate_as_a_person(assignment, score_of, seconds: float = 40) -> None:
         Assignment.objects.filter(pk=assignment.pk).update(
             served_item_id=item_id, served_at=timezone.now() - timedelta(seconds=seconds)
         )
-        services.submit_rating(assignment, position, score_of(items[item_id]))
+        check_rate_item(assignment, position, score=score_of(items[item_id]))

@@ -9,7 +9,9 @@ import re
 
 import pytest
 
-from annotator import services
+from annotator.actions.arrival import check_start_assignment
+from annotator.actions.rating import check_complete_assignment, check_rate_item
+from annotator.errors import QuotaFull
 from annotator.models import AuditEvent, Participant, Study
 from corpus.importers.synthetic import write_synthetic_elitr
 from judging.importing import import_elitr_bench
@@ -38,10 +40,10 @@ def admin_page(browser, live_server, django_user_model):
 
 
 def finished(study: Study, pid: str):
-    assignment = services.start_assignment(study, pid=pid)
+    assignment = check_start_assignment(study, pid=pid)
     for position in range(1, len(assignment.item_order) + 1):
-        services.submit_rating(assignment, position, 7)
-    services.complete_assignment(assignment)
+        check_rate_item(assignment, position, score=7)
+    check_complete_assignment(assignment)
     return assignment
 
 
@@ -53,8 +55,8 @@ def choose_action(page, label: str) -> None:
 def test_excluding_a_participant_in_the_admin(admin_page, live_server, study):
     sloppy = finished(study, "SLOPPY")
     finished(study, "STEADY")
-    with pytest.raises(services.QuotaFull):  # both meetings have their one rater
-        services.start_assignment(study, pid="TOO-LATE")
+    with pytest.raises(QuotaFull):  # both meetings have their one rater
+        check_start_assignment(study, pid="TOO-LATE")
     page = admin_page
     page.goto(live_server.url + "/admin/annotator/participant/")
     page.check(f"input[name=_selected_action][value='{sloppy.participant_id}']")
@@ -72,14 +74,14 @@ def test_excluding_a_participant_in_the_admin(admin_page, live_server, study):
     # the place is open again: the study page says so and a newcomer gets that meeting
     page.goto(live_server.url + f"/admin/annotator/study/{study.pk}/change/")
     assert "excluded" in page.inner_text("#study-progress")
-    newcomer = services.start_assignment(study, pid="NEWCOMER")
+    newcomer = check_start_assignment(study, pid="NEWCOMER")
     assert newcomer.task_id == sloppy.task_id
     assert AuditEvent.objects.filter(action="excluded", actor__username="boss").count() == 1
 
 
 def test_pausing_a_study_in_the_admin(admin_page, browser, live_server, study):
     # arrived earlier from the same Prolific submission (entry_url's SESSION_ID)
-    working = services.start_assignment(study, pid="WORKING", session_id="SESSION1")
+    working = check_start_assignment(study, pid="WORKING", session_id="SESSION1")
     page = admin_page
     page.goto(live_server.url + "/admin/annotator/study/")
     page.check(f"input[name=_selected_action][value='{study.pk}']")

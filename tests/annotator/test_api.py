@@ -3,7 +3,8 @@
 import pytest
 from rest_framework.test import APIClient
 
-from annotator import services
+from annotator.actions.arrival import check_start_assignment
+from annotator.actions.rating import check_rate_item
 from annotator.models import Study
 from corpus.models import Dataset
 
@@ -38,7 +39,7 @@ def test_create_build_open_and_arrive(api, two_meetings):
     assert api.post(f"/api/studies/{body['id']}/open/").status_code == 200
     study = Study.objects.get(pk=body["id"])
     assert study.is_open
-    services.start_assignment(study, pid="P1")
+    check_start_assignment(study, pid="P1")
     quality = api.get(f"/api/studies/{body['id']}/quality/").json()
     assert quality[0]["rater"] == "P1" and quality[0]["ratings"] == 0
     export = api.get(f"/api/studies/{body['id']}/export/tidy/")
@@ -56,7 +57,7 @@ def test_items_are_frozen_after_the_first_rating(api, two_meetings):
     study_id = api.post("/api/studies/", payload(), format="json").json()["id"]
     api.post(f"/api/studies/{study_id}/open/")
     study = Study.objects.get(pk=study_id)
-    services.submit_rating(services.start_assignment(study, pid="P1"), 1, 5)
+    check_rate_item(check_start_assignment(study, pid="P1"), 1, score=5)
     refused = api.patch(f"/api/studies/{study_id}/", {"systems": ["Synthetic-Echo"]}, format="json")
     assert refused.status_code == 409 and "already has ratings" in refused.json()["detail"]
     assert (
@@ -73,7 +74,7 @@ def test_rebuilding_after_an_arrival_answers_409_with_the_reason(api, two_meetin
     study = Study.objects.get(pk=study_id)
     assert api.post(f"/api/studies/{study_id}/build/").status_code == 200  # nobody yet
     items = sorted(study.items.values_list("pk", flat=True))
-    services.start_assignment(study, pid="P1")
+    check_start_assignment(study, pid="P1")
     refused = api.post(f"/api/studies/{study_id}/build/")
     assert refused.status_code == 409
     assert refused.json()["code"] == "study_conflict"

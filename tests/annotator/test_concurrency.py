@@ -1,6 +1,6 @@
 """State changes of a study racing each other, with real threads on PostgreSQL.
 
-Every change takes the study's row lock first (annotator/services.py), so no
+Every change takes the study's row lock first (annotator.actions), so no
 race may fail, deadlock or double anything, and afterwards the study's
 judgments always equal the ratings of accepted participants whose work is
 complete. SQLite runs one writer at a time, so these tests need PostgreSQL."""
@@ -13,8 +13,13 @@ import traceback
 import pytest
 from django.db import connection, connections
 
-from annotator import services
+from annotator.actions.arrival import check_start_assignment
+from annotator.actions.participants import check_exclude_participant, check_reinstate_participant
+from annotator.actions.rating import check_complete_assignment, check_rate_item
+from annotator.actions.settings import check_save_study
+from annotator.errors import StudyError
 from annotator.models import Assignment, Item, Participant, Rating, Study
+from annotator.selectors import task_loads
 from corpus.importers.synthetic import write_synthetic_elitr
 from judging.importing import import_elitr_bench
 from judging.models import Judgment
@@ -45,7 +50,7 @@ def race(*work) -> list[str]:
             barrier.wait()
             job()
             outcomes[index] = "ok"
-        except services.StudyError as error:
+        except StudyError as error:
             outcomes[index] = f"refused: {error}"
         except Exception:  # noqa: BLE001 - the test reports any crash
             outcomes[index] = "crash: " + traceback.format_exc()
@@ -93,9 +98,9 @@ def assert_consistent(study: Study) -> None:
 
 
 def rated(study: Study, pid: str) -> Assignment:
-    assignment = services.start_assignment(study, pid=pid)
+    assignment = check_start_assignment(study, pid=pid)
     for position in range(1, len(assignment.item_order) + 1):
-        services.submit_rating(assignment, position, 1 + position % 10)
+        check_rate_item(assignment, position, score=1 + position % 10)
     return assignment
 
 
@@ -106,9 +111,7 @@ def no_crash(outcomes: list[str]) -> None:
 
 def test_simultaneous_arrivals_fill_each_place_once(data):
     study = make_study(raters=2)  # 2 meetings x 2 raters = 4 places
-    outcomes = race(
-        *(lambda n=n: services.start_assignment(study, pid=f"RUSH{n}") for n in range(10))
-    )
+    outcomes = race(*(lambda n=n: check_start_assignment(study, pid=f"RUSH{n}") for n in range(10)))
     no_crash(outcomes)
     assert outcomes.count("ok") == 4
     assert all("places in this study are taken" in o for o in outcomes if o != "ok")
@@ -122,8 +125,8 @@ def test_exclusion_during_completion(data):
         assignment = rated(study, f"EX{trial}")
         participant = assignment.participant
         outcomes = race(
-            lambda a=assignment: services.complete_assignment(a),
-            lambda p=participant: services.exclude_participant(p, None, "failed a check"),
+            lambda a=assignment: check_complete_assignment(a),
+            lambda p=participant: check_exclude_participant(p, None, "failed a check"),
         )
         no_crash(outcomes)
         assert outcomes == ["ok", "ok"]
@@ -138,8 +141,8 @@ def test_two_completions_of_one_task_at_once(data):
     for trial in range(TRIALS):
         assignment = rated(study, f"TWICE{trial}")
         outcomes = race(
-            lambda a=assignment: services.complete_assignment(a),
-            lambda a=assignment: services.complete_assignment(a),
+            lambda a=assignment: check_complete_assignment(a),
+            lambda a=assignment: check_complete_assignment(a),
         )
         no_crash(outcomes)
         assert outcomes == ["ok", "ok"]
@@ -155,8 +158,8 @@ def test_two_participants_of_one_task_complete_at_once(data):
     for trial in range(TRIALS):
         first, second = rated(study, f"A{trial}"), rated(study, f"B{trial}")
         outcomes = race(
-            lambda a=first: services.complete_assignment(a),
-            lambda a=second: services.complete_assignment(a),
+            lambda a=first: check_complete_assignment(a),
+            lambda a=second: check_complete_assignment(a),
         )
         no_crash(outcomes)
         assert outcomes == ["ok", "ok"]
@@ -167,10 +170,10 @@ def test_reinstatement_during_completion(data):
     study = make_study(raters=3)
     for trial in range(TRIALS):
         assignment = rated(study, f"RE{trial}")
-        services.exclude_participant(assignment.participant, None, "by mistake")
+        check_exclude_participant(assignment.participant, None, "by mistake")
         outcomes = race(
-            lambda a=assignment: services.complete_assignment(a),
-            lambda p=assignment.participant: services.reinstate_participant(p, None, "undo"),
+            lambda a=assignment: check_complete_assignment(a),
+            lambda p=assignment.participant: check_reinstate_participant(p, None, "undo"),
         )
         no_crash(outcomes)
         assert outcomes == ["ok", "ok"]
@@ -183,31 +186,31 @@ def test_arrival_during_exclusion(data):
     either takes it or finds the study full, never both places at once."""
     study = make_study(raters=1)  # 2 places
     one, two = rated(study, "ONE"), rated(study, "TWO")
-    services.complete_assignment(one)
+    check_complete_assignment(one)
     for trial in range(TRIALS):
         outcomes = race(
-            lambda: services.exclude_participant(two.participant, None, "too fast"),
-            lambda t=trial: services.start_assignment(study, pid=f"NEW{t}"),
+            lambda: check_exclude_participant(two.participant, None, "too fast"),
+            lambda t=trial: check_start_assignment(study, pid=f"NEW{t}"),
         )
         no_crash(outcomes)
-        loads = services.task_loads(study)
+        loads = task_loads(study)
         assert all(load <= 1 for load in loads.values()), loads
         assert_consistent(study)
-        services.reinstate_participant(two.participant, None, "next trial")
+        check_reinstate_participant(two.participant, None, "next trial")
         for newcomer in Participant.objects.filter(
             prolific_pid__startswith="NEW", status=Participant.Status.ACCEPTED
         ):
-            services.exclude_participant(newcomer, None, "make room for the next trial")
+            check_exclude_participant(newcomer, None, "make room for the next trial")
 
 
 def test_rename_after_ratings_keeps_one_evaluator(data):
     study = make_study(raters=3)
-    services.complete_assignment(rated(study, "R1"))
+    check_complete_assignment(rated(study, "R1"))
     evaluator_id = Study.objects.get(pk=study.pk).evaluator_id
     judgments = stored_judgments(study)
     outcomes = race(
-        lambda: services.save_study(Study(**_fields(study, name="Renamed pilot")), ["name"]),
-        lambda: services.complete_assignment(rated(study, "R2")),
+        lambda: check_save_study(Study(**_fields(study, name="Renamed pilot")), ["name"]),
+        lambda: check_complete_assignment(rated(study, "R2")),
     )
     no_crash(outcomes)
     study.refresh_from_db()

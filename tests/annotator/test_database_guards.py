@@ -6,7 +6,9 @@ import pytest
 from django.core.management import call_command
 from django.db import IntegrityError, connection, transaction
 
-from annotator import services
+from annotator.actions.arrival import check_start_assignment
+from annotator.actions.items import check_build_items
+from annotator.actions.rating import check_rate_item
 from annotator.models import Assignment, Participant, Rating, Study
 from tests.annotator.conftest import make_study
 
@@ -14,8 +16,8 @@ GUARDED = ("annotator_rating", "annotator_assignment", "annotator_participant")
 
 
 def rated(study: Study) -> Rating:
-    assignment = services.start_assignment(study, pid="KEEP1")
-    services.submit_rating(assignment, 1, 7)
+    assignment = check_start_assignment(study, pid="KEEP1")
+    check_rate_item(assignment, 1, score=7)
     return Rating.objects.get(assignment=assignment)
 
 
@@ -53,7 +55,7 @@ def test_orm_delete_of_a_rating_is_refused_too(crowd_study):
 @pytest.mark.django_db
 def test_raw_delete_of_an_unrated_assignment_or_its_participant_is_refused(crowd_study):
     """No foreign key holds an assignment nobody rated in: the trigger does."""
-    assignment = services.start_assignment(crowd_study, pid="ARRIVED")
+    assignment = check_start_assignment(crowd_study, pid="ARRIVED")
     for table, pk in (
         ("annotator_assignment", assignment.pk),
         ("annotator_participant", assignment.participant_id),
@@ -68,7 +70,7 @@ def test_raw_delete_of_an_unrated_assignment_or_its_participant_is_refused(crowd
 def test_items_nobody_rated_may_still_be_rebuilt(crowd_study):
     """Items are not guarded by a trigger: rebuilding before any arrival deletes them."""
     before = set(crowd_study.items.values_list("pk", flat=True))
-    services.build_items(crowd_study)
+    check_build_items(crowd_study)
     assert not before & set(crowd_study.items.values_list("pk", flat=True))
 
 

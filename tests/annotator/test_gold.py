@@ -8,7 +8,8 @@ import random
 
 import pytest
 
-from annotator import services
+from annotator.actions.arrival import check_start_assignment
+from annotator.actions.rating import check_rate_item
 from annotator.gold import (
     grouped_by_meeting,
     item_meetings,
@@ -44,7 +45,7 @@ def test_a_gold_annotators_work_comes_meeting_by_meeting(two_meetings, gold_anno
         "meeting_en_synthetic_001",
         "meeting_en_synthetic_002",
     ]
-    assignment = services.start_assignment(study, user=gold_annotator)
+    assignment = check_start_assignment(study, user=gold_annotator)
     meetings = item_meetings(assignment.item_order)
     assert len(assignment.item_order) == 36 + 2  # 2 meetings x 6 questions x 3 systems, 2 checks
     assert runs_of(meetings[pk] for pk in assignment.item_order if meetings[pk]) == [
@@ -52,7 +53,7 @@ def test_a_gold_annotators_work_comes_meeting_by_meeting(two_meetings, gold_anno
         "meeting_en_synthetic_002",
     ]
     for position in range(1, 5):
-        services.submit_rating(assignment, position, 7)
+        check_rate_item(assignment, position, score=7)
     progress = {m.meeting: m for m in meeting_progress(assignment)}
     first, second = progress["meeting_en_synthetic_001"], progress["meeting_en_synthetic_002"]
     assert (first.total, second.total) == (18, 18)
@@ -75,7 +76,7 @@ def test_a_gold_annotators_work_comes_meeting_by_meeting(two_meetings, gold_anno
 
 @pytest.mark.django_db
 def test_crowd_tasks_keep_their_plain_shuffle(crowd_study):
-    assignment = services.start_assignment(crowd_study, pid="P1")
+    assignment = check_start_assignment(crowd_study, pid="P1")
     replay = sorted(assignment.item_order)
     random.Random(assignment.shuffle_seed).shuffle(replay)
     assert replay == assignment.item_order

@@ -3,9 +3,18 @@
 import pytest
 from django.urls import reverse
 
-from annotator import services
+from annotator.actions.arrival import check_start_assignment
+from annotator.actions.prolific_sync import (
+    check_create_on_prolific,
+    check_publish_on_prolific,
+    check_review_on_prolific,
+    check_sync_prolific_submissions,
+)
+from annotator.actions.rating import check_rate_item
+from annotator.errors import StudyError
 from annotator.models import Assignment, AuditEvent
-from annotator.prolific import ProlificClient, ProlificError
+from annotator.prolific_api import ProlificClient, ProlificError
+from annotator.selectors import task_loads
 from tests.fakes.prolific_server import FakeProlific
 
 pytestmark = pytest.mark.django_db
@@ -25,7 +34,7 @@ def client_for(prolific):
 
 
 def test_create_publish_sync_review(crowd_study, prolific, client_for):
-    study_id = services.create_on_prolific(crowd_study, client_for, "https://concord.example.org")
+    study_id = check_create_on_prolific(crowd_study, client_for, "https://concord.example.org")
     sent = prolific.studies[study_id]
     assert sent["external_study_url"] == (
         f"https://concord.example.org/s/{crowd_study.public_id}/?PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}"
@@ -35,33 +44,33 @@ def test_create_publish_sync_review(crowd_study, prolific, client_for):
     assert sent["reward"] == 450  # GBP 9/hour for 30 minutes, in pence
     assert sent["completion_codes"][0]["code"] == "C0DE1234"
     assert sent["prolific_id_option"] == "url_parameters"
-    with pytest.raises(services.StudyError, match="already on Prolific"):
-        services.create_on_prolific(crowd_study, client_for, "https://concord.example.org")
-    services.publish_on_prolific(crowd_study, client_for)
+    with pytest.raises(StudyError, match="already on Prolific"):
+        check_create_on_prolific(crowd_study, client_for, "https://concord.example.org")
+    check_publish_on_prolific(crowd_study, client_for)
     assert prolific.studies[study_id]["status"] == "ACTIVE"
 
-    keeper = services.start_assignment(crowd_study, pid="KEEPER")
-    leaver = services.start_assignment(crowd_study, pid="LEAVER")
-    services.start_assignment(crowd_study, pid="SLEEPER")
-    services.submit_rating(leaver, 1, 4)
+    keeper = check_start_assignment(crowd_study, pid="KEEPER")
+    leaver = check_start_assignment(crowd_study, pid="LEAVER")
+    check_start_assignment(crowd_study, pid="SLEEPER")
+    check_rate_item(leaver, 1, score=4)
     ids = {
         pid: prolific.add_submission(study_id, pid, status)
         for pid, status in (("KEEPER", "ACTIVE"), ("LEAVER", "RETURNED"), ("SLEEPER", "TIMED-OUT"))
     }
-    counts = services.sync_prolific_submissions(crowd_study, client_for)
+    counts = check_sync_prolific_submissions(crowd_study, client_for)
     assert counts == {"submissions": 3, "released": 2}  # read over two pages
     statuses = dict(Assignment.objects.values_list("participant__prolific_pid", "status"))
     assert statuses == {"KEEPER": "active", "LEAVER": "returned", "SLEEPER": "timed_out"}
-    assert sum(services.task_loads(crowd_study).values()) == 1  # only KEEPER holds a place
+    assert sum(task_loads(crowd_study).values()) == 1  # only KEEPER holds a place
     keeper.refresh_from_db()
     assert keeper.prolific_session_id == ids["KEEPER"]
     # approve and reject
-    services.review_on_prolific(keeper.participant, client_for, approve=True)
+    check_review_on_prolific(keeper.participant, client_for, approve=True)
     assert prolific.submissions[ids["KEEPER"]]["status"] == "APPROVED"
     leaver.refresh_from_db()
     with pytest.raises(ProlificError, match="at least 100 characters"):
-        services.review_on_prolific(leaver.participant, client_for, False, None, "short", "OTHER")
-    services.review_on_prolific(leaver.participant, client_for, False, None, REASON, "LOW_EFFORT")
+        check_review_on_prolific(leaver.participant, client_for, False, None, "short", "OTHER")
+    check_review_on_prolific(leaver.participant, client_for, False, None, REASON, "LOW_EFFORT")
     assert prolific.submissions[ids["LEAVER"]]["status"] == "REJECTED"
     assert AuditEvent.objects.filter(action="prolific_rejected").count() == 1
 
@@ -69,11 +78,11 @@ def test_create_publish_sync_review(crowd_study, prolific, client_for):
 def test_api_errors_are_clear(crowd_study, prolific, client_for):
     prolific.fail_next = 1
     with pytest.raises(ProlificError, match="Prolific answered 500"):
-        services.create_on_prolific(crowd_study, client_for, "https://x.example.org")
+        check_create_on_prolific(crowd_study, client_for, "https://x.example.org")
     crowd_study.refresh_from_db()
     assert crowd_study.prolific_study_id == ""
     with pytest.raises(ProlificError, match="answered 401"):
-        services.create_on_prolific(crowd_study, ProlificClient("wrong", prolific.url), "https://x")
+        check_create_on_prolific(crowd_study, ProlificClient("wrong", prolific.url), "https://x")
     with pytest.raises(ProlificError, match="could not be reached"):
         ProlificClient("t", "http://127.0.0.1:9/api/v1/").submissions("abc")
     with pytest.raises(ProlificError, match="Set PROLIFIC_API_TOKEN"):

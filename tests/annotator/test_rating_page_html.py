@@ -4,7 +4,8 @@ pairwise layout, the comment and flag fields, the practice feedback."""
 import pytest
 from django.urls import reverse
 
-from annotator import defaults, services
+from annotator import defaults
+from annotator.actions.arrival import check_start_assignment
 from annotator.models import Rating
 from generation.models import System
 from tests.annotator.conftest import make_study
@@ -19,7 +20,7 @@ def item_url(assignment, position):
 def test_labelled_five_point_scale(client, two_meetings):
     labels = ["Wrong", "Poor", "Partly right", "Mostly right", "Right"]
     study = make_study(name="Five points", scale_max=5, scale_labels=labels)
-    assignment = services.start_assignment(study, pid="P5")
+    assignment = check_start_assignment(study, pid="P5")
     html = client.get(item_url(assignment, 1)).content.decode()
     assert html.count('name="score"') == 5 and 'value="6"' not in html
     assert all(f"<small>{label}</small>" in html for label in labels)
@@ -28,7 +29,7 @@ def test_labelled_five_point_scale(client, two_meetings):
 
 
 def test_comment_and_flag_posted_with_the_form_are_shown_again(client, crowd_study):
-    assignment = services.start_assignment(crowd_study, pid="P1")
+    assignment = check_start_assignment(crowd_study, pid="P1")
     answer = client.post(
         item_url(assignment, 1), {"score": "4", "comment": "Odd <b>CA</b>", "flag": "wrong_item"}
     )
@@ -46,7 +47,7 @@ def test_pairwise_page(client, two_meetings):
         rating_type="pairwise",
         baseline_system=System.objects.get(name="Synthetic-Terse"),
     )
-    assignment = services.start_assignment(study, pid="PW")
+    assignment = check_start_assignment(study, pid="PW")
     html = client.get(item_url(assignment, 1)).content.decode()
     assert 'id="answer-a"' in html and 'id="answer-b"' in html and 'name="score"' not in html
     for value in ("A", "tie", "B"):
@@ -58,7 +59,7 @@ def test_pairwise_page(client, two_meetings):
 
 def test_practice_feedback_without_javascript(client, two_meetings):
     study = make_study(practice_items=defaults.PRACTICE_ITEMS, practice_pass=2)
-    assignment = services.start_assignment(study, pid="PQ")
+    assignment = check_start_assignment(study, pid="PQ")
     first = client.get(item_url(assignment, 1)).content.decode()
     assert (
         'id="practice-note"' in first

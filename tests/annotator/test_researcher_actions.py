@@ -5,7 +5,8 @@ from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from annotator import services
+from annotator.actions.arrival import check_start_assignment
+from annotator.actions.rating import check_complete_assignment, check_rate_item
 from annotator.models import AuditEvent, Participant, Rating, Study
 from corpus.models import Dataset, Document
 from judging.models import Judgment
@@ -29,10 +30,10 @@ def api(researcher):
 
 
 def finished(study: Study, pid: str, score: int = 6):
-    assignment = services.start_assignment(study, pid=pid)
+    assignment = check_start_assignment(study, pid=pid)
     for position in range(1, len(assignment.item_order) + 1):
-        services.submit_rating(assignment, position, score)
-    services.complete_assignment(assignment)
+        check_rate_item(assignment, position, score=score)
+    check_complete_assignment(assignment)
     return assignment
 
 
@@ -106,7 +107,7 @@ def test_admin_pause_and_reopen_actions(boss, crowd_study):
 
 
 def test_admin_build_items_after_an_arrival_shows_the_reason(boss, crowd_study):
-    services.start_assignment(crowd_study, pid="P1")
+    check_start_assignment(crowd_study, pid="P1")
     items = sorted(crowd_study.items.values_list("pk", flat=True))
     url = reverse("admin:annotator_study_changelist")
     answer = boss.post(
@@ -218,7 +219,7 @@ def test_api_pause_close_reopen_refill_and_progress(api, crowd_study):
 
 
 def test_api_rated_study_answers_409_for_rubric_changes(api, crowd_study):
-    services.submit_rating(services.start_assignment(crowd_study, pid="P1"), 1, 5)
+    check_rate_item(check_start_assignment(crowd_study, pid="P1"), 1, score=5)
     url = f"/api/studies/{crowd_study.pk}/"
     refused = api.patch(url, {"rubric": "Something else"}, format="json")
     assert refused.status_code == 409 and "rubric" in refused.json()["detail"]
@@ -275,7 +276,7 @@ def test_api_malformed_studies_answer_400(api, two_meetings, bad):
 
 def test_api_study_with_participants_cannot_be_deleted(api, two_meetings):
     study = make_study(name="Keep me")
-    services.start_assignment(study, pid="P1")
+    check_start_assignment(study, pid="P1")
     assert api.delete(f"/api/studies/{study.pk}/").status_code == 409
     assert Study.objects.filter(pk=study.pk).exists()
 

@@ -14,8 +14,17 @@ from django.urls import reverse
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from annotator import services
+from annotator.actions.arrival import (
+    OTHER_DEVICE_HOURS,
+    check_admit_return,
+    check_allow_other_device,
+    check_start_assignment,
+)
+from annotator.actions.participants import check_exclude_participant
+from annotator.actions.rating import check_rate_item
+from annotator.errors import SessionRefused, StudyError
 from annotator.models import Assignment, AuditEvent, Participant, Rating
+from annotator.selectors import admissible, device_access
 from tests.annotator.conftest import entry_url
 
 pytestmark = pytest.mark.django_db
@@ -29,7 +38,7 @@ def row(assignment: Assignment) -> tuple:
 
 
 def started(study, pid="P1", session_id="SUB-1", browser=BROWSER_A) -> Assignment:
-    return services.start_assignment(study, pid=pid, session_id=session_id, browser=browser)
+    return check_start_assignment(study, pid=pid, session_id=session_id, browser=browser)
 
 
 # --- The rule ----------------------------------------------------------------------------------
@@ -38,31 +47,31 @@ def started(study, pid="P1", session_id="SUB-1", browser=BROWSER_A) -> Assignmen
 def test_the_consenting_browser_is_remembered(crowd_study):
     assignment = started(crowd_study)
     assert assignment.browsers == [BROWSER_A]
-    assert services.admissible(assignment, "", BROWSER_A) == "browser"
-    assert services.admissible(assignment, "ANOTHER-SUB", BROWSER_A) == "browser"
+    assert admissible(assignment, "", BROWSER_A) == "browser"
+    assert admissible(assignment, "ANOTHER-SUB", BROWSER_A) == "browser"
 
 
 def test_the_first_sessions_id_opens_it_from_any_browser(crowd_study):
     assignment = started(crowd_study)
-    assert services.admissible(assignment, "SUB-1", BROWSER_B) == "session_id"
-    assert services.admissible(assignment, " SUB-1 ", BROWSER_B) == "session_id"
-    assert services.admissible(assignment, "SUB-2", BROWSER_B) == ""
+    assert admissible(assignment, "SUB-1", BROWSER_B) == "session_id"
+    assert admissible(assignment, " SUB-1 ", BROWSER_B) == "session_id"
+    assert admissible(assignment, "SUB-2", BROWSER_B) == ""
 
 
 def test_an_empty_session_id_is_no_key(crowd_study):
     """A first arrival without SESSION_ID, then one without: not the same person."""
     assignment = started(crowd_study, session_id="")
-    assert services.admissible(assignment, "", BROWSER_B) == ""
-    assert services.admissible(assignment, "   ", BROWSER_B) == ""
-    assert services.admissible(assignment, "", "") == ""
+    assert admissible(assignment, "", BROWSER_B) == ""
+    assert admissible(assignment, "   ", BROWSER_B) == ""
+    assert admissible(assignment, "", "") == ""
 
 
 def test_an_allowance_opens_it_until_it_expires(crowd_study):
     assignment = started(crowd_study)
     assignment.other_device_allowed_until = timezone.now() + timedelta(minutes=5)
-    assert services.admissible(assignment, "", BROWSER_B) == "other_device"
+    assert admissible(assignment, "", BROWSER_B) == "other_device"
     assignment.other_device_allowed_until = timezone.now() - timedelta(seconds=1)
-    assert services.admissible(assignment, "", BROWSER_B) == ""
+    assert admissible(assignment, "", BROWSER_B) == ""
 
 
 # --- admit_return -----------------------------------------------------------------------------
@@ -70,10 +79,10 @@ def test_an_allowance_opens_it_until_it_expires(crowd_study):
 
 def test_a_refusal_changes_nothing_and_is_audited(crowd_study):
     assignment = started(crowd_study)
-    services.submit_rating(assignment, 1, 7)
+    check_rate_item(assignment, 1, score=7)
     before = row(assignment)
-    assert services.admit_return(assignment, "SUB-X", BROWSER_B) is False
-    assert services.admit_return(assignment, "", BROWSER_B) is False
+    assert check_admit_return(assignment, "SUB-X", BROWSER_B) is False
+    assert check_admit_return(assignment, "", BROWSER_B) is False
     assert row(assignment) == before
     refusals = AuditEvent.objects.filter(action="session_refused", participant__prolific_pid="P1")
     assert refusals.count() == 2
@@ -84,17 +93,17 @@ def test_a_refusal_changes_nothing_and_is_audited(crowd_study):
 
 def test_the_same_submission_on_another_device_is_remembered(crowd_study):
     assignment = started(crowd_study)
-    assert services.admit_return(assignment, "SUB-1", BROWSER_B) is True
+    assert check_admit_return(assignment, "SUB-1", BROWSER_B) is True
     assignment.refresh_from_db()
     assert assignment.browsers == [BROWSER_A, BROWSER_B]
     assert assignment.other_session_ids == []
     # that browser may come back later without the SESSION_ID
-    assert services.admit_return(assignment, "", BROWSER_B) is True
+    assert check_admit_return(assignment, "", BROWSER_B) is True
 
 
 def test_the_consenting_browser_with_a_new_session_is_recorded(crowd_study):
     assignment = started(crowd_study)
-    assert services.admit_return(assignment, "SUB-2", BROWSER_A) is True
+    assert check_admit_return(assignment, "SUB-2", BROWSER_A) is True
     assignment.refresh_from_db()
     assert (assignment.prolific_session_id, assignment.other_session_ids) == ("SUB-1", ["SUB-2"])
     assert AuditEvent.objects.filter(action="session_changed").count() == 1
@@ -102,33 +111,33 @@ def test_the_consenting_browser_with_a_new_session_is_recorded(crowd_study):
 
 def test_another_device_is_allowed_once(crowd_study, researcher):
     assignment = started(crowd_study)
-    assert services.admit_return(assignment, "SUB-2", BROWSER_B) is False
-    assert services.allow_other_device(assignment.participant, researcher, "switched to a laptop")
+    assert check_admit_return(assignment, "SUB-2", BROWSER_B) is False
+    assert check_allow_other_device(assignment.participant, researcher, "switched to a laptop")
     assignment.refresh_from_db()
     window = assignment.other_device_allowed_until - timezone.now()
-    assert timedelta(hours=services.OTHER_DEVICE_HOURS - 1) < window
-    assert window <= timedelta(hours=services.OTHER_DEVICE_HOURS)
+    assert timedelta(hours=OTHER_DEVICE_HOURS - 1) < window
+    assert window <= timedelta(hours=OTHER_DEVICE_HOURS)
     allowed = AuditEvent.objects.get(action="other_device_allowed")
     assert allowed.actor == researcher and "switched to a laptop" in allowed.detail
 
-    assert services.admit_return(assignment, "SUB-2", BROWSER_B) is True
+    assert check_admit_return(assignment, "SUB-2", BROWSER_B) is True
     assignment.refresh_from_db()
     assert assignment.other_device_allowed_until is None  # used up
     assert assignment.browsers == [BROWSER_A, BROWSER_B]
     assert assignment.other_session_ids == ["SUB-2"]
     assert AuditEvent.objects.filter(action="other_device_used").count() == 1
-    assert services.admit_return(assignment, "", BROWSER_B) is True  # remembered
-    assert services.admit_return(assignment, "SUB-3", BROWSER_C) is False  # only once
+    assert check_admit_return(assignment, "", BROWSER_B) is True  # remembered
+    assert check_admit_return(assignment, "SUB-3", BROWSER_C) is False  # only once
 
 
 def test_allowing_is_for_crowd_workers_who_are_not_excluded(crowd_study, gold_study, researcher):
-    gold = services.start_assignment(gold_study, user=researcher)
-    with pytest.raises(services.StudyError, match="gold annotator"):
-        services.allow_other_device(gold.participant, researcher)
+    gold = check_start_assignment(gold_study, user=researcher)
+    with pytest.raises(StudyError, match="gold annotator"):
+        check_allow_other_device(gold.participant, researcher)
     excluded = started(crowd_study).participant
-    services.exclude_participant(excluded, researcher, "left the study")
-    with pytest.raises(services.StudyError, match="excluded: reinstate them first"):
-        services.allow_other_device(excluded, researcher)
+    check_exclude_participant(excluded, researcher, "left the study")
+    with pytest.raises(StudyError, match="excluded: reinstate them first"):
+        check_allow_other_device(excluded, researcher)
     assert not AuditEvent.objects.filter(action="other_device_allowed").exists()
 
 
@@ -138,21 +147,21 @@ def test_start_assignment_gives_nobody_else_the_work(crowd_study):
     assignment = started(crowd_study)
     Assignment.objects.filter(pk=assignment.pk).update(status=Assignment.Status.TIMED_OUT)
     before = row(assignment)
-    with pytest.raises(services.SessionRefused) as refusal:
-        services.start_assignment(crowd_study, pid="P1", session_id="SUB-X", browser=BROWSER_B)
+    with pytest.raises(SessionRefused) as refusal:
+        check_start_assignment(crowd_study, pid="P1", session_id="SUB-X", browser=BROWSER_B)
     assert refusal.value.assignment_id == assignment.pk and refusal.value.http_status == 403
     assert row(assignment) == before
     # the consenting browser gets it back
-    again = services.start_assignment(crowd_study, pid="P1", session_id="", browser=BROWSER_A)
+    again = check_start_assignment(crowd_study, pid="P1", session_id="", browser=BROWSER_A)
     assert again.pk == assignment.pk and again.status == Assignment.Status.ACTIVE
 
 
 def test_device_access_for_the_monitor(crowd_study, researcher):
     first, second = started(crowd_study, "P1"), started(crowd_study, "P2", "SUB-9", BROWSER_C)
-    services.admit_return(first, "SUB-X", BROWSER_B)
-    services.admit_return(first, "SUB-Y", BROWSER_B)
-    services.allow_other_device(second.participant, researcher)
-    access = services.device_access(crowd_study)
+    check_admit_return(first, "SUB-X", BROWSER_B)
+    check_admit_return(first, "SUB-Y", BROWSER_B)
+    check_allow_other_device(second.participant, researcher)
+    access = device_access(crowd_study)
     assert access[first.participant_id].refused == 2
     assert access[first.participant_id].allowed_until is None
     assert access[second.participant_id].refused == 0
@@ -266,8 +275,8 @@ def test_a_researcher_allows_another_device_from_the_console(client, crowd_study
 
 
 def test_console_refuses_what_cannot_be_allowed(crowd_study, researcher):
-    participant = services.start_assignment(crowd_study, pid="GONE").participant
-    services.exclude_participant(participant, researcher, "no")
+    participant = check_start_assignment(crowd_study, pid="GONE").participant
+    check_exclude_participant(participant, researcher, "no")
     console = Client()
     console.force_login(researcher)
     answer = console.post(reverse("console:allow_other_device", args=[participant.pk]), follow=True)
@@ -284,7 +293,7 @@ def test_console_refuses_what_cannot_be_allowed(crowd_study, researcher):
 def test_the_api_allows_another_device_like_it_excludes(crowd_study, gold_study, researcher):
     api = APIClient()
     api.force_login(researcher)
-    participant = services.start_assignment(crowd_study, pid="P7").participant
+    participant = check_start_assignment(crowd_study, pid="P7").participant
     answer = api.post(
         f"/api/participants/{participant.pk}/allow-other-device/",
         {"reason": "new phone"},
@@ -295,7 +304,7 @@ def test_the_api_allows_another_device_like_it_excludes(crowd_study, gold_study,
     assert body["changed"] is True and body["other_device_allowed_until"]
     listed = api.get("/api/participants/", {"study": crowd_study.pk}).json()["results"]
     assert listed[0]["other_device_allowed_until"] == body["other_device_allowed_until"]
-    gold = services.start_assignment(gold_study, user=researcher).participant
+    gold = check_start_assignment(gold_study, user=researcher).participant
     refused = api.post(f"/api/participants/{gold.pk}/allow-other-device/", {}, format="json")
     assert refused.status_code == 400 and refused.json()["code"] == "study_refused"
     assert AuditEvent.objects.filter(action="other_device_allowed").count() == 1
@@ -304,7 +313,7 @@ def test_the_api_allows_another_device_like_it_excludes(crowd_study, gold_study,
 def test_the_admin_allows_another_device(crowd_study, django_user_model):
     boss = Client()
     boss.force_login(django_user_model.objects.create_superuser("boss", "b@x.org", "pw-boss-123"))
-    participant = services.start_assignment(crowd_study, pid="P8").participant
+    participant = check_start_assignment(crowd_study, pid="P8").participant
     answer = boss.post(
         reverse("admin:annotator_participant_changelist"),
         {"action": "allow_other_device_action", ACTION_CHECKBOX_NAME: [participant.pk]},

@@ -8,10 +8,19 @@ import pytest
 from django.db.models import ProtectedError
 from django.utils import timezone
 
-from annotator import defaults, services
+from annotator import defaults
+from annotator.actions.arrival import check_start_assignment
+from annotator.actions.judgments import check_sync_study_judgments
+from annotator.actions.participants import check_exclude_participant, check_refill_quota
+from annotator.actions.prolific_sync import check_create_on_prolific
+from annotator.actions.rating import check_complete_assignment, check_rate_item
+from annotator.actions.settings import check_save_study
+from annotator.actions.status import check_set_study_status
+from annotator.errors import StudyConflict, StudyError
 from annotator.models import Assignment, AuditEvent, Item, Participant, Rating, Study
-from annotator.prolific import ProlificClient
+from annotator.prolific_api import ProlificClient
 from annotator.quality import participant_quality
+from annotator.selectors import selection
 from corpus.models import Dataset, Document
 from generation.models import System
 from judging.models import Evaluator, Judgment, PairwiseVerdict
@@ -29,24 +38,24 @@ def rate_all(assignment, score=5, seconds_each=None):
                 served_at=timezone.now() - timedelta(seconds=seconds_each),
             )
         value = score(position) if callable(score) else score
-        services.submit_rating(assignment, position, value)
+        check_rate_item(assignment, position, score=value)
 
 
 # --- States ---------------------------------------------------------------------------------
 
 
 def test_pause_stops_arrivals_but_work_in_progress_finishes(crowd_study):
-    working = services.start_assignment(crowd_study, pid="WORKING")
-    services.submit_rating(working, 1, 6)
-    services.set_study_status(crowd_study, Study.Status.PAUSED)
-    with pytest.raises(services.StudyError, match="paused"):
-        services.start_assignment(crowd_study, pid="LATECOMER")
-    assert services.start_assignment(crowd_study, pid="WORKING").pk == working.pk  # resumes
+    working = check_start_assignment(crowd_study, pid="WORKING")
+    check_rate_item(working, 1, score=6)
+    check_set_study_status(crowd_study, Study.Status.PAUSED)
+    with pytest.raises(StudyError, match="paused"):
+        check_start_assignment(crowd_study, pid="LATECOMER")
+    assert check_start_assignment(crowd_study, pid="WORKING").pk == working.pk  # resumes
     rate_all(working)
-    assert services.complete_assignment(working) == "C0DE1234"
+    assert check_complete_assignment(working) == "C0DE1234"
     assert not Participant.objects.filter(prolific_pid="LATECOMER").exists()
-    services.set_study_status(crowd_study, Study.Status.OPEN)  # reopen
-    assert services.start_assignment(crowd_study, pid="LATECOMER").task_id
+    check_set_study_status(crowd_study, Study.Status.OPEN)  # reopen
+    assert check_start_assignment(crowd_study, pid="LATECOMER").task_id
     actions = list(
         AuditEvent.objects.filter(study=crowd_study, action__in=["paused", "opened"])
         .order_by("pk")
@@ -56,29 +65,29 @@ def test_pause_stops_arrivals_but_work_in_progress_finishes(crowd_study):
 
 
 def test_closing_stops_ratings_and_keeps_them(crowd_study):
-    working = services.start_assignment(crowd_study, pid="WORKING")
-    services.submit_rating(working, 1, 6)
-    services.set_study_status(crowd_study, Study.Status.CLOSED)
-    with pytest.raises(services.StudyError, match="closed"):
-        services.submit_rating(working, 2, 6)
-    with pytest.raises(services.StudyError, match="closed"):
-        services.start_assignment(crowd_study, pid="WORKING")
+    working = check_start_assignment(crowd_study, pid="WORKING")
+    check_rate_item(working, 1, score=6)
+    check_set_study_status(crowd_study, Study.Status.CLOSED)
+    with pytest.raises(StudyError, match="closed"):
+        check_rate_item(working, 2, score=6)
+    with pytest.raises(StudyError, match="closed"):
+        check_start_assignment(crowd_study, pid="WORKING")
     assert Rating.objects.filter(assignment=working).count() == 1
 
 
 def test_unknown_status_is_refused(crowd_study):
-    with pytest.raises(services.StudyError, match="open, paused or closed"):
-        services.set_study_status(crowd_study, "archived")
+    with pytest.raises(StudyError, match="open, paused or closed"):
+        check_set_study_status(crowd_study, "archived")
 
 
 # --- Returning participants ------------------------------------------------------------------
 
 
 def test_a_different_session_id_is_recorded_for_the_researcher(crowd_study):
-    first = services.start_assignment(crowd_study, pid="P1", session_id="SUB-A")
-    again = services.start_assignment(crowd_study, pid="P1", session_id="SUB-B")
-    services.start_assignment(crowd_study, pid="P1", session_id="SUB-B")  # recorded once
-    services.start_assignment(crowd_study, pid="P1", session_id="SUB-A")  # the first: nothing
+    first = check_start_assignment(crowd_study, pid="P1", session_id="SUB-A")
+    again = check_start_assignment(crowd_study, pid="P1", session_id="SUB-B")
+    check_start_assignment(crowd_study, pid="P1", session_id="SUB-B")  # recorded once
+    check_start_assignment(crowd_study, pid="P1", session_id="SUB-A")  # the first: nothing
     assert again.pk == first.pk
     first.refresh_from_db()
     assert first.prolific_session_id == "SUB-A" and first.other_session_ids == ["SUB-B"]
@@ -91,7 +100,7 @@ def test_a_different_session_id_is_recorded_for_the_researcher(crowd_study):
 
 
 def test_attention_checks_look_like_other_items_and_need_a_failed_code(two_meetings):
-    with pytest.raises(services.StudyError, match="failed-check completion code"):
+    with pytest.raises(StudyError, match="failed-check completion code"):
         make_study(name="No code", attention_checks=True, failed_attention_code="")
     study = make_study(name="Checks", attention_checks=True, failed_attention_code="FA1LED00")
     checks = Item.objects.filter(study=study, kind=Item.Kind.ATTENTION)
@@ -99,13 +108,13 @@ def test_attention_checks_look_like_other_items_and_need_a_failed_code(two_meeti
     assert not any(
         "attention" in text.lower() for text in checks.values_list("question", flat=True)
     )
-    careless = services.start_assignment(study, pid="CARELESS")
+    careless = check_start_assignment(study, pid="CARELESS")
     rate_all(careless, 10)  # the obviously wrong answer gets 10
-    assert services.complete_assignment(careless) == "FA1LED00"
-    careful = services.start_assignment(study, pid="CAREFUL")
+    assert check_complete_assignment(careless) == "FA1LED00"
+    careful = check_start_assignment(study, pid="CAREFUL")
     expected = {c.pk: c.expected_max for c in checks}
     rate_all(careful, lambda position: expected.get(careful.item_order[position - 1], 5))
-    assert services.complete_assignment(careful) == "C0DE1234"
+    assert check_complete_assignment(careful) == "C0DE1234"
 
 
 def practice_study(**fields):
@@ -121,13 +130,13 @@ def practice_study(**fields):
 
 def test_qualification_round_comes_first_and_failing_it_releases_the_place(two_meetings):
     study = practice_study()
-    failing = services.start_assignment(study, pid="FAILS")
+    failing = check_start_assignment(study, pid="FAILS")
     practice = list(
         Item.objects.filter(pk__in=failing.item_order[:3]).values_list("kind", flat=True)
     )
     assert practice == ["practice"] * 3
     results = [
-        services.rate_item(failing, position, score=score)
+        check_rate_item(failing, position, score=score)
         for position, score in enumerate([1, 1, 9], 1)
     ]
     assert [r.practice_ok for r in results] == [False, False, False]
@@ -136,26 +145,26 @@ def test_qualification_round_comes_first_and_failing_it_releases_the_place(two_m
     failing.refresh_from_db()
     assert failing.status == Assignment.Status.NOT_QUALIFIED
     assert failing.completion_code == "FA1LED00" and failing.practice_passed is False
-    with pytest.raises(services.StudyError, match="no longer open"):
-        services.submit_rating(failing, 4, 5)
+    with pytest.raises(StudyError, match="no longer open"):
+        check_rate_item(failing, 4, score=5)
     # the place went back: the next participant gets the same meeting
-    passing = services.start_assignment(study, pid="PASSES")
+    passing = check_start_assignment(study, pid="PASSES")
     assert passing.task_id == failing.task_id
     for position, score in enumerate([7, 10, 2], 1):
-        result = services.rate_item(passing, position, score=score)
+        result = check_rate_item(passing, position, score=score)
     assert result.qualification == "passed"
     for position in range(4, len(passing.item_order) + 1):
-        services.submit_rating(passing, position, 6)
-    services.complete_assignment(passing)
+        check_rate_item(passing, position, score=6)
+    check_complete_assignment(passing)
     judged = Judgment.objects.filter(evaluator=Study.objects.get(pk=study.pk).evaluator)
     assert judged.count() == len(passing.item_order) - 3  # practice is not a judgment
     assert not judged.filter(rater="FAILS").exists()
 
 
 def test_practice_settings_are_checked(two_meetings):
-    with pytest.raises(services.StudyError, match="higher than the number of practice items"):
+    with pytest.raises(StudyError, match="higher than the number of practice items"):
         practice_study(practice_pass=5)
-    with pytest.raises(services.StudyError, match="lacks expected_min"):
+    with pytest.raises(StudyError, match="lacks expected_min"):
         make_study(
             name="Bad practice",
             practice_items=[{"question": "q", "correct_answer": "c", "answer": "a"}],
@@ -170,14 +179,14 @@ def test_practice_settings_are_checked(two_meetings):
 def test_a_five_point_scale_is_mapped_onto_one_to_ten(two_meetings):
     labels = ["Wrong", "Mostly wrong", "Partly right", "Mostly right", "Right"]
     study = make_study(name="Five points", scale_max=5, scale_labels=labels)
-    assignment = services.start_assignment(study, pid="P5")
-    with pytest.raises(services.StudyError, match="from 1 to 5"):
-        services.submit_rating(assignment, 1, 6)
+    assignment = check_start_assignment(study, pid="P5")
+    with pytest.raises(StudyError, match="from 1 to 5"):
+        check_rate_item(assignment, 1, score=6)
     rate_all(assignment, 5)
-    services.complete_assignment(assignment)
+    check_complete_assignment(assignment)
     judgment = Judgment.objects.filter(rater="P5").first()
     assert (judgment.score, judgment.raw_score, judgment.raw_scale_max) == (10, 5, 5)
-    with pytest.raises(services.StudyError, match="one label per point"):
+    with pytest.raises(StudyError, match="one label per point"):
         make_study(name="Bad labels", scale_max=7, scale_labels=labels)
 
 
@@ -207,7 +216,7 @@ def test_pairwise_items_pair_each_system_with_the_baseline(two_meetings):
 def test_pairwise_orders_are_balanced_and_choices_become_verdicts(two_meetings):
     study = pairwise_study(raters=2)
     for pid in ("R1", "R2", "R3"):  # R1 and R3 share a meeting (fewest raters first)
-        services.start_assignment(study, pid=pid)
+        check_start_assignment(study, pid=pid)
     first = Assignment.objects.get(participant__prolific_pid="R1")
     second = Assignment.objects.get(participant__prolific_pid="R3")
     assert first.task_id == second.task_id
@@ -215,10 +224,10 @@ def test_pairwise_orders_are_balanced_and_choices_become_verdicts(two_meetings):
     assert set(first.swapped_item_ids).isdisjoint(second.swapped_item_ids)
     assert sorted(first.swapped_item_ids + second.swapped_item_ids) == sorted(first.item_order)
     for position in range(1, len(first.item_order) + 1):
-        services.submit_rating(first, position, choice="A")
-    with pytest.raises(services.StudyError, match="A, B or tie"):
-        services.submit_rating(second, 1, choice="C")
-    services.complete_assignment(first)
+        check_rate_item(first, position, choice="A")
+    with pytest.raises(StudyError, match="A, B or tie"):
+        check_rate_item(second, 1, choice="C")
+    check_complete_assignment(first)
     verdicts = PairwiseVerdict.objects.filter(rater="R1")
     assert verdicts.count() == len(first.item_order)
     for verdict in verdicts:
@@ -228,12 +237,12 @@ def test_pairwise_orders_are_balanced_and_choices_become_verdicts(two_meetings):
         # "A" is the answer shown first: the response itself unless swapped
         assert (verdict.order, verdict.winner, verdict.seed) == (int(swapped), "first", 0)
         assert verdict.outcome == ("loss" if swapped else "win")
-    services.exclude_participant(first.participant, None, "test")
+    check_exclude_participant(first.participant, None, "test")
     assert not PairwiseVerdict.objects.filter(rater="R1").exists()
 
 
 def test_pairwise_needs_a_baseline(two_meetings):
-    with pytest.raises(services.StudyError, match="baseline"):
+    with pytest.raises(StudyError, match="baseline"):
         make_study(name="No baseline", rating_type=Study.RatingType.PAIRWISE)
 
 
@@ -241,16 +250,16 @@ def test_pairwise_needs_a_baseline(two_meetings):
 
 
 def test_speed_and_straight_lining_are_flagged(crowd_study):
-    fast = services.start_assignment(crowd_study, pid="FAST")
+    fast = check_start_assignment(crowd_study, pid="FAST")
     rate_all(fast, 7, seconds_each=0.2)  # 18 items in under 4 s, one score everywhere
-    services.complete_assignment(fast)
+    check_complete_assignment(fast)
     fast.participant.refresh_from_db()
     reason = fast.participant.flag_reason
     assert fast.participant.flagged and "median 0.2 s per item" in reason
     assert "gave 7 to all 18 items" in reason
-    careful = services.start_assignment(crowd_study, pid="CAREFUL")
+    careful = check_start_assignment(crowd_study, pid="CAREFUL")
     rate_all(careful, lambda position: 1 + position % 10, seconds_each=60)
-    services.complete_assignment(careful)
+    check_complete_assignment(careful)
     careful.participant.refresh_from_db()
     assert not careful.participant.flagged, careful.participant.flag_reason
     row = next(q for q in participant_quality(crowd_study) if q.rater == "FAST")
@@ -258,19 +267,19 @@ def test_speed_and_straight_lining_are_flagged(crowd_study):
 
 
 def test_comments_and_flags_are_kept_with_the_rating(crowd_study):
-    assignment = services.start_assignment(crowd_study, pid="P1")
-    services.submit_rating(assignment, 1, 4, comment="The reference names the wrong person.")
-    services.submit_rating(assignment, 1, flag="wrong_item")  # a flag alone keeps the score
+    assignment = check_start_assignment(crowd_study, pid="P1")
+    check_rate_item(assignment, 1, score=4, comment="The reference names the wrong person.")
+    check_rate_item(assignment, 1, flag="wrong_item")  # a flag alone keeps the score
     rating = Rating.objects.get()
     assert (rating.score, rating.flag, rating.comment) == (
         4,
         "wrong_item",
         "The reference names the wrong person.",
     )
-    with pytest.raises(services.StudyError, match="Unknown flag"):
-        services.submit_rating(assignment, 1, flag="spam")
-    with pytest.raises(services.StudyError, match="score first"):
-        services.submit_rating(assignment, 2, comment="no score yet")
+    with pytest.raises(StudyError, match="Unknown flag"):
+        check_rate_item(assignment, 1, flag="spam")
+    with pytest.raises(StudyError, match="score first"):
+        check_rate_item(assignment, 2, comment="no score yet")
 
 
 # --- Judgments rater by rater ----------------------------------------------------------------
@@ -280,26 +289,26 @@ def test_exclusion_touches_only_that_raters_judgments(crowd_study):
     crowd_study.raters_per_task = 3
     crowd_study.save()
     for pid in ("KEEP", "DROP"):
-        assignment = services.start_assignment(crowd_study, pid=pid)
+        assignment = check_start_assignment(crowd_study, pid=pid)
         rate_all(assignment, 6)
-        services.complete_assignment(assignment)
+        check_complete_assignment(assignment)
     kept = set(Judgment.objects.filter(rater="KEEP").values_list("pk", flat=True))
-    services.exclude_participant(Participant.objects.get(prolific_pid="DROP"), None, "too fast")
+    check_exclude_participant(Participant.objects.get(prolific_pid="DROP"), None, "too fast")
     assert set(Judgment.objects.filter(rater="KEEP").values_list("pk", flat=True)) == kept
     assert not Judgment.objects.filter(rater="DROP").exists()
-    assert services.sync_study_judgments(crowd_study) == len(kept)  # nothing else to change
+    assert check_sync_study_judgments(crowd_study) == len(kept)  # nothing else to change
     assert set(Judgment.objects.filter(rater="KEEP").values_list("pk", flat=True)) == kept
 
 
 def test_renaming_a_rated_study_keeps_its_one_evaluator(crowd_study):
-    assignment = services.start_assignment(crowd_study, pid="P1")
+    assignment = check_start_assignment(crowd_study, pid="P1")
     rate_all(assignment, 6)
-    services.complete_assignment(assignment)
+    check_complete_assignment(assignment)
     crowd_study.refresh_from_db()
     evaluator = crowd_study.evaluator
     crowd_study.name = "Pilot, renamed"
-    services.save_study(crowd_study, ["name"])
-    services.sync_study_judgments(crowd_study)
+    check_save_study(crowd_study, ["name"])
+    check_sync_study_judgments(crowd_study)
     evaluator.refresh_from_db()
     assert evaluator.name == "crowd human (Pilot, renamed)"
     assert Evaluator.objects.filter(kind="crowd_human").count() == 1
@@ -307,10 +316,10 @@ def test_renaming_a_rated_study_keeps_its_one_evaluator(crowd_study):
 
 
 def test_rated_study_settings_are_frozen(crowd_study):
-    services.submit_rating(services.start_assignment(crowd_study, pid="P1"), 1, 5)
+    check_rate_item(check_start_assignment(crowd_study, pid="P1"), 1, score=5)
     crowd_study.rubric = "A new rubric"
-    with pytest.raises(services.StudyConflict, match="rubric"):
-        services.save_study(crowd_study, ["rubric"])
+    with pytest.raises(StudyConflict, match="rubric"):
+        check_save_study(crowd_study, ["rubric"])
     crowd_study.refresh_from_db()
     assert crowd_study.rubric == defaults.RUBRIC
 
@@ -321,16 +330,16 @@ def test_rated_study_settings_are_frozen(crowd_study):
 def test_meetings_of_another_split_are_refused_by_name(two_meetings):
     other = Document.objects.first()
     Document.objects.filter(pk=other.pk).update(split="dev")
-    with pytest.raises(services.StudyError, match=other.external_id):
+    with pytest.raises(StudyError, match=other.external_id):
         study = Study(
             name="Mixed", dataset=Dataset.objects.get(version="qa", language="en", split="test2")
         )
-        services.selection(study, System.objects.all(), [Document.objects.get(pk=other.pk)])
+        selection(study, System.objects.all(), [Document.objects.get(pk=other.pk)])
 
 
 def test_gold_evaluator_without_scores_on_the_selection_is_refused(two_meetings):
     empty = Evaluator.objects.create(name="gold elsewhere", kind="gold_human")
-    with pytest.raises(services.StudyError, match="no scores on this selection"):
+    with pytest.raises(StudyError, match="no scores on this selection"):
         make_study(name="Wrong gold", gold_evaluator=empty)
     assert not Study.objects.filter(name="Wrong gold").exists()
 
@@ -341,12 +350,12 @@ def test_gold_evaluator_without_scores_on_the_selection_is_refused(two_meetings)
 def test_refill_raises_prolific_places_for_excluded_participants(crowd_study):
     with FakeProlific() as prolific:
         client = ProlificClient(prolific.token, prolific.url)
-        study_id = services.create_on_prolific(crowd_study, client, "https://concord.example.org")
-        done = services.start_assignment(crowd_study, pid="DONE")
+        study_id = check_create_on_prolific(crowd_study, client, "https://concord.example.org")
+        done = check_start_assignment(crowd_study, pid="DONE")
         rate_all(done, 5)
-        services.complete_assignment(done)
-        services.exclude_participant(done.participant, None, "failed gold check")
-        result = services.refill_quota(crowd_study, None, client=client)
+        check_complete_assignment(done)
+        check_exclude_participant(done.participant, None, "failed gold check")
+        result = check_refill_quota(crowd_study, None, client=client)
         assert result["prolific_places"] == 2 * 2 + 1
         assert prolific.studies[study_id]["total_available_places"] == 5
         assert result["open_places"] == 4
@@ -354,8 +363,8 @@ def test_refill_raises_prolific_places_for_excluded_participants(crowd_study):
 
 
 def test_human_data_cannot_be_deleted(crowd_study):
-    assignment = services.start_assignment(crowd_study, pid="P1")
-    services.submit_rating(assignment, 1, 5)
+    assignment = check_start_assignment(crowd_study, pid="P1")
+    check_rate_item(assignment, 1, score=5)
     for delete in (
         lambda: Participant.objects.filter(pk=assignment.participant_id).delete(),
         lambda: Assignment.objects.filter(pk=assignment.pk).delete(),
@@ -372,10 +381,10 @@ def test_a_rated_pairwise_study_reaches_the_agreement_report(two_meetings):
 
     study = pairwise_study(raters=1)
     for pid in ("R1", "R2"):  # one rater per meeting; R1 always prefers A, R2 always B
-        assignment = services.start_assignment(study, pid=pid)
+        assignment = check_start_assignment(study, pid=pid)
         for position in range(1, len(assignment.item_order) + 1):
-            services.submit_rating(assignment, position, choice="A" if pid == "R1" else "B")
-        services.complete_assignment(assignment)
+            check_rate_item(assignment, position, choice="A" if pid == "R1" else "B")
+        check_complete_assignment(assignment)
     name = Study.objects.get(pk=study.pk).evaluator.name
     report = build_report(Selection(dataset_version="qa", split="test2", mode="st"))
     human = report.diagnostics.human_pairwise[name]
@@ -390,10 +399,10 @@ def test_a_rated_pairwise_study_reaches_the_agreement_report(two_meetings):
 
 def test_practice_answers_are_final_and_comments_keep_plain_new_lines(two_meetings):
     study = practice_study()
-    assignment = services.start_assignment(study, pid="P1")
-    services.rate_item(assignment, 1, score=7)
-    with pytest.raises(services.StudyError, match="cannot change once its feedback"):
-        services.rate_item(assignment, 1, score=1)
-    services.rate_item(assignment, 1, score=7, comment="line one\r\nline two\r\n")  # same score
+    assignment = check_start_assignment(study, pid="P1")
+    check_rate_item(assignment, 1, score=7)
+    with pytest.raises(StudyError, match="cannot change once its feedback"):
+        check_rate_item(assignment, 1, score=1)
+    check_rate_item(assignment, 1, score=7, comment="line one\r\nline two\r\n")  # same score
     rating = Rating.objects.get(assignment=assignment)
     assert (rating.score, rating.comment) == (7, "line one\nline two")

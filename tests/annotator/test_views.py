@@ -9,8 +9,10 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from annotator import services
-from annotator.models import Assignment, Participant, Rating
+from annotator.actions.arrival import check_start_assignment
+from annotator.actions.rating import check_complete_assignment, check_rate_item
+from annotator.actions.status import check_set_study_status
+from annotator.models import Assignment, Participant, Rating, Study
 from tests.annotator.conftest import entry_url
 
 pytestmark = pytest.mark.django_db
@@ -57,12 +59,12 @@ def test_consent_page_stores_nothing_and_shows_guidelines(client, crowd_study):
 
 
 def test_closed_study_and_full_quota_store_nothing(client, crowd_study):
-    services.set_study_open(crowd_study, False)
+    check_set_study_status(crowd_study, Study.Status.CLOSED)
     closed = client.get(entry_url(crowd_study, "PID001"))
     assert closed.status_code == 400 and b"closed" in closed.content
-    services.set_study_open(crowd_study, True)
+    check_set_study_status(crowd_study, Study.Status.OPEN)
     for pid in ("A1", "A2", "A3", "A4"):
-        services.start_assignment(crowd_study, pid=pid)
+        check_start_assignment(crowd_study, pid=pid)
     count = Participant.objects.count()
     full = client.get(entry_url(crowd_study, "LATE"))
     assert b"All places in this study are taken" in full.content
@@ -133,7 +135,7 @@ def test_bad_score_answers_400_and_stores_nothing(client, crowd_study, bad):
 
 def test_other_items_and_tokens_are_404(client, crowd_study):
     mine = arrive(client, crowd_study, "MINE")
-    other = services.start_assignment(crowd_study, pid="OTHER")
+    other = check_start_assignment(crowd_study, pid="OTHER")
     assert client.get(item_url(mine, 19)).status_code == 404
     assert client.get(item_url(mine, 0)).status_code == 404
     assert client.get(reverse("annotator:item", args=["not-a-token", 1])).status_code == 404
@@ -144,7 +146,7 @@ def test_other_items_and_tokens_are_404(client, crowd_study):
 
 def test_csrf_is_enforced(crowd_study):
     strict = Client(enforce_csrf_checks=True)
-    assignment = services.start_assignment(crowd_study, pid="PID001")
+    assignment = check_start_assignment(crowd_study, pid="PID001")
     assert strict.post(item_url(assignment, 1), {"score": "5"}).status_code == 403
     assert (
         strict.post(
@@ -214,11 +216,11 @@ def test_crowd_worker_account_cannot_rate_gold(client, gold_study, django_user_m
 
 
 def test_exports(client, crowd_study, django_user_model):
-    assignment = services.start_assignment(crowd_study, pid="P1")
+    assignment = check_start_assignment(crowd_study, pid="P1")
     for position in range(1, 19):
-        services.submit_rating(assignment, position, 6, 2)
-    services.complete_assignment(assignment)
-    services.submit_rating(services.start_assignment(crowd_study, pid="P2"), 1, 3, 1)
+        check_rate_item(assignment, position, score=6, client_seconds=2)
+    check_complete_assignment(assignment)
+    check_rate_item(check_start_assignment(crowd_study, pid="P2"), 1, score=3, client_seconds=1)
     admin = django_user_model.objects.create_superuser("boss", "b@example.org", "pw-boss-123")
     client.force_login(admin)
     url = reverse("admin:annotator_study_changelist")

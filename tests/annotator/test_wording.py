@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from annotator import services
+from annotator.actions.participants import check_refill_quota
+from annotator.actions.settings import check_save_study
+from annotator.actions.status import check_set_study_status
 from annotator.models import AuditEvent, Study
 from annotator.wording import audit_detail, refill_summary
 from config.words import count
@@ -65,10 +67,10 @@ def test_audit_details_read_as_words(action, detail, words):
 
 @pytest.mark.django_db
 def test_what_the_services_record_reads_as_words(crowd_study, researcher):
-    services.refill_quota(crowd_study, researcher)
+    check_refill_quota(crowd_study, researcher)
     crowd_study.completion_code = "NEWCODE1"
-    services.save_study(crowd_study, ["completion_code"], actor=researcher)
-    services.set_study_status(crowd_study, "paused", researcher)
+    check_save_study(crowd_study, ["completion_code"], actor=researcher)
+    check_set_study_status(crowd_study, "paused", researcher)
     read = {
         event.action: audit_detail(event) for event in AuditEvent.objects.filter(study=crowd_study)
     }
@@ -86,7 +88,7 @@ def test_what_the_services_record_reads_as_words(crowd_study, researcher):
         dataset=crowd_study.dataset,
         completion_code="C0DE1234",
     )
-    services.save_study(
+    check_save_study(
         one,
         [],
         after_save=lambda s: (s.systems.set(System.objects.all()), s.documents.set([document])),

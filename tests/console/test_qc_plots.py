@@ -11,7 +11,8 @@ import pytest
 from django.urls import reverse
 
 from analysis import plots
-from annotator import services
+from annotator.actions.arrival import check_start_assignment
+from annotator.actions.rating import check_complete_assignment, check_rate_item
 from annotator.models import Participant, Study
 from annotator.quality import participant_quality
 from console import monitors
@@ -36,12 +37,12 @@ def draws(monkeypatch):
 def rate(study: Study, pid: str, scores, items: int | None = None):
     """Rate the first `items` items of a task (all, and complete it, by
     default), giving `scores` in turn."""
-    assignment = services.start_assignment(study, pid=pid)
+    assignment = check_start_assignment(study, pid=pid)
     count = len(assignment.item_order) if items is None else items
     for position in range(1, count + 1):
-        services.submit_rating(assignment, position, scores[(position - 1) % len(scores)])
+        check_rate_item(assignment, position, score=scores[(position - 1) % len(scores)])
     if items is None:
-        services.complete_assignment(assignment)
+        check_complete_assignment(assignment)
     return assignment
 
 
@@ -94,7 +95,7 @@ def test_the_monitor_shows_a_plot_per_rater_that_is_drawn_once_per_state(
     assert len(draws) == 2
     # P2 rates one more item: only P2's plot gets a new URL and is drawn again
     p2 = Participant.objects.get(prolific_pid="P2").assignment
-    services.submit_rating(p2, p2.ratings.count() + 1, 10)
+    check_rate_item(p2, p2.ratings.count() + 1, score=10)
     after = plot_urls(client.get(live).content.decode())
     assert after[0] == urls[0] and after[1] != urls[1]
     client.get(after[1])
@@ -120,7 +121,7 @@ def test_pairwise_studies_have_no_score_plots(client, researcher, two_meetings):
         rating_type=Study.RatingType.PAIRWISE,
         baseline_system=System.objects.get(name="Synthetic-Hedge"),
     )
-    assignment = services.start_assignment(study, pid="P1")
+    assignment = check_start_assignment(study, pid="P1")
     client.force_login(researcher)
     html = client.get(reverse("console:study", args=[study.pk])).content.decode()
     assert plot_urls(html) == [] and "Raters against gold" not in html

@@ -17,7 +17,11 @@ import re
 import pytest
 from django.utils import timezone
 
-from annotator import services
+from annotator.actions.arrival import check_start_assignment
+from annotator.actions.participants import check_refill_quota
+from annotator.actions.rating import check_complete_assignment, check_rate_item
+from annotator.actions.settings import check_save_study
+from annotator.actions.status import check_set_study_status
 from annotator.models import Assignment, Item, Study
 from corpus.importers.synthetic import write_synthetic_elitr
 from corpus.models import Dataset
@@ -46,8 +50,8 @@ def rate_everything(assignment: Assignment, score: int, *, pass_checks: bool = T
         if item.is_attention_check:
             inside = item.expected_min
             value = inside if pass_checks else (1 if inside > 1 else 10)
-        services.submit_rating(assignment, position, value)
-    services.complete_assignment(Assignment.objects.get(pk=assignment.pk))
+        check_rate_item(assignment, position, score=value)
+    check_complete_assignment(Assignment.objects.get(pk=assignment.pk))
 
 
 @pytest.fixture
@@ -61,7 +65,7 @@ def worked_study(data) -> Study:
         gold_evaluator=Evaluator.objects.get(name="gold-human-eval"),
     )
     for n, score in enumerate([8, 7, 9, 1, None]):
-        assignment = services.start_assignment(study, pid=f"5f00demo{n:02d}", session_id=f"S{n}")
+        assignment = check_start_assignment(study, pid=f"5f00demo{n:02d}", session_id=f"S{n}")
         if score is not None:
             rate_everything(assignment, score, pass_checks=score != 1)
     return study
@@ -294,8 +298,8 @@ def test_counts_say_1_task_and_2_tasks(
     create_console_study(page, "One meeting", raters=1)
     assert "Study created: One meeting, 1 task, 6 items." in page.inner_text("#messages")
     study = Study.objects.get(name="One meeting")
-    services.set_study_open(study, True)
-    services.start_assignment(study, pid="5f00one")
+    check_set_study_status(study, Study.Status.OPEN)
+    check_start_assignment(study, pid="5f00one")
     monitor(page, live_server, study)
     text = page.inner_text("main")
     assert "1 rater per task" in text and "(6 items)" in text
@@ -308,10 +312,10 @@ def test_counts_say_1_task_and_2_tasks(
 
 
 def test_audit_entries_read_as_words(browser, live_server, worked_study, researcher):
-    services.set_study_status(worked_study, Study.Status.PAUSED, researcher)
+    check_set_study_status(worked_study, Study.Status.PAUSED, researcher)
     worked_study.completion_code = "NEWC0DE1"
-    services.save_study(worked_study, ["completion_code", "min_gold_correlation"], actor=researcher)
-    services.refill_quota(worked_study, researcher)
+    check_save_study(worked_study, ["completion_code", "min_gold_correlation"], actor=researcher)
+    check_refill_quota(worked_study, researcher)
     page = sign_in(browser, live_server)
     monitor(page, live_server, worked_study)
     audit = page.inner_text("#audit")
@@ -391,7 +395,7 @@ def test_a_gold_annotators_items_come_meeting_by_meeting(
     # the rest of the first meeting, rated (as the keyboard would)
     assignment = Assignment.objects.get(participant__study=study)
     for position in range(2, 19):
-        services.submit_rating(assignment, position, 7)
+        check_rate_item(assignment, position, score=7)
     page.goto(live_server.url + "/gold/")
     first = page.locator("li[data-meeting=meeting_en_synthetic_001]")
     second = page.locator("li[data-meeting=meeting_en_synthetic_002]")

@@ -7,7 +7,9 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from annotator import services
+from annotator.actions.arrival import check_start_assignment
+from annotator.actions.rating import check_complete_assignment, check_rate_item
+from annotator.actions.status import check_set_study_status
 from annotator.models import AuditEvent, Participant, Study
 from corpus.models import Dataset, Document
 from judging.judging_runs import create_judging_run, ensure_metric_evaluators
@@ -30,10 +32,10 @@ def qa_test2() -> Dataset:
 
 
 def finished(study: Study, pid: str, score: int = 6):
-    assignment = services.start_assignment(study, pid=pid)
+    assignment = check_start_assignment(study, pid=pid)
     for position in range(1, len(assignment.item_order) + 1):
-        services.submit_rating(assignment, position, score)
-    services.complete_assignment(assignment)
+        check_rate_item(assignment, position, score=score)
+    check_complete_assignment(assignment)
     return assignment
 
 
@@ -314,7 +316,7 @@ def test_a_refused_study_says_why_and_stores_nothing(rita, two_meetings):
 
 def test_study_monitor_shows_progress_quality_and_the_prolific_link(rita, crowd_study):
     finished(crowd_study, "STEADY")
-    services.start_assignment(crowd_study, pid="WORKING")
+    check_start_assignment(crowd_study, pid="WORKING")
     html = rita.get(reverse("console:study", args=[crowd_study.pk])).content.decode()
     assert f"/s/{crowd_study.public_id}/?PROLIFIC_PID=" in html and 'id="copy-prolific-url"' in html
     assert 'data-participant="STEADY"' in html and 'data-participant="WORKING"' in html
@@ -368,7 +370,7 @@ def test_pause_open_close_and_refill_from_the_console(rita, crowd_study):
 def test_opening_a_study_without_items_is_refused_with_its_reason(rita, two_meetings):
     study = make_study(name="Empty")
     study.items.all().delete()
-    services.set_study_status(study, Study.Status.CLOSED)
+    check_set_study_status(study, Study.Status.CLOSED)
     answer = rita.post(reverse("console:study_status", args=[study.pk, "open"]), **HTMX)
     assert "has no items yet" in answer.content.decode()
     study.refresh_from_db()

@@ -34,7 +34,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         from analysis.items_for_humans import create_study
-        from annotator.services import StudyError
+        from annotator.errors import StudyError
 
         if not 1 <= options["raters"] <= 1000:
             raise CommandError("--raters: from 1 to 1000.")

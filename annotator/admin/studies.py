@@ -1,27 +1,45 @@
+"""The admin of studies: the settings form (the same checks as saving), the
+study page (participant link, progress, quality control, feedback) and the
+study actions (build, open / pause / close, refill, exports, scores, Prolific)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
 from django import forms
-from django.conf import settings
 from django.contrib import admin, messages
-from django.db.models import Count
-from django.http import HttpResponse
-from django.shortcuts import render
+from django.db.models import Count, QuerySet
+from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.timezone import localdate
 
-from annotator import exports, services
-from annotator.models import Assignment, AuditEvent, Item, Participant, Rating, Study
-from annotator.prolific import (
-    REJECTION_CATEGORIES,
-    ProlificClient,
-    ProlificError,
-    prolific_client_or_none,
+from annotator import exports, selectors
+from annotator.actions.items import check_build_items
+from annotator.actions.judgments import check_sync_study_judgments
+from annotator.actions.participants import check_refill_quota
+from annotator.actions.prolific_sync import (
+    check_create_on_prolific,
+    check_publish_on_prolific,
+    check_sync_prolific_submissions,
+    is_local_url,
+    prolific_study_url,
 )
+from annotator.actions.settings import check_delete_study, check_save_study, validate_study_change
+from annotator.actions.status import check_set_study_status
+from annotator.admin.common import csv_response, for_each_on_prolific, public_base_url
+from annotator.completion import completion_url
+from annotator.errors import StudyError
+from annotator.models import Study
+from annotator.prolific_api import ProlificClient, ProlificError, prolific_client_or_none
 from annotator.quality import participant_quality
 from annotator.wording import refill_result_summary
-from config.downloads import as_attachment, export_filename
+from config.downloads import export_filename
 from config.spreadsheet import csv_text
 from config.words import count
 from corpus.models import Dataset
+from users.permissions import signed_in_user
 
 STUDY_FIELDS = [
     "name",
@@ -54,38 +72,47 @@ STUDY_FIELDS = [
 
 
 class StudyForm(forms.ModelForm):
-    """Checks everything annotator.services.save_study would refuse, before saving:
+    """Checks everything annotator.actions.settings.check_save_study would refuse, before saving:
     settings, meetings of another dataset, a selection without responses, a
     gold evaluator with no scores on it, changes of what is rated after arrivals."""
+
+    # The admin's add page sets it from ?dataset= (the dataset picker reloads with it).
+    dataset_hint: str | None = None
 
     class Meta:
         model = Study
         fields = STUDY_FIELDS
 
-    def __init__(self, *args, dataset_id=None, **kwargs):
+    def __init__(self, *args: Any, dataset_id: int | str | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        dataset_id = dataset_id or self.instance.dataset_id or self.initial.get("dataset")
+        dataset_id = (
+            dataset_id
+            or self.dataset_hint
+            or self.instance.dataset_id
+            or self.initial.get("dataset")
+        )
         documents = self.fields.get("documents")
-        if documents is not None and dataset_id:
+        if isinstance(documents, forms.ModelChoiceField) and dataset_id:
             dataset = Dataset.objects.filter(pk=dataset_id).first()
             if dataset is not None:
                 # Only the chosen dataset's meetings (the picker listed all 18 before).
-                documents.queryset = services.documents_for(dataset).order_by("external_id")
+                documents.queryset = selectors.documents_for(dataset).order_by("external_id")
                 documents.help_text = f"Meetings of {dataset}; none selected: all."
 
-    def clean(self):
-        cleaned = super().clean()
+    def clean(self) -> dict[str, Any]:
+        super().clean()
+        cleaned = self.cleaned_data
         if self.errors:
             return cleaned
         try:
-            services.check_study_change(
+            validate_study_change(
                 self.instance,
                 cleaned,
                 cleaned.get("systems") or [],
                 cleaned.get("documents") or [],
                 list(self.changed_data),
             )
-        except services.StudyError as error:
+        except StudyError as error:
             raise forms.ValidationError(str(error)) from None
         return cleaned
 
@@ -95,6 +122,7 @@ class StudyAdmin(admin.ModelAdmin):
     """Studies: selection, texts, pay, codes, states, participants, quality control."""
 
     form = StudyForm
+    _request: HttpRequest  # the request of the page being drawn (see get_form)
 
     class Media:
         js = ("annotator/admin_study.js",)
@@ -195,61 +223,67 @@ class StudyAdmin(admin.ModelAdmin):
     )
 
     @admin.display(description="Chosen responses")
-    def chosen_responses(self, obj):
+    def chosen_responses(self, obj: Study | None) -> str:
         """A study the report's planner created rates only the responses it chose."""
         if obj is None or obj.pk is None:
             return "-"
         count = obj.responses.count()
         return f"{count} chosen by the report's planner" if count else "all of the selection"
 
-    def get_form(self, request, obj=None, **kwargs):
+    def get_form(
+        self, request: HttpRequest, obj: Study | None = None, change: bool = False, **kwargs: Any
+    ) -> type[forms.ModelForm[Any]]:
         self._request = request
-        form = super().get_form(request, obj, **kwargs)
-        dataset_id = request.GET.get("dataset") if obj is None else None
+        form = super().get_form(request, obj, change=change, **kwargs)
+        hint = request.GET.get("dataset") if obj is None else None
+        return type("BoundStudyForm", (form,), {"dataset_hint": hint})
 
-        class BoundStudyForm(form):
-            def __init__(self, *args, **inner):
-                super().__init__(*args, dataset_id=dataset_id, **inner)
-
-        return BoundStudyForm
-
-    def get_changeform_initial_data(self, request):
+    def get_changeform_initial_data(self, request: HttpRequest) -> dict[str, Any]:
         initial = super().get_changeform_initial_data(request)
         initial.setdefault("practice_items", [])
         return initial
 
-    def has_delete_permission(self, request, obj=None):
+    def has_delete_permission(self, request: HttpRequest, obj: Study | None = None) -> bool:
         # Human data is never deleted: a study with participants is closed instead.
         if obj is not None and obj.participants.exists():
             return False
         return super().has_delete_permission(request, obj)
 
-    def get_actions(self, request):
+    def get_actions(self, request: HttpRequest) -> dict[str, Any]:
         actions = super().get_actions(request)
         actions.pop("delete_selected", None)
         return actions
 
-    def delete_model(self, request, obj):
-        services.delete_study(obj, actor=request.user)
+    def delete_model(self, request: HttpRequest, obj: Study) -> None:
+        check_delete_study(obj)
 
-    def get_deleted_objects(self, objs, request):
+    def get_deleted_objects(
+        self, objs: Any, request: HttpRequest
+    ) -> tuple[list[Any], dict[str, int], set[Any], list[Any]]:
         # Items and audit events are never deleted one by one (no permission for
         # that), but they go with a study nobody took part in: delete_study decides.
         deleted, counts, _, protected = super().get_deleted_objects(objs, request)
         return deleted, counts, set(), protected
 
-    def save_model(self, request, obj, form, change):
-        services.save_study(
-            obj, list(form.changed_data), actor=request.user, after_save=lambda _: form.save_m2m()
+    def save_model(
+        self, request: HttpRequest, obj: Study, form: forms.ModelForm[Any], change: bool
+    ) -> None:
+        check_save_study(
+            obj,
+            list(form.changed_data),
+            actor=signed_in_user(request),
+            after_save=lambda _: form.save_m2m(),
         )
         counts = obj.items.count()
         messages.info(request, f"{obj}: {obj.tasks.count()} tasks, {counts} items.")
 
-    def save_related(self, request, form, formsets, change):
+    def save_related(
+        self, request: HttpRequest, form: forms.ModelForm[Any], formsets: Any, change: bool
+    ) -> None:
         for formset in formsets:  # many-to-many fields were saved by save_study
             self.save_formset(request, form, formset, change=change)
 
-    def get_queryset(self, request):
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Study]:
         return (
             super()
             .get_queryset(request)
@@ -262,23 +296,23 @@ class StudyAdmin(admin.ModelAdmin):
         )
 
     @admin.display(description="tasks", ordering="tasks_n")
-    def task_count(self, obj):
+    def task_count(self, obj: Any) -> int:  # counted by get_queryset
         return obj.tasks_n
 
     @admin.display(description="items", ordering="items_n")
-    def item_count(self, obj):
+    def item_count(self, obj: Any) -> int:  # counted by get_queryset
         return obj.items_n
 
     @admin.display(description="participants", ordering="participants_n")
-    def participant_count(self, obj):
+    def participant_count(self, obj: Any) -> int:  # counted by get_queryset
         return obj.participants_n
 
     @admin.display(description="ratings", ordering="ratings_n")
-    def rating_count(self, obj):
+    def rating_count(self, obj: Any) -> int:  # counted by get_queryset
         return obj.ratings_n
 
     @admin.display(description="participant link")
-    def participant_link(self, obj):
+    def participant_link(self, obj: Study) -> str:
         if not obj.pk:
             return "Save first."
         if obj.kind == Study.Kind.GOLD:
@@ -287,9 +321,9 @@ class StudyAdmin(admin.ModelAdmin):
                 self._absolute(reverse("annotator:gold_home")),
             )
         base = public_base_url(self._request)
-        url = services.prolific_study_url(obj, base)
+        url = prolific_study_url(obj, base)
         warning = ""
-        if services.is_local_url(base):
+        if is_local_url(base):
             warning = format_html(
                 "<p class='errornote' id='local-url-warning'>This link points at {}, which "
                 "Prolific's participants cannot reach. Set CONCORD_PUBLIC_URL to the address "
@@ -302,20 +336,20 @@ class StudyAdmin(admin.ModelAdmin):
             "<button type='button' class='button' id='copy-prolific-url' "
             "onclick=\"navigator.clipboard.writeText(document.getElementById('prolific-url')"
             ".value).then(()=>{{this.textContent='Copied'}})\">Copy</button>"
-            "<p>Completion URL: https://app.prolific.com/submissions/complete?cc={}</p>",
+            "<p>Completion URL: {}</p>",
             warning,
             url,
-            obj.completion_code,
+            completion_url(obj.completion_code),
         )
 
     def _absolute(self, path: str) -> str:
         return public_base_url(self._request).rstrip("/") + path
 
     @admin.display(description="progress (participants)")
-    def progress(self, obj):
+    def progress(self, obj: Study) -> str:
         if not obj.pk:
             return "-"
-        rows = services.progress(obj)
+        rows = selectors.progress(obj)
         body = format_html_join(
             "",
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{} / {}</td><td>{}</td><td>{}</td>"
@@ -349,7 +383,7 @@ class StudyAdmin(admin.ModelAdmin):
         )
 
     @admin.display(description="participants: quality control")
-    def quality_table(self, obj):
+    def quality_table(self, obj: Study) -> str:
         if not obj.pk:
             return "-"
         rows = format_html_join(
@@ -383,7 +417,7 @@ class StudyAdmin(admin.ModelAdmin):
         )
 
     @admin.display(description="raters' comments and flags")
-    def feedback_table(self, obj):
+    def feedback_table(self, obj: Study) -> str:
         if not obj.pk:
             return "-"
         rows = exports.feedback_rows(obj)
@@ -408,45 +442,47 @@ class StudyAdmin(admin.ModelAdmin):
             ),
         )
 
-    def _for_each(self, request, queryset, work) -> None:
+    def _for_each(
+        self, request: HttpRequest, queryset: QuerySet[Study], work: Callable[[Study], str]
+    ) -> None:
         for study in queryset:
             try:
                 messages.info(request, f"{study}: {work(study)}")
-            except services.StudyError as error:
+            except StudyError as error:
                 messages.error(request, f"{study}: {error}")
 
     @admin.action(description="Build (or rebuild) items from the selection")
-    def build_items_action(self, request, queryset):
-        def build(study):
-            counts = services.build_items(study, actor=request.user)
+    def build_items_action(self, request: HttpRequest, queryset: QuerySet[Study]) -> None:
+        def build(study: Study) -> str:
+            counts = check_build_items(study, actor=signed_in_user(request))
             return f"{count(counts['tasks'], 'task')}, {count(counts['items'], 'item')}."
 
         self._for_each(request, queryset, build)
 
-    def _set_status(self, request, queryset, status: str) -> None:
-        def change(study):
-            study = services.set_study_status(study, status, request.user)
+    def _set_status(self, request: HttpRequest, queryset: QuerySet[Study], status: str) -> None:
+        def change(study: Study) -> str:
+            study = check_set_study_status(study, status, signed_in_user(request))
             return f"now {study.get_status_display().lower()}."
 
         self._for_each(request, queryset, change)
 
     @admin.action(description="Open (or reopen) for participants")
-    def open_action(self, request, queryset):
+    def open_action(self, request: HttpRequest, queryset: QuerySet[Study]) -> None:
         self._set_status(request, queryset, Study.Status.OPEN)
 
     @admin.action(description="Pause: no new arrivals; work in progress may finish")
-    def pause_action(self, request, queryset):
+    def pause_action(self, request: HttpRequest, queryset: QuerySet[Study]) -> None:
         self._set_status(request, queryset, Study.Status.PAUSED)
 
     @admin.action(description="Close: no arrivals, no more ratings")
-    def close_action(self, request, queryset):
+    def close_action(self, request: HttpRequest, queryset: QuerySet[Study]) -> None:
         self._set_status(request, queryset, Study.Status.CLOSED)
 
     @admin.action(description="Refill the quota (release stale work; Prolific: raise places)")
-    def refill_action(self, request, queryset):
-        def refill(study):
+    def refill_action(self, request: HttpRequest, queryset: QuerySet[Study]) -> None:
+        def refill(study: Study) -> str:
             client = prolific_client_or_none() if study.prolific_study_id else None
-            result = services.refill_quota(study, request.user, client=client)
+            result = check_refill_quota(study, signed_in_user(request), client=client)
             return refill_result_summary(result, study)
 
         try:
@@ -455,13 +491,13 @@ class StudyAdmin(admin.ModelAdmin):
             messages.error(request, str(error))
 
     @admin.action(description="Export ratings (CSV, one row per rating)")
-    def export_tidy(self, request, queryset):
+    def export_tidy(self, request: HttpRequest, queryset: QuerySet[Study]) -> HttpResponse:
         rows = [row for study in queryset for row in exports.tidy_rows(study)]
         name = export_filename(exports.ratings_subject(queryset), "csv", localdate())
         return csv_response(csv_text(exports.TIDY_COLUMNS, rows), name)
 
     @admin.action(description="Export ratings (CSV, one column per rater)")
-    def export_wide(self, request, queryset):
+    def export_wide(self, request: HttpRequest, queryset: QuerySet[Study]) -> HttpResponse | None:
         if queryset.count() != 1:
             messages.error(request, "Choose one study for the wide export.")
             return None
@@ -471,313 +507,35 @@ class StudyAdmin(admin.ModelAdmin):
         return csv_response(csv_text(columns, rows), name)
 
     @admin.action(description="Update the study's scores for the analysis")
-    def sync_judgments_action(self, request, queryset):
+    def sync_judgments_action(self, request: HttpRequest, queryset: QuerySet[Study]) -> None:
         for study in queryset:
-            count = services.sync_study_judgments(study)
+            count = check_sync_study_judgments(study)
             study.refresh_from_db()
             messages.info(request, f"{study.evaluator}: {count} judgments.")
 
     @admin.action(description="Prolific: create as a draft study")
-    def prolific_create_action(self, request, queryset):
-        def create(client, study):
-            study_id = services.create_on_prolific(
-                study, client, public_base_url(request), request.user
+    def prolific_create_action(self, request: HttpRequest, queryset: QuerySet[Study]) -> None:
+        def create(client: ProlificClient, study: Study) -> str:
+            study_id = check_create_on_prolific(
+                study, client, public_base_url(request), signed_in_user(request)
             )
             return f"{study}: created on Prolific as {study_id}."
 
         for_each_on_prolific(request, queryset, create)
 
     @admin.action(description="Prolific: publish")
-    def prolific_publish_action(self, request, queryset):
-        def publish(client, study):
-            services.publish_on_prolific(study, client, request.user)
+    def prolific_publish_action(self, request: HttpRequest, queryset: QuerySet[Study]) -> None:
+        def publish(client: ProlificClient, study: Study) -> str:
+            check_publish_on_prolific(study, client, signed_in_user(request))
             return f"{study}: published on Prolific."
 
         for_each_on_prolific(request, queryset, publish)
 
     @admin.action(description="Prolific: sync submissions (release returned and timed-out places)")
-    def prolific_sync_action(self, request, queryset):
-        def sync(client, study):
-            counts = services.sync_prolific_submissions(study, client)
+    def prolific_sync_action(self, request: HttpRequest, queryset: QuerySet[Study]) -> None:
+        def sync(client: ProlificClient, study: Study) -> str:
+            counts = check_sync_prolific_submissions(study, client)
             released = counts["released"]
             return f"{study}: {counts['submissions']} submissions, {released} places released."
 
         for_each_on_prolific(request, queryset, sync)
-
-
-def public_base_url(request) -> str:
-    """Where participants reach Concord: CONCORD_PUBLIC_URL, else this request's host."""
-    return settings.CONCORD_PUBLIC_URL or (request.build_absolute_uri("/") if request else "/")
-
-
-def prolific_client(request) -> ProlificClient | None:
-    try:
-        return ProlificClient(settings.PROLIFIC_API_TOKEN, settings.PROLIFIC_API_URL)
-    except ProlificError as error:
-        messages.error(request, str(error))
-        return None
-
-
-def for_each_on_prolific(request, objects, work) -> None:
-    """Run `work(client, obj)` for each object and show what it returns; Prolific's
-    and Concord's refusals become error messages and stop the rest."""
-    client = prolific_client(request)
-    if client is None:
-        return
-    try:
-        for obj in objects:
-            messages.info(request, work(client, obj))
-    except (ProlificError, services.StudyError) as error:
-        messages.error(request, str(error))
-
-
-def csv_response(text: str, filename: str) -> HttpResponse:
-    return as_attachment(HttpResponse(text, content_type="text/csv; charset=utf-8"), filename)
-
-
-class ExclusionForm(forms.Form):
-    reason = forms.CharField(widget=forms.Textarea, help_text="Kept in the audit log.")
-
-
-class RejectionForm(forms.Form):
-    message = forms.CharField(
-        widget=forms.Textarea,
-        min_length=100,
-        help_text="Shown to the participant; at least 100 characters.",
-    )
-    category = forms.ChoiceField(choices=[(c, c) for c in REJECTION_CATEGORIES])
-
-
-@admin.register(Participant)
-class ParticipantAdmin(admin.ModelAdmin):
-    list_display = (
-        "__str__",
-        "study",
-        "status",
-        "flagged",
-        "flag_reason",
-        "task",
-        "assignment_status",
-        "created_at",
-    )
-    list_filter = ("study", "status", "flagged")
-    search_fields = ("prolific_pid", "user__username")
-    list_select_related = ("study", "user", "assignment__task")
-    readonly_fields = (
-        "study",
-        "prolific_pid",
-        "user",
-        "status",
-        "exclusion_reason",
-        "flagged",
-        "flag_reason",
-        "created_at",
-        "audit_log",
-    )
-    actions = [
-        "exclude_action",
-        "reinstate_action",
-        "allow_other_device_action",
-        "prolific_approve_action",
-        "prolific_reject_action",
-    ]
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False  # human data is never deleted: exclude instead (audited, reversible)
-
-    @admin.display(description="task")
-    def task(self, obj):
-        assignment = getattr(obj, "assignment", None)
-        return assignment.task.label if assignment else "-"
-
-    @admin.display(description="assignment")
-    def assignment_status(self, obj):
-        assignment = getattr(obj, "assignment", None)
-        return assignment.get_status_display() if assignment else "-"
-
-    @admin.display(description="audit log")
-    def audit_log(self, obj):
-        events = obj.audit_events.select_related("actor")
-        return format_html_join(
-            "",
-            "<div>{} {} {} {}</div>",
-            (
-                (e.created_at.strftime("%Y-%m-%d %H:%M"), e.action, e.actor or "", e.detail)
-                for e in events
-            ),
-        )
-
-    @admin.action(description="Exclude selected participants (asks for a reason)")
-    def exclude_action(self, request, queryset):
-        """Asks for a reason, then excludes (the confirmation posts this action's
-        name back: without it the admin answered "No action selected")."""
-        if "apply" in request.POST:
-            form = ExclusionForm(request.POST)
-            if form.is_valid():
-                changed = sum(
-                    services.exclude_participant(p, request.user, form.cleaned_data["reason"])
-                    for p in queryset
-                )
-                messages.info(
-                    request,
-                    f"Excluded {changed} participant(s); their places are open again "
-                    "and their ratings left the analysis.",
-                )
-                return None
-        else:
-            form = ExclusionForm()
-        return render(
-            request,
-            "admin/annotator/exclude.html",
-            {
-                **self.admin_site.each_context(request),
-                "form": form,
-                "participants": queryset,
-                "title": "Exclude participants",
-                "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
-                "action_name": "exclude_action",
-                "opts": self.model._meta,
-            },
-        )
-
-    @admin.action(description="Reinstate selected participants")
-    def reinstate_action(self, request, queryset):
-        changed = sum(
-            services.reinstate_participant(p, request.user, "reinstated from the admin")
-            for p in queryset
-        )
-        messages.info(request, f"Reinstated {changed} participant(s).")
-
-    @admin.action(
-        description=f"Allow another device (once, within {services.OTHER_DEVICE_HOURS} hours)"
-    )
-    def allow_other_device_action(self, request, queryset):
-        for participant in queryset:
-            try:
-                services.allow_other_device(participant, request.user, "allowed from the admin")
-            except services.StudyError as error:
-                messages.error(request, str(error))
-            else:
-                messages.info(
-                    request,
-                    f"{participant} may now continue once from another browser (within "
-                    f"{services.OTHER_DEVICE_HOURS} hours).",
-                )
-
-    @admin.action(description="Prolific: approve submissions")
-    def prolific_approve_action(self, request, queryset):
-        def approve(client, participant):
-            services.review_on_prolific(participant, client, True, request.user)
-            return f"{participant}: approved on Prolific."
-
-        for_each_on_prolific(request, queryset.select_related("assignment", "study"), approve)
-
-    @admin.action(description="Prolific: reject submissions (asks for a message)")
-    def prolific_reject_action(self, request, queryset):
-        form = RejectionForm(request.POST if "apply" in request.POST else None)
-        if "apply" in request.POST and form.is_valid():
-            message, category = form.cleaned_data["message"], form.cleaned_data["category"]
-
-            def reject(client, participant):
-                services.review_on_prolific(
-                    participant, client, False, request.user, message, category
-                )
-                return f"{participant}: rejected on Prolific."
-
-            for_each_on_prolific(request, queryset.select_related("assignment", "study"), reject)
-            return None
-        return render(
-            request,
-            "admin/annotator/exclude.html",
-            {
-                **self.admin_site.each_context(request),
-                "form": form,
-                "participants": queryset,
-                "title": "Reject on Prolific",
-                "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
-                "action_name": "prolific_reject_action",
-                "opts": self.model._meta,
-            },
-        )
-
-
-@admin.register(Assignment)
-class AssignmentAdmin(admin.ModelAdmin):
-    list_display = (
-        "participant",
-        "task",
-        "status",
-        "started_at",
-        "completed_at",
-        "rated",
-        "attention_passed",
-    )
-    list_filter = ("task__study", "status")
-    list_select_related = ("participant", "task")
-    readonly_fields = [f.name for f in Assignment._meta.fields if f.name != "token"]
-    exclude = ("token",)  # the participant's secret
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False  # an assignment holds ratings: human data is never deleted
-
-    def get_queryset(self, request):
-        return super().get_queryset(request).annotate(rated_n=Count("ratings"))
-
-    @admin.display(description="rated", ordering="rated_n")
-    def rated(self, obj):
-        return f"{obj.rated_n}/{len(obj.item_order)}"
-
-
-@admin.register(Rating)
-class RatingAdmin(admin.ModelAdmin):
-    list_display = ("assignment", "item", "score", "seconds", "created_at", "updated_at")
-    list_filter = ("item__study",)
-    list_select_related = ("assignment__participant", "assignment__task", "item")
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False  # ratings are the participants' own; exclusion is the researcher's tool
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
-
-@admin.register(Item)
-class ItemAdmin(admin.ModelAdmin):
-    list_display = ("question", "task", "kind")
-    list_filter = ("study",)
-    list_select_related = ("task",)
-    search_fields = ("question",)
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False  # what was rated stays as it was shown
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
-
-@admin.register(AuditEvent)
-class AuditEventAdmin(admin.ModelAdmin):
-    list_display = ("created_at", "study", "participant", "actor", "action", "detail")
-    list_filter = ("study", "action")
-    list_select_related = ("study", "participant", "actor")
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False

@@ -11,7 +11,7 @@ from decimal import ROUND_HALF_UP, Decimal
 
 import requests
 
-from config.errors import UpstreamError
+from config.errors import ErrorCode, UpstreamError
 
 REJECTION_CATEGORIES = (
     "TOO_QUICKLY",
@@ -33,8 +33,7 @@ RELEASED_STATUSES = ("RETURNED", "TIMED-OUT")
 class ProlificError(UpstreamError):
     """Prolific refused a request or could not be reached (the API answers 502)."""
 
-    code = "prolific_error"
-    http_status = 502
+    code = ErrorCode.PROLIFIC_ERROR
 
 
 class ProlificClient:
@@ -90,7 +89,7 @@ class ProlificClient:
         )
 
     def reject(self, submission_id: str, message: str, category: str) -> dict:
-        check_rejection(message, category)
+        validate_rejection(message, category)
         return self._request(
             "POST",
             f"submissions/{submission_id}/transition/",
@@ -98,7 +97,7 @@ class ProlificClient:
         )
 
 
-def check_rejection(message: str, category: str) -> None:
+def validate_rejection(message: str, category: str) -> None:
     """Prolific refuses a rejection without a 100+ character message and a category."""
     if len((message or "").strip()) < 100:
         raise ProlificError(

@@ -1,0 +1,9 @@
+"""The human studies' admin: studies, participants, and the read-only records
+(assignments, ratings, items, audit events). Every change goes through
+annotator.actions."""
+
+from annotator.admin import participants, records, studies
+from annotator.admin.common import public_base_url
+from annotator.admin.studies import StudyForm
+
+__all__ = ["StudyForm", "participants", "public_base_url", "records", "studies"]

@@ -1,0 +1,91 @@
+"""Read-only admin pages of the human data (assignments, ratings, items, audit
+events): nothing here is added, changed or deleted by hand."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin
+from django.db.models import Count, Model, QuerySet
+from django.http import HttpRequest
+
+from annotator.models import Assignment, AuditEvent, Item, Rating
+
+
+@admin.register(Assignment)
+class AssignmentAdmin(admin.ModelAdmin):
+    list_display = (
+        "participant",
+        "task",
+        "status",
+        "started_at",
+        "completed_at",
+        "rated",
+        "attention_passed",
+    )
+    list_filter = ("task__study", "status")
+    list_select_related = ("participant", "task")
+    readonly_fields = [f.name for f in Assignment._meta.fields if f.name != "token"]
+    exclude = ("token",)  # the participant's secret
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return False  # an assignment holds ratings: human data is never deleted
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Assignment]:
+        return super().get_queryset(request).annotate(rated_n=Count("ratings"))
+
+    @admin.display(description="rated", ordering="rated_n")
+    def rated(self, obj: Any) -> str:  # an Assignment counted by get_queryset
+        return f"{obj.rated_n}/{len(obj.item_order)}"
+
+
+@admin.register(Rating)
+class RatingAdmin(admin.ModelAdmin):
+    list_display = ("assignment", "item", "score", "seconds", "created_at", "updated_at")
+    list_filter = ("item__study",)
+    list_select_related = ("assignment__participant", "assignment__task", "item")
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return False  # ratings are the participants' own; exclusion is the researcher's tool
+
+    def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return False
+
+
+@admin.register(Item)
+class ItemAdmin(admin.ModelAdmin):
+    list_display = ("question", "task", "kind")
+    list_filter = ("study",)
+    list_select_related = ("task",)
+    search_fields = ("question",)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return False  # what was rated stays as it was shown
+
+    def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return False
+
+
+@admin.register(AuditEvent)
+class AuditEventAdmin(admin.ModelAdmin):
+    list_display = ("created_at", "study", "participant", "actor", "action", "detail")
+    list_filter = ("study", "action")
+    list_select_related = ("study", "participant", "actor")
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return False
