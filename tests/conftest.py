@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import os
 import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -127,16 +129,30 @@ def gold_annotator(django_user_model):
     )
 
 
+@contextmanager
+def tasks_run_eagerly() -> Iterator[None]:
+    """Tasks run in the test's process when sent, for the block. Set under both
+    of the option's names: with the settings loaded under the CELERY_
+    namespace, celery 5.6 reads CELERY_TASK_ALWAYS_EAGER before a
+    task_always_eager set later (5.7 the other way round)."""
+    from config.celery import app as celery_app
+
+    conf = celery_app.conf
+    previous = conf.task_always_eager
+    conf.task_always_eager = conf.CELERY_TASK_ALWAYS_EAGER = True
+    try:
+        assert celery_app.conf.task_always_eager is True
+        yield
+    finally:
+        conf.task_always_eager = conf.CELERY_TASK_ALWAYS_EAGER = previous
+
+
 @pytest.fixture
 def eager_celery():
     """Tasks run in the test's process when sent (no message is left on the
     shared broker for a later worker to find)."""
-    from config.celery import app as celery_app
-
-    previous = celery_app.conf.task_always_eager
-    celery_app.conf.task_always_eager = True
-    yield
-    celery_app.conf.task_always_eager = previous
+    with tasks_run_eagerly():
+        yield
 
 
 @pytest.fixture

@@ -3,11 +3,11 @@
 import pytest
 from django.urls import reverse
 
-from config.celery import app as celery_app
 from corpus.models import Document, Question
 from generation.models import Response, System
 from judging.importing import import_elitr_bench
 from judging.models import BenchmarkImport
+from tests.conftest import tasks_run_eagerly
 
 pytestmark = pytest.mark.django_db
 
@@ -20,10 +20,8 @@ def data(synthetic_source):
 @pytest.fixture
 def eager_celery():
     """Tasks run inline, in this process (the real-worker round trip is in test_celery_worker)."""
-    previous = celery_app.conf.task_always_eager
-    celery_app.conf.task_always_eager = True
-    yield
-    celery_app.conf.task_always_eager = previous
+    with tasks_run_eagerly():
+        yield
 
 
 @pytest.fixture

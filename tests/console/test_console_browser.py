@@ -19,14 +19,13 @@ import uuid
 import pytest
 
 from annotator.models import Participant, Study
-from config.celery import app as celery_app
 from corpus.importers.synthetic import write_synthetic_elitr
 from corpus.models import Dataset, Document
 from judging.importing import import_elitr_bench
 from judging.models import Evaluator, JudgingRun, Judgment
 from llm.models import LLMCall
 from tests.annotator.conftest import entry_url
-from tests.conftest import port_open, require
+from tests.conftest import port_open, require, tasks_run_eagerly
 from tests.fakes.openai_server import FakeOpenAI
 from tests.workers import app_sends_to, redis_url, start_worker, stop, wait_for
 
@@ -139,18 +138,17 @@ def test_a_researcher_runs_a_study_and_runs_from_the_console(
     }
 
     # --- a metric run (eager: it runs inside the request) ---------------------------------
-    celery_app.conf.task_always_eager = True
-    page.click("#new-judging-run")
-    page.select_option("#id_evaluator", label="metric: rouge")
-    page.select_option("#id_dataset", value=str(qa_test2().pk))
-    page.select_option("#id_mode", value="st")
-    page.click("#submit")
-    page.wait_for_url(re.compile(r"/console/runs/judging/\d+/$"))
-    metric_run = JudgingRun.objects.get(evaluator__name="metric: rouge")
-    assert metric_run.status == "done" and metric_run.done == 36
-    assert "36 / 36 done" in page.inner_text("#run-progress")
-    assert Judgment.objects.filter(evaluator__name="metric: rouge").count() == 36
-    celery_app.conf.task_always_eager = False
+    with tasks_run_eagerly():
+        page.click("#new-judging-run")
+        page.select_option("#id_evaluator", label="metric: rouge")
+        page.select_option("#id_dataset", value=str(qa_test2().pk))
+        page.select_option("#id_mode", value="st")
+        page.click("#submit")
+        page.wait_for_url(re.compile(r"/console/runs/judging/\d+/$"))
+        metric_run = JudgingRun.objects.get(evaluator__name="metric: rouge")
+        assert metric_run.status == "done" and metric_run.done == 36
+        assert "36 / 36 done" in page.inner_text("#run-progress")
+        assert Judgment.objects.filter(evaluator__name="metric: rouge").count() == 36
 
     # --- an LLM judge on a real worker: progress, cancel, resume ---------------------------
     stack = contextlib.ExitStack()

@@ -8,6 +8,7 @@ from corpus.models import Dataset
 from generation.config import GenerationConfig, GenerationConfigError
 from generation.models import GenerationRun, Response, System
 from generation.runner import GenerationError, create_generation_run, run_generation
+from tests.conftest import tasks_run_eagerly
 from tests.fakes.openai_server import FakeOpenAI
 
 pytestmark = pytest.mark.django_db
@@ -163,8 +164,6 @@ def test_runs_start_from_the_api_and_the_admin(
 ):
     from rest_framework.test import APIClient
 
-    from config.celery import app as celery_app
-
     with FakeOpenAI() as server:
         system = System.objects.create(
             name="api model",
@@ -174,17 +173,12 @@ def test_runs_start_from_the_api_and_the_admin(
         )
         api = APIClient()
         api.force_login(researcher)
-        previous = celery_app.conf.task_always_eager
-        celery_app.conf.task_always_eager = True
-        try:
-            with django_capture_on_commit_callbacks(execute=True):
-                answer = api.post(
-                    "/api/runs/",
-                    {"system": "api model", "dataset": dataset().pk, "mode": "st", "seed": 2023},
-                    format="json",
-                )
-        finally:
-            celery_app.conf.task_always_eager = previous
+        with tasks_run_eagerly(), django_capture_on_commit_callbacks(execute=True):
+            answer = api.post(
+                "/api/runs/",
+                {"system": "api model", "dataset": dataset().pk, "mode": "st", "seed": 2023},
+                format="json",
+            )
         assert answer.status_code == 201, answer.json()
         run = GenerationRun.objects.get(pk=answer.json()["id"])
         assert (run.status, run.done, run.seed) == ("done", 12, 2023)
