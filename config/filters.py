@@ -51,6 +51,42 @@ class StrictBooleanFilter(django_filters.BooleanFilter):
         super().__init__(*args, **kwargs)
 
 
+# What an id column holds (a bigint): SQLite cannot even compare with more
+# (OverflowError, a 500), PostgreSQL refuses it.
+BIGINT = 2**63
+
+
+class BoundedModelChoiceField(django_filters.fields.ModelChoiceField):
+    """A related object's id: a whole number beyond a bigint is refused like
+    any id that names nothing."""
+
+    def to_python(self, value: object) -> object:
+        if value not in self.empty_values:
+            try:
+                number = int(str(value).strip())
+            except ValueError:
+                number = None
+            if number is not None and not -BIGINT <= number < BIGINT:
+                raise ValidationError(
+                    self.error_messages["invalid_choice"],
+                    code="invalid_choice",
+                    params={"value": value},
+                )
+        return super().to_python(value)
+
+
+class BoundedModelChoiceFilter(django_filters.ModelChoiceFilter):
+    field_class = BoundedModelChoiceField
+
+
+def object_id(field_name: str, **kwargs: object) -> django_filters.NumberFilter:
+    """A filter on a related object's id given by hand (`texts__dataset`): a
+    number beyond a bigint is a 400, not a query that overflows."""
+    return django_filters.NumberFilter(
+        field_name=field_name, min_value=-BIGINT, max_value=BIGINT - 1, **kwargs
+    )
+
+
 def choice(field_name: str, choices, **kwargs) -> django_filters.ChoiceFilter:
     """A filter over a related field with choices (`run__mode`): a value that is not
     one of them is a 400 listing them."""
@@ -60,6 +96,8 @@ def choice(field_name: str, choices, **kwargs) -> django_filters.ChoiceFilter:
 DEFAULTS = deepcopy(FILTER_FOR_DBFIELD_DEFAULTS)
 DEFAULTS[models.BooleanField] = {"filter_class": StrictBooleanFilter}
 DEFAULTS[models.NullBooleanField] = {"filter_class": StrictBooleanFilter}
+for related in (models.ForeignKey, models.OneToOneField):
+    DEFAULTS[related] = {**DEFAULTS[related], "filter_class": BoundedModelChoiceFilter}
 
 
 class FilterSet(django_filters.rest_framework.FilterSet):

@@ -143,3 +143,24 @@ def test_the_boolean_filter_filters(api, two_meetings):
     for value, expected in (("true", ["FLAGGED"]), ("0", ["FINE"]), ("", ["FLAGGED", "FINE"])):
         rows = api.get("/api/participants/", {"flagged": value}).json()["results"]
         assert [row["rater"] for row in rows] == expected, value
+
+
+@pytest.mark.django_db
+def test_an_id_beyond_a_bigint_is_refused_not_a_server_error(spec, api):
+    """Schemathesis found `?dataset=1454537874460590473216` answered 500 on
+    SQLite (OverflowError): no number filter answers such a number with a
+    server error, and a related object's id beyond a bigint is a 400 naming
+    the filter."""
+    huge = str(2**70)
+    walked, errors = [], []
+    for path, name, schema in list_filters(spec):
+        if schema.get("type") != "integer":
+            continue
+        walked.append(f"{path}?{name}")
+        if api.get(path, {name: huge}).status_code >= 500:
+            errors.append(f"{path}?{name}")
+    assert {"/api/questions/?dataset", "/api/responses/?run", "/api/runs/?seed"} <= set(walked)
+    assert not errors, "\n".join(errors)
+    for path, name in (("/api/questions/", "dataset"), ("/api/responses/", "run")):
+        answer = api.get(path, {name: huge})
+        assert answer.status_code == 400 and name in str(answer.json()), answer.content

@@ -1,6 +1,6 @@
 import django_filters
 
-from config.filters import FilterSet, choice
+from config.filters import FilterSet, choice, object_id
 from corpus.choices import DatasetVersion, Language
 from corpus.models import Dataset, Document, Question
 
@@ -25,7 +25,7 @@ class QuestionFilter(FilterSet):
     benchmark = django_filters.CharFilter(field_name="document__benchmark__slug")
     document = django_filters.CharFilter(field_name="document__external_id")
     split = django_filters.CharFilter(field_name="document__split")
-    dataset = django_filters.NumberFilter(field_name="texts__dataset", distinct=True)
+    dataset = object_id("texts__dataset", distinct=True)
     version = choice("texts__dataset__version", DatasetVersion.choices, distinct=True)
     language = choice("texts__dataset__language", Language.choices, distinct=True)
 
