@@ -148,7 +148,7 @@ def clustered_correlation(boot: ClusterBootstrap, x: np.ndarray, y: np.ndarray) 
         return {"computable": False, "reason": "one of the two gives the same score everywhere"}
     note = too_few_clusters(boot)
     ci, undefined = ([None, None], 0) if note else percentile_interval(r[:-1])
-    out = {
+    out: dict[str, object] = {
         "r": float(r[-1]),
         "ci95": ci,
         "n": both,

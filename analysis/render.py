@@ -14,7 +14,7 @@ import pandas as pd
 from django.template.loader import render_to_string
 from django.urls import reverse
 
-from analysis.report_types import AgreementReport, is_computed
+from analysis.report_types import AgreementReport, NotComputable, is_computed
 from config.spreadsheet import frame_csv
 
 FORMATS = ("json", "csv", "csv-wide", "latex", "html")
@@ -108,7 +108,9 @@ def to_latex(report: AgreementReport, opening: list[str] | None = None) -> str:
     evaluators = report.evaluators
     if not evaluators:
         return "\n".join([*lines, "% empty selection: no table"]) + "\n"
-    means = report.mean_scores
+    means, correlations = report.mean_scores, report.correlations
+    if isinstance(means, NotComputable) or isinstance(correlations, NotComputable):
+        raise ValueError("a report on judgments has its mean scores and correlations")
     lines += [
         r"\begin{table}[t]",
         r"\centering",
@@ -128,7 +130,7 @@ def to_latex(report: AgreementReport, opening: list[str] | None = None) -> str:
         "",
     ]
     lines += latex_trust(report)
-    pearson = report.correlations.pearson
+    pearson = correlations.pearson
     lines += [
         r"\begin{table}[t]",
         r"\centering",

@@ -26,6 +26,7 @@ from analysis.report_types import (
     LeftOutRater,
     NotComputable,
     ReportScope,
+    SelectionStamp,
     Stamp,
 )
 from analysis.scope import Scope, resolve
@@ -156,7 +157,17 @@ def scope_part(scope: Scope) -> ReportScope:
         coverage=scope.coverage,
         ppi_labels=scope.ppi_labels,
         include_flagged=scope.selection.include_flagged,
-        raters=[LeftOutRater(**r.as_dict()) for r in scope.raters],
+        raters=[
+            LeftOutRater(
+                evaluator=r.evaluator,
+                rater=r.rater,
+                reason=r.reason,
+                status=r.status,
+                ratings=r.ratings,
+                counted=r.counted,
+            )
+            for r in scope.raters
+        ],
     )
 
 
@@ -281,7 +292,7 @@ def stamp(
     return Stamp(
         data_sha256=data_hash(table),
         verdicts_sha256=verdicts_hash(verdicts),
-        selection=selection.as_dict(),
+        selection=SelectionStamp.model_validate(selection.as_dict()),
         packages=package_versions(),
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         bootstrap_resamples=bootstrap,

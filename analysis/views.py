@@ -1,6 +1,8 @@
 """The report page (researchers only) and its API twin; the planner's "select items
 for humans" action as a form the page posts to and as an API call."""
 
+from collections.abc import Mapping
+
 from django import forms
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -39,7 +41,13 @@ SELECTION_PARAMETERS = PARAMETERS
 PAGE_PARAMETERS = ("format",)
 
 
-def selection_from(params, also: tuple[str, ...] = PAGE_PARAMETERS) -> Selection:
+def is_researcher(request: HttpRequest) -> bool:
+    """Whether the signed-in user is a researcher (or an admin)."""
+    user = request.user
+    return user.is_authenticated and user.is_researcher
+
+
+def selection_from(params: Mapping[str, str], also: tuple[str, ...] = PAGE_PARAMETERS) -> Selection:
     """The selection in a query; a parameter it does not know (beside `also`)
     is an error (a misspelt `splti=test2` would otherwise give the report of
     everything)."""
@@ -59,7 +67,7 @@ def selection_from(params, also: tuple[str, ...] = PAGE_PARAMETERS) -> Selection
 LIST_PARAMETERS = frozenset({"systems", "evaluators", "judges", "humans"})
 
 
-def parameter(params, key: str):
+def parameter(params: Mapping[str, str], key: str) -> str | None:
     """A query parameter's value; the builder's checkboxes send names as
     repeated parameters (systems=A&systems=B), links as one (systems=A,B)."""
     if key in LIST_PARAMETERS and hasattr(params, "getlist"):
@@ -72,7 +80,7 @@ def parameter(params, key: str):
 def report_page(request: HttpRequest) -> HttpResponse:
     """/analysis/report/?split=test2&mode=st&format=html (or json, csv, csv-wide,
     latex). Without any parameter: the default selection, stated in the URL."""
-    if not request.user.is_researcher:
+    if not is_researcher(request):
         raise PermissionDenied("Reports are for researchers and admins.")  # the styled 403 page
     if not request.GET:
         from analysis.links import default_report_url
@@ -108,7 +116,7 @@ def report_plot(request: HttpRequest, name: str, fmt: str) -> HttpResponse:
     from analysis import plots
     from analysis.caching import cached_figures, cached_report
 
-    if not request.user.is_researcher:
+    if not is_researcher(request):
         raise PermissionDenied("Reports are for researchers and admins.")
     try:
         selection = selection_from(request.GET)
@@ -241,7 +249,7 @@ def select_items_page(request: HttpRequest) -> HttpResponse:
     show what it rates."""
     from analysis.items_for_humans import create_study
 
-    if not request.user.is_researcher:
+    if not is_researcher(request):
         return HttpResponseForbidden("Studies are created by researchers and admins.")
     form = SelectItemsForm(request.POST)
     try:
@@ -250,7 +258,10 @@ def select_items_page(request: HttpRequest) -> HttpResponse:
         )
         if not form.is_valid():
             raise SelectionError(
-                "; ".join(f"{field}: {' '.join(errors)}" for field, errors in form.errors.items())
+                "; ".join(
+                    f"{field}: {' '.join(str(e) for e in errors)}"
+                    for field, errors in form.errors.items()
+                )
             )
         study = create_study(selection, actor=request.user, **form.cleaned_data)
     except (SelectionError, StudyError) as error:
