@@ -187,7 +187,7 @@ def cached_figures(entry: CachedReport, fmt: str, names: list[str] | None = None
     """The report's figures (or the named ones) as `fmt` bytes, by name: read
     from the cache, the missing ones drawn and stored. An unknown name is a
     KeyError."""
-    from analysis import plots
+    from analysis import drawing, plots
 
     specs = plots.figures(entry.report)
     wanted = list(specs) if names is None else names
@@ -197,7 +197,7 @@ def cached_figures(entry: CachedReport, fmt: str, names: list[str] | None = None
     for name, key in keys.items():
         data = found.get(key)
         if data is None:
-            data = plots.draw(specs[name], fmt)
+            data = drawing.draw(specs[name], fmt)
             cache().set(key, data)
         out[name] = data
     return out

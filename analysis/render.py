@@ -257,14 +257,14 @@ def figure_views(
     """Each figure of the report with its PNG (drawn here unless `images` has
     it: analysis.caching passes the cached ones) and, given the selection's
     query string, the links to /analysis/report/plot/<name>.<png|svg>."""
-    from analysis import plots
+    from analysis import drawing, plots
 
     views = {}
     for name, figure in plots.figures(report).items():
-        png = images[name] if images is not None and name in images else plots.draw(figure, "png")
+        png = images[name] if images is not None and name in images else drawing.draw(figure, "png")
         urls = {}
         if query is not None:
-            for fmt in plots.FORMATS:
+            for fmt in drawing.FORMATS:
                 path = reverse("analysis-report-plot", kwargs={"name": name, "fmt": fmt})
                 urls[f"{fmt}_url"] = f"{path}?{query}" if query else path
         views[name] = FigureView(

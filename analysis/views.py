@@ -113,7 +113,7 @@ def report_page(request: HttpRequest) -> HttpResponse:
 def report_plot(request: HttpRequest, name: str, fmt: str) -> HttpResponse:
     """/analysis/report/plot/<name>.<png|svg>?<the report's selection>: one
     figure of the report, to download (researchers only, as the report)."""
-    from analysis import plots
+    from analysis import drawing, plots
     from analysis.caching import cached_figures, cached_report
 
     if not is_researcher(request):
@@ -131,7 +131,7 @@ def report_plot(request: HttpRequest, name: str, fmt: str) -> HttpResponse:
             f"This report has no figure {name!r}; it has: {', '.join(figures) or 'none'}."
         )
     data = cached_figures(entry, fmt, [name])[name]
-    response = HttpResponse(data, content_type=plots.FORMATS[fmt])
+    response = HttpResponse(data, content_type=drawing.FORMATS[fmt])
     subject = f"{report_subject(selection)} {name}"
     return as_attachment(response, export_filename(subject, fmt, timezone.localdate()))
 

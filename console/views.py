@@ -549,7 +549,7 @@ def participant_allow_other_device(request: HttpRequest, pk: int) -> HttpRespons
 def participant_plot(request: HttpRequest, pk: int) -> HttpResponse:
     """A participant's ratings against gold and their spread, as SVG: drawn
     once per state of their ratings (analysis.caching's cache), then read."""
-    from analysis import plots
+    from analysis import drawing
     from analysis.caching import cache, code_version
 
     participant = get_object_or_404(Participant.objects.select_related("study"), pk=pk)
@@ -561,9 +561,9 @@ def participant_plot(request: HttpRequest, pk: int) -> HttpResponse:
     key = f"rater-figure:{participant.pk}:{state}:{code_version()[:16]}"
     svg = cache().get(key)
     if svg is None:
-        svg = plots.draw(monitors.rater_plot_figure(row, study.scale_max), "svg")
+        svg = drawing.draw(monitors.rater_plot_figure(row, study.scale_max), "svg")
         cache().set(key, svg)
-    response = HttpResponse(svg, content_type=plots.FORMATS["svg"])
+    response = HttpResponse(svg, content_type=drawing.FORMATS["svg"])
     # the page asks with the state in the URL: that URL's image never changes
     fresh = request.GET.get("v") == state
     response["Cache-Control"] = "private, max-age=86400" if fresh else "no-store"

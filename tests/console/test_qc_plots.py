@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ET
 import pytest
 from django.urls import reverse
 
-from analysis import plots
+from analysis import drawing
 from annotator import services
 from annotator.models import Participant, Study
 from annotator.quality import participant_quality
@@ -23,13 +23,13 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def draws(monkeypatch):
     calls = []
-    draw = plots.draw
+    draw = drawing.draw
 
     def counting(figure, fmt):
         calls.append(figure.name)
         return draw(figure, fmt)
 
-    monkeypatch.setattr(plots, "draw", counting)
+    monkeypatch.setattr(drawing, "draw", counting)
     return calls
 
 
