@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pandas as pd
 from django.conf import settings
-from django.core.cache import caches
+from django.core.cache import BaseCache, caches
 
 from analysis.report_types import AgreementReport
 from analysis.scope import Scope
@@ -42,7 +42,8 @@ REPORT_CACHE_SECONDS = settings.REPORT_CACHE_SECONDS
 CODE_PACKAGES = ("analysis", "judging", "annotator", "corpus", "generation")
 
 
-def cache():
+def cache() -> BaseCache:
+    """The cache reports and figures are kept in."""
     return caches[REPORTS]
 
 

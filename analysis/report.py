@@ -12,6 +12,7 @@ import importlib.metadata
 import math
 import platform
 from datetime import UTC, datetime
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -342,9 +343,12 @@ def pairwise_parts(table: pd.DataFrame) -> dict:
 PLAIN = frozenset({str, int, bool, type(None)})
 
 
-def to_json_ready(value):
+def to_json_ready(value: Any) -> Any:
     """NaN and infinities become None; numpy scalars become Python numbers.
-    (The exact type is looked at first: a report at scale has 10^5 values.)"""
+    (The exact type is looked at first: a report at scale has 10^5 values.)
+
+    Any in, Any out: the statistics' plain values, whatever their shape; the
+    report's models (analysis.report_types) check each part as it is built."""
     kind = type(value)
     if kind in PLAIN:
         return value

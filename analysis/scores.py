@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 from django.core.exceptions import EmptyResultSet
 from django.db import connection
+from django.db.models import QuerySet
 from django.db.models.functions import Length
 
 from analysis.selection import Selection
@@ -63,7 +64,7 @@ def runs_for(selection: Selection) -> list[int]:
     return list(runs.values_list("pk", flat=True))
 
 
-def judgments_for(selection: Selection):
+def judgments_for(selection: Selection) -> QuerySet[Judgment]:
     """The judgments of the selection's responses by the evaluators it reads
     (analysis.scope.check has checked the names)."""
     from analysis.scope import loaded_evaluators

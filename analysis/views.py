@@ -2,9 +2,11 @@
 for humans" action as a form the page posts to and as an API call."""
 
 from collections.abc import Mapping
+from typing import TypeGuard
 
 from django import forms
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import AnonymousUser
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseForbidden
 from django.shortcuts import redirect, render
@@ -36,14 +38,14 @@ from annotator.services import StudyError
 from config.api import ErrorSerializer, ValidationErrorSerializer
 from config.downloads import as_attachment, export_filename
 from config.serializers import KnownFieldsMixin
+from users.models import User
 
 SELECTION_PARAMETERS = PARAMETERS
 PAGE_PARAMETERS = ("format",)
 
 
-def is_researcher(request: HttpRequest) -> bool:
-    """Whether the signed-in user is a researcher (or an admin)."""
-    user = request.user
+def is_researcher(user: User | AnonymousUser) -> TypeGuard[User]:
+    """Whether the user is signed in and a researcher (or an admin)."""
     return user.is_authenticated and user.is_researcher
 
 
@@ -80,7 +82,7 @@ def parameter(params: Mapping[str, str], key: str) -> str | None:
 def report_page(request: HttpRequest) -> HttpResponse:
     """/analysis/report/?split=test2&mode=st&format=html (or json, csv, csv-wide,
     latex). Without any parameter: the default selection, stated in the URL."""
-    if not is_researcher(request):
+    if not is_researcher(request.user):
         raise PermissionDenied("Reports are for researchers and admins.")  # the styled 403 page
     if not request.GET:
         from analysis.links import default_report_url
@@ -116,7 +118,7 @@ def report_plot(request: HttpRequest, name: str, fmt: str) -> HttpResponse:
     from analysis import drawing, plots
     from analysis.caching import cached_figures, cached_report
 
-    if not is_researcher(request):
+    if not is_researcher(request.user):
         raise PermissionDenied("Reports are for researchers and admins.")
     try:
         selection = selection_from(request.GET)
@@ -249,7 +251,7 @@ def select_items_page(request: HttpRequest) -> HttpResponse:
     show what it rates."""
     from analysis.items_for_humans import create_study
 
-    if not is_researcher(request):
+    if not is_researcher(request.user):
         return HttpResponseForbidden("Studies are created by researchers and admins.")
     form = SelectItemsForm(request.POST)
     try:
@@ -332,11 +334,14 @@ def select_items_api(request: Request) -> Response:
     gold or crowd study of exactly those (closed: open it when ready)."""
     from analysis.items_for_humans import create_study
 
+    user = request.user
+    if not is_researcher(user):  # the API's permission class lets only researchers this far
+        raise PermissionDenied("Studies are created by researchers and admins.")
     body = SelectItemsSerializer(data=request.data)
     body.is_valid(raise_exception=True)
     data = dict(body.validated_data)
     action = {key: data.pop(key) for key in ("method", "count", "kind", "name", "raters_per_task")}
-    study = create_study(Selection.from_options(data), actor=request.user, **action)
+    study = create_study(Selection.from_options(data), actor=user, **action)
     responses = sorted(study.responses.values_list("pk", flat=True))
     return Response(
         {
