@@ -29,8 +29,8 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
-# The core packages that mypy (with django-stubs) checks.
-MYPY_PACKAGES ?= runs llm corpus generation judging config console
+# Every app, checked by mypy (with django-stubs).
+MYPY_PACKAGES ?= config users runs llm corpus generation judging annotator analysis console demo
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -3,6 +3,7 @@ Registered here because the scores come from judging, to the right of
 generation."""
 
 from django.contrib import admin
+from django.http import HttpRequest
 from django.utils.html import format_html, format_html_join
 
 from analysis.sweeps import sweep_table
@@ -16,18 +17,18 @@ class SweepAdmin(admin.ModelAdmin):
     readonly_fields = ("name", "base_system", "dataset", "mode", "grid", "seeds", "grids")
     fields = readonly_fields
 
-    def has_add_permission(self, request):
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # launched with `manage.py sweep` (it makes the systems and runs)
 
-    def has_change_permission(self, request, obj=None):
+    def has_change_permission(self, request: HttpRequest, obj: Sweep | None = None) -> bool:
         return False
 
     @admin.display(description="runs")
-    def run_count(self, obj):
+    def run_count(self, obj: Sweep) -> int:
         return obj.runs.count()
 
     @admin.display(description="grid once judged (mean per seed, mean, sample std)")
-    def grids(self, obj):
+    def grids(self, obj: Sweep) -> str:
         evaluators = (
             Evaluator.objects.filter(judgments__response__run__in=obj.runs.all())
             .distinct()
@@ -40,7 +41,7 @@ class SweepAdmin(admin.ModelAdmin):
             rows = sweep_table(obj, evaluator.name)
             seeds = sorted({s for row in rows for s in row["seeds"]}, key=lambda s: (s is None, s))
 
-            def cell(value):
+            def cell(value: float | None) -> str:
                 return "-" if value is None else f"{value:.2f}"
 
             body = format_html_join(

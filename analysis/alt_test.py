@@ -96,7 +96,9 @@ def percentile_ranks(values: np.ndarray, groups: np.ndarray) -> np.ndarray:
     return ranks / np.bincount(groups)[groups]
 
 
-def _alignment(prediction: np.ndarray, others: np.ndarray, mask: np.ndarray, how: str):
+def _alignment(
+    prediction: np.ndarray, others: np.ndarray, mask: np.ndarray, how: str
+) -> np.ndarray:
     """prediction: (items, k) or (items, 1); others: (items, k) raters' scores;
     mask: (k, k), True where rater l counts as a remaining rater for column j.
     Returns (items, k): the alignment of prediction[:, j] with the remaining raters."""

@@ -61,7 +61,9 @@ class ClusterBootstrap:
     ones: the full data, so that a statistic and its resamples come from the
     same code."""
 
-    def __init__(self, codes: np.ndarray, clusters: int, resamples: int, seed: int = DEFAULT_SEED):
+    def __init__(
+        self, codes: np.ndarray, clusters: int, resamples: int, seed: int = DEFAULT_SEED
+    ) -> None:
         self.codes = np.asarray(codes)
         self.clusters = clusters
         self.resamples = resamples
@@ -148,7 +150,7 @@ def clustered_correlation(boot: ClusterBootstrap, x: np.ndarray, y: np.ndarray) 
         return {"computable": False, "reason": "one of the two gives the same score everywhere"}
     note = too_few_clusters(boot)
     ci, undefined = ([None, None], 0) if note else percentile_interval(r[:-1])
-    out = {
+    out: dict[str, object] = {
         "r": float(r[-1]),
         "ci95": ci,
         "n": both,
@@ -207,14 +209,14 @@ def ranking_agreement(
     ci, undefined = ([None, None], 0) if note else percentile_interval(tau[:-1])
     resampled = complete[:-1]
 
-    def order(means):
+    def order(means: np.ndarray) -> list[str]:
         return [names[i] for i in np.argsort(-means, kind="stable")]
 
     top_note = None
     if tied_top(human_means[-1]) or tied_top(judge_means[-1]):
         side = "the reference's" if tied_top(human_means[-1]) else "the judge's"
         top_note = f"no top system: {side} highest means tie"
-    out = {
+    out: dict[str, object] = {
         "judge_ranking": order(judge_means[-1]),
         "human_ranking": order(human_means[-1]),
         "kendall_tau": None if not np.isfinite(tau[-1]) else float(tau[-1]),

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pandas as pd
 from django.conf import settings
-from django.core.cache import caches
+from django.core.cache import BaseCache, caches
 
 from analysis.report_types import AgreementReport
 from analysis.scope import Scope
@@ -42,7 +42,8 @@ REPORT_CACHE_SECONDS = settings.REPORT_CACHE_SECONDS
 CODE_PACKAGES = ("analysis", "judging", "annotator", "corpus", "generation")
 
 
-def cache():
+def cache() -> BaseCache:
+    """The cache reports and figures are kept in."""
     return caches[REPORTS]
 
 
@@ -187,7 +188,7 @@ def cached_figures(entry: CachedReport, fmt: str, names: list[str] | None = None
     """The report's figures (or the named ones) as `fmt` bytes, by name: read
     from the cache, the missing ones drawn and stored. An unknown name is a
     KeyError."""
-    from analysis import plots
+    from analysis import drawing, plots
 
     specs = plots.figures(entry.report)
     wanted = list(specs) if names is None else names
@@ -197,7 +198,7 @@ def cached_figures(entry: CachedReport, fmt: str, names: list[str] | None = None
     for name, key in keys.items():
         data = found.get(key)
         if data is None:
-            data = plots.draw(specs[name], fmt)
+            data = drawing.draw(specs[name], fmt)
             cache().set(key, data)
         out[name] = data
     return out

@@ -34,7 +34,7 @@ def position_effect(verdicts: pd.DataFrame) -> dict:
     first = int((verdicts["winner"] == "first").sum())
     ties = int((verdicts["winner"] == "tie").sum())
     decided = n - ties
-    out = {
+    out: dict[str, object] = {
         "verdicts": n,
         "decided": decided,
         "first_wins": first,

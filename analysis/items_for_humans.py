@@ -31,6 +31,7 @@ are made: its `responses` hold the chosen ones.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -38,6 +39,10 @@ from django.db import IntegrityError, transaction
 
 from analysis.selection import ITEM_METHODS as METHODS
 from analysis.selection import MAX_ITEMS, Selection, SelectionError
+
+if TYPE_CHECKING:
+    from annotator.models import Study
+    from users.models import User
 
 DEFAULT_SEED = 20250611
 FLOOR = 0.2  # the share of each weight spread uniformly over the frame
@@ -193,9 +198,9 @@ def create_study(
     kind: str,
     name: str,
     raters_per_task: int,
-    actor=None,
+    actor: User | None = None,
     seed: int = DEFAULT_SEED,
-):
+) -> Study:
     """Pick `count` responses of the selection by `method` and create a study
     of kind gold or crowd that rates exactly those (closed, ready to open).
     Raises SelectionError or annotator.errors.StudyError saying what is

@@ -14,7 +14,7 @@ import pandas as pd
 from django.template.loader import render_to_string
 from django.urls import reverse
 
-from analysis.report_types import AgreementReport, is_computed
+from analysis.report_types import AgreementReport, NotComputable, is_computed
 from config.spreadsheet import frame_csv
 
 FORMATS = ("json", "csv", "csv-wide", "latex", "html")
@@ -108,7 +108,9 @@ def to_latex(report: AgreementReport, opening: list[str] | None = None) -> str:
     evaluators = report.evaluators
     if not evaluators:
         return "\n".join([*lines, "% empty selection: no table"]) + "\n"
-    means = report.mean_scores
+    means, correlations = report.mean_scores, report.correlations
+    if isinstance(means, NotComputable) or isinstance(correlations, NotComputable):
+        raise ValueError("a report on judgments has its mean scores and correlations")
     lines += [
         r"\begin{table}[t]",
         r"\centering",
@@ -128,7 +130,7 @@ def to_latex(report: AgreementReport, opening: list[str] | None = None) -> str:
         "",
     ]
     lines += latex_trust(report)
-    pearson = report.correlations.pearson
+    pearson = correlations.pearson
     lines += [
         r"\begin{table}[t]",
         r"\centering",
@@ -255,14 +257,14 @@ def figure_views(
     """Each figure of the report with its PNG (drawn here unless `images` has
     it: analysis.caching passes the cached ones) and, given the selection's
     query string, the links to /analysis/report/plot/<name>.<png|svg>."""
-    from analysis import plots
+    from analysis import drawing, plots
 
     views = {}
     for name, figure in plots.figures(report).items():
-        png = images[name] if images is not None and name in images else plots.draw(figure, "png")
+        png = images[name] if images is not None and name in images else drawing.draw(figure, "png")
         urls = {}
         if query is not None:
-            for fmt in plots.FORMATS:
+            for fmt in drawing.FORMATS:
                 path = reverse("analysis-report-plot", kwargs={"name": name, "fmt": fmt})
                 urls[f"{fmt}_url"] = f"{path}?{query}" if query else path
         views[name] = FigureView(

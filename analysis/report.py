@@ -12,6 +12,7 @@ import importlib.metadata
 import math
 import platform
 from datetime import UTC, datetime
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -26,6 +27,7 @@ from analysis.report_types import (
     LeftOutRater,
     NotComputable,
     ReportScope,
+    SelectionStamp,
     Stamp,
 )
 from analysis.scope import Scope, resolve
@@ -156,7 +158,17 @@ def scope_part(scope: Scope) -> ReportScope:
         coverage=scope.coverage,
         ppi_labels=scope.ppi_labels,
         include_flagged=scope.selection.include_flagged,
-        raters=[LeftOutRater(**r.as_dict()) for r in scope.raters],
+        raters=[
+            LeftOutRater(
+                evaluator=r.evaluator,
+                rater=r.rater,
+                reason=r.reason,
+                status=r.status,
+                ratings=r.ratings,
+                counted=r.counted,
+            )
+            for r in scope.raters
+        ],
     )
 
 
@@ -281,7 +293,7 @@ def stamp(
     return Stamp(
         data_sha256=data_hash(table),
         verdicts_sha256=verdicts_hash(verdicts),
-        selection=selection.as_dict(),
+        selection=SelectionStamp.model_validate(selection.as_dict()),
         packages=package_versions(),
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         bootstrap_resamples=bootstrap,
@@ -331,9 +343,12 @@ def pairwise_parts(table: pd.DataFrame) -> dict:
 PLAIN = frozenset({str, int, bool, type(None)})
 
 
-def to_json_ready(value):
+def to_json_ready(value: Any) -> Any:
     """NaN and infinities become None; numpy scalars become Python numbers.
-    (The exact type is looked at first: a report at scale has 10^5 values.)"""
+    (The exact type is looked at first: a report at scale has 10^5 values.)
+
+    Any in, Any out: the statistics' plain values, whatever their shape; the
+    report's models (analysis.report_types) check each part as it is built."""
     kind = type(value)
     if kind in PLAIN:
         return value

@@ -28,17 +28,19 @@ Conventions that keep the JSON exactly as it has always been:
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Final, Literal, TypeGuard, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
 
-SCHEMA_VERSION = 3  # 2: the judge-trust section, PPI, the planner; 3: the scope, verdicts
+SCHEMA_VERSION: Final = 3  # 2: the judge-trust section, PPI, the planner; 3: the scope, verdicts
 
 # Keys chosen by the data. Aliases document what a dictionary is keyed by.
 EvaluatorName = str
 SystemName = str
 MeetingName = str
 SettingKey = str  # "mode/version/split" ("st/qa/test2") or "mode/version/mean"
+# Why a rater's ratings are left out of a report (analysis.scope.LeftOutRater).
+RaterStatus = Literal["flagged", "failed_check", "excluded"]
 
 
 class ReportPart(BaseModel):
@@ -76,7 +78,9 @@ OrNot = Annotated[
 ]
 
 
-def is_computed(value: Any) -> bool:
+def is_computed(value: T | NotComputable) -> TypeGuard[T]:
+    """Whether a part holds its statistic (narrows `OrNot[T]` to T; the
+    other way, `isinstance(value, NotComputable)` narrows both branches)."""
     return not isinstance(value, NotComputable)
 
 
@@ -123,7 +127,7 @@ class LeftOutRater(ReportPart):
     evaluator: EvaluatorName
     rater: str
     reason: str
-    status: Literal["flagged", "failed_check", "excluded"]
+    status: RaterStatus
     ratings: int
     counted: bool
 

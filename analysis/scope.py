@@ -18,8 +18,11 @@ from typing import TYPE_CHECKING
 from analysis.selection import HUMAN_KINDS, Selection, SelectionError
 
 if TYPE_CHECKING:  # pandas loads with the first report, not with every page that links one
+    from collections.abc import Iterable
+
     import pandas as pd
 
+    from analysis.report_types import RaterStatus
 # Rank of a kind when human evaluators tie on coverage (lower first).
 KIND_PRIORITY = {"gold_human": 0, "crowd_human": 1}
 KIND_WORDS = {"gold_human": "expert", "crowd_human": "crowd"}
@@ -43,11 +46,11 @@ class LeftOutRater:
     # "flagged": left out by default, counted with include_flagged;
     # "failed_check": given the failed-check code, never counts;
     # "excluded": excluded by a researcher (their ratings are no judgments).
-    status: str
+    status: RaterStatus
     ratings: int = 0  # the ratings of responses they gave (whether judgments or not)
     counted: bool = False  # True when include_flagged brought them back in
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, str | int | bool]:
         return {
             "evaluator": self.evaluator,
             "rater": self.rater,
@@ -84,7 +87,7 @@ class Scope:
         return f"{name}: {self.coverage.get(name, 0):,} of {self.responses:,} responses"
 
 
-def evaluator_info(names: list[str], table: pd.DataFrame | None = None) -> dict:
+def evaluator_info(names: list[str], table: pd.DataFrame | None = None) -> dict[str, EvaluatorInfo]:
     """Each evaluator's effective kind (imported scores keep their original kind
     in their configuration), its raters per stored score, and its age."""
     from judging.models import Evaluator
@@ -115,12 +118,17 @@ def is_human(info: EvaluatorInfo | None) -> bool:
 # --- Checking a selection against the data --------------------------------------------------
 
 
-def _listed(values) -> str:
-    values = sorted(str(v) for v in values)
-    if not values:
+def _given(name: str | None) -> set[str]:
+    """The name as a set of one, or an empty set when it was not given."""
+    return set() if name is None else {name}
+
+
+def _listed(values: Iterable[object]) -> str:
+    names = sorted(str(v) for v in values)
+    if not names:
         return "none stored"
-    shown = ", ".join(values[:MAX_LISTED])
-    return shown + (f" and {len(values) - MAX_LISTED} more" if len(values) > MAX_LISTED else "")
+    shown = ", ".join(names[:MAX_LISTED])
+    return shown + (f" and {len(names) - MAX_LISTED} more" if len(names) > MAX_LISTED else "")
 
 
 def check(selection: Selection) -> None:
@@ -168,12 +176,12 @@ def check(selection: Selection) -> None:
             f"study {selection.study}: no such study; choose from {_listed(studies)}."
         )
 
-    named = {
+    named: dict[str, set[str]] = {
         "evaluators": set(selection.evaluators),
         "judges": set(selection.judges),
         "humans": set(selection.humans),
-        "reference": {selection.reference} - {None},
-        "ppi_labels": {selection.ppi_labels} - {None},
+        "reference": _given(selection.reference),
+        "ppi_labels": _given(selection.ppi_labels),
     }
     everything = set().union(*named.values())
     if not everything:
@@ -233,7 +241,10 @@ def rater_statuses(evaluators: list[str]) -> list[LeftOutRater]:
     out = []
     for participant in participants:
         assignment: Assignment | None = getattr(participant, "assignment", None)
-        evaluator = participant.study.evaluator.name
+        study_evaluator = participant.study.evaluator
+        assert study_evaluator is not None  # the query filters on its name
+        evaluator = study_evaluator.name
+        status: RaterStatus
         failed = assignment is not None and (
             assignment.attention_passed is False
             or assignment.status == Assignment.Status.NOT_QUALIFIED
@@ -260,7 +271,9 @@ def rater_statuses(evaluators: list[str]) -> list[LeftOutRater]:
     return out
 
 
-def leave_out(table: pd.DataFrame, raters: list[LeftOutRater], include_flagged: bool):
+def leave_out(
+    table: pd.DataFrame, raters: list[LeftOutRater], include_flagged: bool
+) -> tuple[pd.DataFrame, list[LeftOutRater]]:
     """The table without the ratings of the raters left out (flagged raters
     stay when include_flagged), and the raters with their rating counts."""
     if table.empty or not raters:
@@ -296,7 +309,7 @@ def choose_reference(
     if not scored:
         return None
 
-    def rank(name: str) -> tuple:
+    def rank(name: str) -> tuple[int, int, int, str]:
         entry = info.get(name, EvaluatorInfo("", 1))
         return (-coverage[name], KIND_PRIORITY.get(entry.kind, 2), entry.pk or 10**12, name)
 
@@ -313,7 +326,7 @@ def resolve(selection: Selection, table: pd.DataFrame | None = None) -> Scope:
         table = score_table(selection)
     names = sorted(str(n) for n in table["evaluator"].unique()) if len(table) else []
     # the studies the selection is about, even when none of their ratings count
-    named = set(selection.humans) | set(selection.evaluators) | {selection.reference} - {None}
+    named = set(selection.humans) | set(selection.evaluators) | _given(selection.reference)
     if selection.study is not None:
         from annotator.models import Study
 

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 from django.core.exceptions import EmptyResultSet
 from django.db import connection
+from django.db.models import QuerySet
 from django.db.models.functions import Length
 
 from analysis.selection import HUMAN_KINDS, Selection
@@ -85,13 +86,14 @@ def loaded_evaluators(selection: Selection) -> list[str] | None:
                 and config.get("original_kind") in HUMAN_KINDS
             )
         }
-    wanted = set(selection.judges) | humans | {selection.reference, selection.ppi_labels} - {None}
+    wanted = set(selection.judges) | humans
+    wanted |= {name for name in (selection.reference, selection.ppi_labels) if name is not None}
     if names:
         wanted &= names
     return sorted(wanted)
 
 
-def judgments_for(selection: Selection):
+def judgments_for(selection: Selection) -> QuerySet[Judgment]:
     """The judgments of the selection's responses by the evaluators it reads
     (analysis.scope.check has checked the names)."""
     queryset = Judgment.objects.filter(response__run_id__in=runs_for(selection))

@@ -16,7 +16,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from urllib.parse import urlencode
 
-from config.errors import Invalid
+from config.errors import ErrorCode, Invalid
 from corpus.choices import DatasetVersion, Language, Mode
 
 VERSIONS = tuple(DatasetVersion.values)
@@ -68,8 +68,7 @@ HUMAN_KINDS = frozenset({"gold_human", "crowd_human"})
 class SelectionError(Invalid, ValueError):
     """A selection that cannot be used; the message says which part and why."""
 
-    code = "selection_invalid"
-    http_status = 400
+    code = ErrorCode.SELECTION_INVALID
 
 
 @dataclass(frozen=True)

@@ -121,7 +121,7 @@ def _pair_statistics(x: np.ndarray, y: np.ndarray, method: str, bootstrap: int, 
         entry = {"r": float(result.statistic), "p": float(result.pvalue), "n": len(x)}
     if bootstrap:
 
-        def statistic(a, b):
+        def statistic(a: np.ndarray, b: np.ndarray) -> float:
             if method == "pearson":
                 return stats.pearsonr(a, b).statistic
             if method == "spearman":

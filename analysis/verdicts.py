@@ -67,7 +67,9 @@ def _plural(count: int, word: str, plural: str | None = None) -> str:
 # --- The alt-test in three values ------------------------------------------------------------
 
 
-def reverse_rejections(wins: alt_test.Wins, tested: np.ndarray, epsilon: float, q: float):
+def reverse_rejections(
+    wins: alt_test.Wins, tested: np.ndarray, epsilon: float, q: float
+) -> np.ndarray:
     """Per rater: whether the reverse one-sided test (the rater beats the judge
     by more than epsilon) is rejected, Benjamini-Yekutieli over the tested raters."""
     n, _, p_less = alt_test.one_sided_t_pvalues(wins.differences, wins.rater_index, epsilon)

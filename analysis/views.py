@@ -1,8 +1,12 @@
 """The report page (researchers only) and its API twin; the planner's "select items
 for humans" action as a form the page posts to and as an API call."""
 
+from collections.abc import Mapping
+from typing import TypeGuard
+
 from django import forms
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import AnonymousUser
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseForbidden
 from django.shortcuts import redirect, render
@@ -34,12 +38,18 @@ from annotator.models import Study
 from config.api import ErrorSerializer, ValidationErrorSerializer
 from config.downloads import as_attachment, export_filename
 from config.serializers import KnownFieldsMixin
+from users.models import User
 
 SELECTION_PARAMETERS = PARAMETERS
 PAGE_PARAMETERS = ("format",)
 
 
-def selection_from(params, also: tuple[str, ...] = PAGE_PARAMETERS) -> Selection:
+def is_researcher(user: User | AnonymousUser) -> TypeGuard[User]:
+    """Whether the user is signed in and a researcher (or an admin)."""
+    return user.is_authenticated and user.is_researcher
+
+
+def selection_from(params: Mapping[str, str], also: tuple[str, ...] = PAGE_PARAMETERS) -> Selection:
     """The selection in a query; a parameter it does not know (beside `also`)
     is an error (a misspelt `splti=test2` would otherwise give the report of
     everything)."""
@@ -59,7 +69,7 @@ def selection_from(params, also: tuple[str, ...] = PAGE_PARAMETERS) -> Selection
 LIST_PARAMETERS = frozenset({"systems", "evaluators", "judges", "humans"})
 
 
-def parameter(params, key: str):
+def parameter(params: Mapping[str, str], key: str) -> str | None:
     """A query parameter's value; the builder's checkboxes send names as
     repeated parameters (systems=A&systems=B), links as one (systems=A,B)."""
     if key in LIST_PARAMETERS and hasattr(params, "getlist"):
@@ -72,7 +82,7 @@ def parameter(params, key: str):
 def report_page(request: HttpRequest) -> HttpResponse:
     """/analysis/report/?split=test2&mode=st&format=html (or json, csv, csv-wide,
     latex). Without any parameter: the default selection, stated in the URL."""
-    if not request.user.is_researcher:
+    if not is_researcher(request.user):
         raise PermissionDenied("Reports are for researchers and admins.")  # the styled 403 page
     if not request.GET:
         from analysis.links import default_report_url
@@ -105,10 +115,10 @@ def report_page(request: HttpRequest) -> HttpResponse:
 def report_plot(request: HttpRequest, name: str, fmt: str) -> HttpResponse:
     """/analysis/report/plot/<name>.<png|svg>?<the report's selection>: one
     figure of the report, to download (researchers only, as the report)."""
-    from analysis import plots
+    from analysis import drawing, plots
     from analysis.caching import cached_figures, cached_report
 
-    if not request.user.is_researcher:
+    if not is_researcher(request.user):
         raise PermissionDenied("Reports are for researchers and admins.")
     try:
         selection = selection_from(request.GET)
@@ -123,7 +133,7 @@ def report_plot(request: HttpRequest, name: str, fmt: str) -> HttpResponse:
             f"This report has no figure {name!r}; it has: {', '.join(figures) or 'none'}."
         )
     data = cached_figures(entry, fmt, [name])[name]
-    response = HttpResponse(data, content_type=plots.FORMATS[fmt])
+    response = HttpResponse(data, content_type=drawing.FORMATS[fmt])
     subject = f"{report_subject(selection)} {name}"
     return as_attachment(response, export_filename(subject, fmt, timezone.localdate()))
 
@@ -241,7 +251,7 @@ def select_items_page(request: HttpRequest) -> HttpResponse:
     show what it rates."""
     from analysis.items_for_humans import create_study
 
-    if not request.user.is_researcher:
+    if not is_researcher(request.user):
         return HttpResponseForbidden("Studies are created by researchers and admins.")
     form = SelectItemsForm(request.POST)
     try:
@@ -250,7 +260,10 @@ def select_items_page(request: HttpRequest) -> HttpResponse:
         )
         if not form.is_valid():
             raise SelectionError(
-                "; ".join(f"{field}: {' '.join(errors)}" for field, errors in form.errors.items())
+                "; ".join(
+                    f"{field}: {' '.join(str(e) for e in errors)}"
+                    for field, errors in form.errors.items()
+                )
             )
         study = create_study(selection, actor=request.user, **form.cleaned_data)
     except (SelectionError, StudyError) as error:
@@ -321,11 +334,14 @@ def select_items_api(request: Request) -> Response:
     gold or crowd study of exactly those (closed: open it when ready)."""
     from analysis.items_for_humans import create_study
 
+    user = request.user
+    if not is_researcher(user):  # the API's permission class lets only researchers this far
+        raise PermissionDenied("Studies are created by researchers and admins.")
     body = SelectItemsSerializer(data=request.data)
     body.is_valid(raise_exception=True)
     data = dict(body.validated_data)
     action = {key: data.pop(key) for key in ("method", "count", "kind", "name", "raters_per_task")}
-    study = create_study(Selection.from_options(data), actor=request.user, **action)
+    study = create_study(Selection.from_options(data), actor=user, **action)
     responses = sorted(study.responses.values_list("pk", flat=True))
     return Response(
         {

@@ -282,8 +282,8 @@ def paper_bootstrap(data: Path, rounds: int, resamples: int) -> dict:
     from scipy import stats
 
     from analysis import trust
-    from analysis.report import choose_gold
-    from analysis.scores import response_scores, score_table
+    from analysis.scope import resolve
+    from analysis.scores import response_scores
     from analysis.selection import Selection
 
     systems = ("GPT-4", "LongAlpaca-7B", "Vicuna-13B-v1.5")
@@ -301,14 +301,14 @@ def paper_bootstrap(data: Path, rounds: int, resamples: int) -> dict:
         systems = ()
         source = "synthetic meetings (no ELITR-Bench archives found)"
     selection = Selection(dataset_version="qa", split="test2", mode="st", systems=systems)
-    table = score_table(selection)
-    rs = response_scores(table)
+    scope = resolve(selection)
+    rs = response_scores(scope.table)
     wide = rs.pivot(index="response_id", columns="evaluator", values="score")
     wide.columns = [str(c) for c in wide.columns]
-    gold = choose_gold(table, None)
+    gold = scope.reference
 
     def vectorised():
-        return trust.build(table, rs, wide, selection, gold, {}, resamples=resamples)
+        return trust.build(scope, rs, wide, {}, resamples=resamples)
 
     frame = trust.response_frame(rs, wide)
     judge = "gpt-4-eval" if "gpt-4-eval" in frame else frame.columns[0]

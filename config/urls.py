@@ -14,7 +14,7 @@ from analysis.views import (
     select_items_page,
 )
 from annotator.api.views import ParticipantViewSet, StudyViewSet
-from console.views import start_page
+from console.views.home import start_page
 from corpus.api.views import DatasetViewSet, DocumentViewSet, QuestionViewSet
 from generation.api.views import GenerationRunViewSet, ResponseViewSet, SystemViewSet
 from judging.api.views import (

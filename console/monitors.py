@@ -10,6 +10,7 @@ import json
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from django.db.models import Count, Q
 from django.utils import timezone
@@ -20,6 +21,9 @@ from annotator.wording import audit_detail
 from generation.models import GenerationRun
 from judging.models import JudgeItem, JudgingRun
 from runs.models import ACTIVE, RunStatus
+
+if TYPE_CHECKING:  # the figure is described where a plot is asked for
+    from analysis.figure_types import Figure
 
 OUTCOME_LABELS = {
     "api_error": "API errors",
@@ -296,7 +300,7 @@ def rater_plot_state(row: ParticipantQuality, scale_max: int) -> str:
     return hashlib.sha256(json.dumps(drawn).encode()).hexdigest()[:20]
 
 
-def rater_plot_figure(row: ParticipantQuality, scale_max: int):
+def rater_plot_figure(row: ParticipantQuality, scale_max: int) -> Figure:
     """The participant's ratings against gold and their spread (analysis.plots)."""
     from analysis.plots import rater_figure
 

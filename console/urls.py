@@ -1,31 +1,31 @@
 from django.urls import path
 
-from console import views
+from console.views import documents, home, runs, studies
 
 app_name = "console"
 urlpatterns = [
-    path("", views.home, name="home"),
-    path("runs/", views.runs, name="runs"),
-    path("runs/judging/new/", views.judging_run_new, name="judging_run_new"),
-    path("runs/generation/new/", views.generation_run_new, name="generation_run_new"),
-    path("runs/<str:kind>/<int:pk>/", views.run_detail, name="run"),
-    path("runs/<str:kind>/<int:pk>/live/", views.run_live, name="run_live"),
-    path("runs/<str:kind>/<int:pk>/<str:action>/", views.run_action, name="run_action"),
-    path("studies/new/", views.study_new, name="study_new"),
-    path("studies/<int:pk>/", views.study_detail, name="study"),
-    path("studies/<int:pk>/live/", views.study_live, name="study_live"),
-    path("studies/<int:pk>/refill/", views.study_refill, name="study_refill"),
-    path("studies/<int:pk>/status/<str:action>/", views.study_status, name="study_status"),
-    path("participants/<int:pk>/exclude/", views.participant_exclude, name="exclude"),
-    path("participants/<int:pk>/reinstate/", views.participant_reinstate, name="reinstate"),
+    path("", home.home, name="home"),
+    path("runs/", runs.runs, name="runs"),
+    path("runs/judging/new/", runs.judging_run_new, name="judging_run_new"),
+    path("runs/generation/new/", runs.generation_run_new, name="generation_run_new"),
+    path("runs/<str:kind>/<int:pk>/", runs.run_detail, name="run"),
+    path("runs/<str:kind>/<int:pk>/live/", runs.run_live, name="run_live"),
+    path("runs/<str:kind>/<int:pk>/<str:action>/", runs.run_action, name="run_action"),
+    path("studies/new/", studies.study_new, name="study_new"),
+    path("studies/<int:pk>/", studies.study_detail, name="study"),
+    path("studies/<int:pk>/live/", studies.study_live, name="study_live"),
+    path("studies/<int:pk>/refill/", studies.study_refill, name="study_refill"),
+    path("studies/<int:pk>/status/<str:action>/", studies.study_status, name="study_status"),
+    path("participants/<int:pk>/exclude/", studies.participant_exclude, name="exclude"),
+    path("participants/<int:pk>/reinstate/", studies.participant_reinstate, name="reinstate"),
     path(
         "participants/<int:pk>/allow-other-device/",
-        views.participant_allow_other_device,
+        studies.participant_allow_other_device,
         name="allow_other_device",
     ),
-    path("participants/<int:pk>/plot.svg", views.participant_plot, name="participant_plot"),
-    path("workers/", views.workers, name="workers"),
-    path("workers/inspect/", views.workers_inspect, name="workers_inspect"),
-    path("documents/", views.documents, name="documents"),
-    path("documents/<int:pk>/", views.document_detail, name="document"),
+    path("participants/<int:pk>/plot.svg", studies.participant_plot, name="participant_plot"),
+    path("workers/", runs.workers, name="workers"),
+    path("workers/inspect/", runs.workers_inspect, name="workers_inspect"),
+    path("documents/", documents.documents, name="documents"),
+    path("documents/<int:pk>/", documents.document_detail, name="document"),
 ]

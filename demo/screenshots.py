@@ -74,12 +74,13 @@ def build_data(report, *, synthetic: bool = False) -> dict:
     for n in range(count):
         pid = f"5f{rng.randrange(16**10):010x}demo{n:02d}"
         assignment = check_start_assignment(study, pid=pid, session_id=f"S{n}")
-        items = {i.pk: i for i in study.items.filter(pk__in=assignment.item_order)}
+        by_pk = {i.pk: i for i in study.items.filter(pk__in=assignment.item_order)}
         rate_up_to = len(assignment.item_order) if n < working else rng.randrange(5, 20)
         for position, item_id in enumerate(assignment.item_order[:rate_up_to], 1):
-            item = items[item_id]
-            reference = gold.get(item.response_id)
-            if item.is_attention_check:  # in the expected range, except participant 9
+            item = by_pk[item_id]
+            reference = None if item.response_id is None else gold.get(item.response_id)
+            if item.is_attention_check and item.expected_min is not None:
+                # in the expected range, except participant 9
                 inside = item.expected_min
                 score = inside if n != careless else (1 if item.expected_min > 1 else 10)
             elif n == straight:
@@ -119,12 +120,12 @@ def build_data(report, *, synthetic: bool = False) -> dict:
         },
     )
     run = create_judging_run(judge, dataset, "st", budget=5)
-    items = list(JudgeItem.objects.filter(run=run).order_by("pk"))
-    done = int(len(items) * 0.62)
-    JudgeItem.objects.filter(pk__in=[i.pk for i in items[:done]]).update(
+    judge_items = list(JudgeItem.objects.filter(run=run).order_by("pk"))
+    done = int(len(judge_items) * 0.62)
+    JudgeItem.objects.filter(pk__in=[i.pk for i in judge_items[:done]]).update(
         status="done", outcome="ok"
     )
-    errors = items[done : done + 6]
+    errors = judge_items[done : done + 6]
     JudgeItem.objects.filter(pk__in=[i.pk for i in errors[:4]]).update(
         outcome="api_error", detail="APIConnectionError: Connection error."
     )
@@ -133,7 +134,7 @@ def build_data(report, *, synthetic: bool = False) -> dict:
         detail="RateLimitError: Error code: 429 - {'error': {'message': 'Rate limit reached "
         "for gpt-4o on tokens per min (TPM): Limit 30000, Used 29710.'}}",
     )
-    JudgeItem.objects.filter(pk=items[done + 6].pk).update(
+    JudgeItem.objects.filter(pk=judge_items[done + 6].pk).update(
         status="needs_human",
         outcome="parse_failure",
         detail="no \\boxed{N} in the answer",

@@ -22,8 +22,14 @@ import os
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from types import FrameType
+from typing import TypeAlias
 
+# What signal.signal takes and gives back: a function, SIG_DFL or SIG_IGN, or
+# None (a handler not installed from Python).
+SignalHandler: TypeAlias = Callable[[int, FrameType | None], object] | int | signal.Handlers | None
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
@@ -45,7 +51,7 @@ class Supervisor:
         self.grace_seconds = grace_seconds
         self.poll_seconds = poll_seconds
         self.stop_signals: list[int] = []  # the stop signals received, in order
-        self._previous_handlers: dict[int, object] = {}
+        self._previous_handlers: dict[int, SignalHandler] = {}
 
     def __enter__(self) -> Supervisor:
         for number in STOP_SIGNALS:
@@ -61,7 +67,7 @@ class Supervisor:
             for number, handler in self._previous_handlers.items():
                 signal.signal(number, handler)
 
-    def _stop_requested(self, signum, frame) -> None:
+    def _stop_requested(self, signum: int, frame: FrameType | None) -> None:
         # only a note: the main loop acts on it, so that no exception can
         # interrupt a wait or the stopping of the children half-way
         self.stop_signals.append(signum)

@@ -1,10 +1,12 @@
+from collections.abc import Container
+
 from django import template
 
 register = template.Library()
 
 
 @register.filter
-def get(mapping, key):
+def get(mapping: object, key: object) -> object:
     """mapping[key] in templates (None when absent): for the report's
     dictionaries keyed by names from the data (systems, evaluators)."""
     if isinstance(mapping, dict):
@@ -13,7 +15,7 @@ def get(mapping, key):
 
 
 @register.filter
-def not_computable(value) -> bool:
+def not_computable(value: object) -> bool:
     """A statistic of the report that could not be computed (it has a reason)."""
     from analysis.report_types import NotComputable  # pydantic: with the first report
 
@@ -21,7 +23,7 @@ def not_computable(value) -> bool:
 
 
 @register.filter
-def computed(value) -> bool:
+def computed(value: object) -> bool:
     """A statistic of the report that is there and was computed."""
     from analysis.report_types import NotComputable
 
@@ -29,7 +31,7 @@ def computed(value) -> bool:
 
 
 @register.filter
-def score(value):
+def score(value: float | str | None) -> str:
     if value is None:
         return "–"
     try:
@@ -39,14 +41,14 @@ def score(value):
 
 
 @register.filter
-def pvalue(value):
+def pvalue(value: float | None) -> str:
     if value is None:
         return "–"
     return f"{value:.3f}" if value >= 0.001 else f"{value:.1e}"
 
 
 @register.filter
-def percent(value):
+def percent(value: float | None) -> str:
     if value is None:
         return "–"
     return f"{float(value):.0%}"
@@ -61,12 +63,12 @@ VERDICT_WORDS = {
 
 
 @register.filter
-def verdict(value) -> str:
+def verdict(value: object) -> str:
     """An alt-test verdict as the report writes it."""
     return VERDICT_WORDS.get(str(value), str(value))
 
 
 @register.filter
-def has(collection, item) -> bool:
+def has(collection: Container[object], item: object) -> bool:
     """`item in collection` in templates (the builder's chosen names)."""
     return item in collection

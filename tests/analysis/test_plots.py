@@ -7,8 +7,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from analysis import plots
-from analysis.plots import (
+from analysis import drawing, plots
+from analysis.figure_types import (
     CLIPPED_NOTE,
     FEW_NOTE,
     SCALE,
@@ -125,7 +125,7 @@ def test_calibration_clips_the_bin_of_two_and_sizes_many_levels(report):
     # 40 distinct scores: sized by N, not labelled, and the title says so
     assert metric.series[0].sized and all(p.label == "" for p in metric.points)
     assert "40 distinct scores, N 1-1" in metric.title
-    axes = plots.laid_out(figure).axes
+    axes = drawing.laid_out(figure).axes
     for axis in axes:  # both axes of a calibration panel are on the scale
         for low, high in (axis.get_xlim(), axis.get_ylim()):
             assert SCALE[0] - 1 <= low and high <= SCALE[1] + 1
@@ -134,7 +134,7 @@ def test_calibration_clips_the_bin_of_two_and_sizes_many_levels(report):
 def test_score_axes_stay_within_the_scale(report):
     wide = with_wide_bins(report)
     for figure in plots.figures(wide).values():
-        canvas = plots.laid_out(figure)
+        canvas = drawing.laid_out(figure)
         for axis, panel in zip(canvas.axes, figure.panels, strict=False):
             if isinstance(panel, IntervalPanel):
                 limits = axis.get_xlim() if panel.horizontal else axis.get_ylim()
@@ -189,16 +189,16 @@ def test_every_figure_of_a_report(report):
 
 def test_a_figure_is_drawn_as_png_and_svg(report):
     figure = plots.gold_bins_figure(with_wide_bins(report))
-    png = plots.draw(figure, "png")
+    png = drawing.draw(figure, "png")
     assert png.startswith(PNG_MAGIC)
-    svg = plots.draw(figure, "svg")
+    svg = drawing.draw(figure, "svg")
     root = ET.fromstring(svg)
     assert root.tag == "{http://www.w3.org/2000/svg}svg"
     text = " ".join(root.itertext())  # text stays text in the SVG
     assert FEW_NOTE in text and CLIPPED_NOTE in text and "gpt-4-eval" in text
-    assert plots.draw(figure, "svg") == svg  # the same figure, the same bytes
+    assert drawing.draw(figure, "svg") == svg  # the same figure, the same bytes
     with pytest.raises(ValueError, match="choose from png, svg"):
-        plots.draw(figure, "gif")
+        drawing.draw(figure, "gif")
 
 
 def test_a_report_without_a_part_has_no_figure_of_it(report):
@@ -218,4 +218,4 @@ def test_a_rater_against_gold():
     assert histogram.bins == ("1", "2", "3", "4", "5") and histogram.counts == (1, 0, 1, 1, 2)
     unknown = plots.rater_figure("P2", [], [8], 10, None, "not computable: 0 items")
     assert unknown.panels[0].title == "not computable: 0 items"
-    assert plots.draw(unknown, "svg").startswith(b"<?xml")
+    assert drawing.draw(unknown, "svg").startswith(b"<?xml")

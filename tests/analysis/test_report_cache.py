@@ -11,7 +11,7 @@ import pytest
 from django.core.cache import caches
 from django.utils import timezone
 
-from analysis import caching, plots
+from analysis import caching, drawing, plots
 from analysis import report as report_module
 from analysis.selection import Selection
 from annotator.actions.arrival import check_start_assignment
@@ -33,7 +33,7 @@ LOCAL_DEFAULT = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMe
 def counted(monkeypatch):
     """How many reports were built and figures drawn (not read from the cache)."""
     calls = {"reports": 0, "figures": 0}
-    build, draw = report_module.report_of, plots.draw
+    build, draw = report_module.report_of, drawing.draw
 
     def counting_build(*args, **kwargs):
         calls["reports"] += 1
@@ -44,7 +44,7 @@ def counted(monkeypatch):
         return draw(*args, **kwargs)
 
     monkeypatch.setattr(report_module, "report_of", counting_build)
-    monkeypatch.setattr(plots, "draw", counting_draw)
+    monkeypatch.setattr(drawing, "draw", counting_draw)
     return calls
 
 

@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ET
 import pytest
 from django.urls import reverse
 
-from analysis import plots
+from analysis import drawing
 from annotator.actions.arrival import check_start_assignment
 from annotator.actions.rating import check_complete_assignment, check_rate_item
 from annotator.models import Participant, Study
@@ -24,13 +24,13 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def draws(monkeypatch):
     calls = []
-    draw = plots.draw
+    draw = drawing.draw
 
     def counting(figure, fmt):
         calls.append(figure.name)
         return draw(figure, fmt)
 
-    monkeypatch.setattr(plots, "draw", counting)
+    monkeypatch.setattr(drawing, "draw", counting)
     return calls
 
 

@@ -9,8 +9,9 @@ The same selection as the report page's parameters; with none, the default
 selection (the setting where the human scores are), stated in the report."""
 
 from pathlib import Path
+from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from analysis.exports import export
 from analysis.render import FORMATS
@@ -30,7 +31,7 @@ def selection_of(options: dict) -> Selection:
 class Command(BaseCommand):
     help = "Write an agreement report (means, correlations, ICC, gold bins, breakdowns)."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--format", choices=FORMATS, default="html")
         parser.add_argument("--output", required=True, help="File to write ('-': standard output).")
         parser.add_argument("--dataset-version", choices=DatasetVersion.values)
@@ -80,7 +81,7 @@ class Command(BaseCommand):
             help="Bootstrap resamples for correlation CIs (0: none).",
         )
 
-    def handle(self, *args, **options):
+    def handle(self, *args: str, **options: Any) -> None:
         try:
             selection = selection_of(options)
             if options["bootstrap"] < 0:

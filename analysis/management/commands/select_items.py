@@ -4,7 +4,9 @@
 Picks responses of a selection for humans to rate and creates a study of
 exactly those (closed: open it from the admin when ready)."""
 
-from django.core.management.base import BaseCommand, CommandError
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from analysis.selection import ITEM_METHODS, Selection, SelectionError
 from corpus.choices import DatasetVersion, Language, Mode
@@ -13,7 +15,7 @@ from corpus.choices import DatasetVersion, Language, Mode
 class Command(BaseCommand):
     help = "Create a gold or crowd study of the responses the judges are least sure of."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--method", choices=ITEM_METHODS, required=True)
         parser.add_argument("--count", type=int, required=True, help="Responses to pick.")
         parser.add_argument("--kind", choices=("gold", "crowd"), required=True)
@@ -32,7 +34,7 @@ class Command(BaseCommand):
         parser.add_argument("--reference", help="The reference evaluator.")
         parser.add_argument("--gold", dest="gold_evaluator", help="Former name of --reference.")
 
-    def handle(self, *args, **options):
+    def handle(self, *args: str, **options: Any) -> None:
         from analysis.items_for_humans import create_study
         from annotator.errors import StudyError
 

@@ -1,6 +1,8 @@
 """python manage.py sweep_report --sweep ID --evaluator gpt-4-eval"""
 
-from django.core.management.base import BaseCommand, CommandError
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from analysis.sweeps import sweep_table
 from config.spreadsheet import neutralise
@@ -10,18 +12,18 @@ from generation.models import Sweep
 class Command(BaseCommand):
     help = "A sweep's grid once judged: mean score per configuration, mean and std over seeds."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--sweep", type=int, required=True)
         parser.add_argument("--evaluator", required=True)
 
-    def handle(self, *args, **options):
+    def handle(self, *args: str, **options: Any) -> None:
         sweep = Sweep.objects.filter(pk=options["sweep"]).first()
         if sweep is None:
             raise CommandError(f"No sweep {options['sweep']}.")
         rows = sweep_table(sweep, options["evaluator"])
         seeds = sorted({s for row in rows for s in row["seeds"]}, key=lambda s: (s is None, s))
 
-        def cell(value):
+        def cell(value: float | None) -> str:
             return "-" if value is None else f"{value:.2f}"
 
         self.stdout.write("\t".join(["system", *map(str, seeds), "mean", "std"]))

@@ -1,6 +1,7 @@
 import os
+from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from corpus.importers import ImportFailure
 from demo.setup import set_up_demo
@@ -12,13 +13,13 @@ class Command(BaseCommand):
         "and create the demo admin."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--no-download", action="store_true", help="Never try GitHub.")
         parser.add_argument(
             "--synthetic", action="store_true", help="Use the synthetic meeting only."
         )
 
-    def handle(self, *args, **options):
+    def handle(self, *args: str, **options: Any) -> None:
         try:
             setup = set_up_demo(
                 self.stdout.write,

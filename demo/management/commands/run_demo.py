@@ -4,12 +4,13 @@ import os
 import sys
 import textwrap
 import urllib.request
+from typing import Any
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from corpus.importers import ImportFailure
-from demo.setup import set_up_demo
+from demo.setup import DemoSetup, set_up_demo
 from demo.supervisor import Supervisor
 
 WORKER_QUEUES = "default,llm"
@@ -32,13 +33,13 @@ def wrap_notes(notes: list[str], width: int = 64) -> list[str]:
 class Command(BaseCommand):
     help = "The demo: set-up, then web server + Celery worker (Ctrl-C stops both)."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
             "--port", type=int, default=int(os.environ.get("CONCORD_DEMO_PORT", 8000))
         )
         parser.add_argument("--no-download", action="store_true", help="Never try GitHub.")
 
-    def handle(self, *args, **options):
+    def handle(self, *args: str, **options: Any) -> None:
         try:
             setup = set_up_demo(
                 self.stdout.write,
@@ -72,7 +73,7 @@ class Command(BaseCommand):
                 f"The {crashed.name} stopped (exit code {crashed.exit_code}); see the log above."
             )
 
-    def banner(self, setup, base: str, broker: str) -> str:
+    def banner(self, setup: DemoSetup, base: str, broker: str) -> str:
         embedded = " (embedded, files under var/)" if broker.startswith("filesystem") else ""
         whose = (
             "the synthetic meeting's evaluators, every score invented"

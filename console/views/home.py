@@ -1,0 +1,96 @@
+"""The console's entry points: `/` sends each role to its start, and the
+console's home lists studies, recent runs, workers and report links."""
+
+from __future__ import annotations
+
+from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import PermissionDenied
+from django.db.models import Count, Q
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET
+
+from analysis.links import report_links, selection_words, study_selection
+from analysis.scope import default_selection
+from analysis.selection import Selection
+from annotator.models import Participant, Study
+from console.views.common import RUN_MODELS, researcher_required
+from corpus.models import Document
+from corpus.services import SYNTHETIC_ELITR_BENCH
+from generation.models import GenerationRun
+from judging.models import JudgingRun
+from runs.models import ACTIVE
+from runs.workers import worker_states
+
+
+def start_page(request: HttpRequest) -> HttpResponse:
+    """`/`: the console for researchers, the gold studies for gold annotators."""
+    if not request.user.is_authenticated:
+        return redirect_to_login("/")
+    if request.user.is_researcher:
+        return redirect("console:home")
+    if request.user.is_gold_annotator:
+        return redirect("annotator:gold_home")
+    raise PermissionDenied("Your account has no role yet: an admin grants one.")
+
+
+@researcher_required
+@require_GET
+def home(request: HttpRequest) -> HttpResponse:
+    studies = Study.objects.annotate(
+        participants_n=Count("participants", distinct=True),
+        completed_n=Count(
+            "participants",
+            filter=Q(
+                participants__assignment__status="completed",
+                participants__status=Participant.Status.ACCEPTED,
+            ),
+            distinct=True,
+        ),
+        tasks_n=Count("tasks", distinct=True),
+    ).order_by("-created_at")
+    judging = JudgingRun.objects.select_related("evaluator", "dataset__benchmark").order_by(
+        "-created_at"
+    )[:8]
+    generation = (
+        GenerationRun.objects.filter(origin=GenerationRun.Origin.GENERATED)
+        .select_related("system", "dataset__benchmark")
+        .order_by("-created_at")[:8]
+    )
+    active = sum(
+        model._default_manager.filter(status__in=ACTIVE).count() for model in RUN_MODELS.values()
+    )
+    workers = worker_states()
+    reports = []
+    default = default_selection()
+    if default != Selection():
+        # the synthetic meeting's scores (the human ones too) are invented, and said to be
+        invented = default.benchmark == SYNTHETIC_ELITR_BENCH["slug"]
+        reports.append(
+            {
+                "title": "Where the human scores are: "
+                + selection_words(default)
+                + (
+                    " (the synthetic demo meeting: invented scores, the human ones included)"
+                    if invented
+                    else ""
+                ),
+                "links": report_links(default),
+            }
+        )
+    for study in studies.select_related("dataset__benchmark")[:5]:
+        reports.append(
+            {"title": f"Study: {study.name}", "links": report_links(study_selection(study))}
+        )
+    context = {
+        "studies": studies,
+        "judging_runs": judging,
+        "generation_runs": generation,
+        "active_runs": active,
+        "workers": workers,
+        "workers_up": sum(w.state == "up" for w in workers),
+        "reports": reports,
+        "documents": Document.objects.count(),
+        "nav": "home",
+    }
+    return render(request, "console/home.html", context)
