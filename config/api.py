@@ -13,7 +13,9 @@ OpenAPI schema lists what a client can really get back.
 
 from __future__ import annotations
 
-from django.http import JsonResponse
+from typing import TYPE_CHECKING, Any
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views import defaults
 from drf_spectacular.openapi import AutoSchema
 from rest_framework import serializers
@@ -26,8 +28,11 @@ from config.errors import ConcordError
 from config.not_found import not_found_page
 from config.serializers import KnownFieldsMixin
 
+if TYPE_CHECKING:
+    from drf_spectacular.plumbing import ComponentRegistry
 
-def exception_handler(exc, context):
+
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     if isinstance(exc, ConcordError):
         # as DRF does for its own errors: an ATOMIC_REQUESTS transaction rolls back
         set_rollback()
@@ -49,7 +54,7 @@ def exception_handler(exc, context):
     return response
 
 
-def not_found(request, exception):
+def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
     """Django's 404, for a URL that no route matches (`/api/studies/abc/`): in
     the API's shape under /api/, the product's page elsewhere (worded for a
     participant under their links: config.not_found)."""
@@ -58,7 +63,7 @@ def not_found(request, exception):
     return not_found_page(request)
 
 
-def server_error(request):
+def server_error(request: HttpRequest) -> HttpResponse:
     """A bug answers 500 (and is logged); under /api/ still as JSON."""
     if request.path.startswith("/api/"):
         return JsonResponse({"detail": "Server error.", "code": "server_error"}, status=500)
@@ -98,7 +103,14 @@ class ConcordAutoSchema(AutoSchema):
     its other answers (409, 502, ...) with ``extend_schema``. A serializer that
     refuses unknown fields (KnownFieldsMixin) says so: no additional properties."""
 
-    def get_operation(self, path, path_regex, path_prefix, method, registry):
+    def get_operation(
+        self,
+        path: str,
+        path_regex: str,
+        path_prefix: str,
+        method: str,
+        registry: ComponentRegistry,
+    ) -> dict[str, Any] | None:
         operation = super().get_operation(path, path_regex, path_prefix, method, registry)
         if operation is None:
             return None
@@ -121,7 +133,11 @@ class ConcordAutoSchema(AutoSchema):
         operation["responses"] = dict(sorted(responses.items()))
         return operation
 
-    def _map_basic_serializer(self, serializer, direction):
+    def _map_basic_serializer(
+        self,
+        serializer: serializers.Serializer | type[serializers.Serializer],
+        direction: str,
+    ) -> dict[str, Any]:
         schema = super()._map_basic_serializer(serializer, direction)
         if isinstance(serializer, KnownFieldsMixin):
             schema["additionalProperties"] = False  # unknown fields are refused (400)
@@ -130,7 +146,9 @@ class ConcordAutoSchema(AutoSchema):
     def _anyone_may_call(self) -> bool:
         return any(isinstance(p, AllowAny) for p in self.view.get_permissions())
 
-    def _error_response(self, serializer, status: str, description: str) -> dict:
+    def _error_response(
+        self, serializer: type[serializers.Serializer], status: str, description: str
+    ) -> dict[str, Any]:
         answer = self._get_response_for_code(
             serializer, status, media_types=["application/json"], direction="response"
         )

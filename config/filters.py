@@ -13,6 +13,7 @@ Filters over a field with choices but declared by hand (a related field's
 from __future__ import annotations
 
 from copy import deepcopy
+from typing import Any
 
 import django_filters
 from django import forms
@@ -28,7 +29,7 @@ FALSE = ("false", "0")
 class StrictBooleanField(forms.Field):
     """true / false (or 1 / 0, any case); empty: no filter; anything else refused."""
 
-    def to_python(self, value):
+    def to_python(self, value: object) -> bool | None:
         if value is None or isinstance(value, bool):
             return value
         if value == "":
@@ -46,7 +47,7 @@ class StrictBooleanField(forms.Field):
 class StrictBooleanFilter(django_filters.BooleanFilter):
     field_class = StrictBooleanField
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("widget", forms.TextInput)  # hands the raw text to the field
         super().__init__(*args, **kwargs)
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 import codecs
 import json
 import math
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import IO, Any
 
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser, get_encoding  # type: ignore[attr-defined]  # not in the stubs
@@ -51,7 +51,12 @@ def finite_float(text: str) -> float:
 class SafeJSONParser(JSONParser):
     """DRF's JSON parser, answering 400 to what it let through as 500s."""
 
-    def parse(self, stream, media_type=None, parser_context=None):
+    def parse(
+        self,
+        stream: IO[Any],
+        media_type: str | None = None,
+        parser_context: Mapping[str, Any] | None = None,
+    ) -> Any:  # any JSON value: an array too, not only the object the stubs say
         encoding = get_encoding(parser_context or {})  # text codecs only
         try:
             data = json.load(

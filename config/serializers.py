@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from django.db.models import Model
 from rest_framework import serializers
 
 # Sent by the browsable API's HTML forms along with the fields.
@@ -23,7 +24,7 @@ class KnownFieldsMixin(_SerializerBase):
     silently (a misspelt "raw_scale_mn" would otherwise be a 200 that changed
     nothing). Read-only fields may be sent back as they were read."""
 
-    def to_internal_value(self, data):
+    def to_internal_value(self, data: object) -> dict[str, Any]:
         if isinstance(data, Mapping):
             unknown = sorted(str(k) for k in data if k not in self.fields and k not in IGNORED)
             if unknown:
@@ -36,7 +37,7 @@ class KnownFieldsMixin(_SerializerBase):
 class StrictFloatField(serializers.FloatField):
     """A number, not a boolean (DRF's FloatField takes true for 1.0)."""
 
-    def to_internal_value(self, data):
+    def to_internal_value(self, data: float | int | str) -> float:
         if isinstance(data, bool):
             self.fail("invalid")
         return super().to_internal_value(data)
@@ -48,7 +49,7 @@ class NameRelatedField(serializers.SlugRelatedField):
 
     default_error_messages = {"nul": "A name cannot hold a NUL character (\\u0000)."}
 
-    def to_internal_value(self, data):
+    def to_internal_value(self, data: object) -> Model:
         if isinstance(data, str) and "\x00" in data:
             self.fail("nul")
         return super().to_internal_value(data)

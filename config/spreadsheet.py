@@ -26,7 +26,10 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # for the annotations only: no pandas import at run time (see above)
+    import pandas as pd
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
@@ -51,14 +54,14 @@ def csv_text(columns: Sequence[str], rows: Iterable[Mapping[str, Any]]) -> str:
     return out.getvalue()
 
 
-def frame_csv(frame) -> str:
+def frame_csv(frame: pd.DataFrame) -> str:
     """A pandas DataFrame as a CSV file like `csv_text`'s: neutralised, no index,
     and CRLF line ends (RFC 4180, as the csv module writes), so that a text
     holding a bare carriage return is quoted rather than read as a line end."""
     return neutralise_frame(frame).to_csv(index=False, lineterminator="\r\n")
 
 
-def neutralise_frame(frame):
+def neutralise_frame(frame: pd.DataFrame) -> pd.DataFrame:
     """A copy of a pandas DataFrame with its column names and its text cells
     neutralised, for `to_csv`. Numeric, boolean and date columns are not
     touched (their dtype stays numeric); a categorical column has its

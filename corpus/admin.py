@@ -1,10 +1,28 @@
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, TypedDict
+
 from django import forms
 from django.contrib import admin
-from django.db.models import Count, Exists, OuterRef
+from django.db.models import Count, Exists, OuterRef, QuerySet
+from django.http import HttpRequest
 from django.utils.html import format_html, format_html_join
 
 from corpus.models import Benchmark, Dataset, Document, Question, QuestionText
 from corpus.protection import CORRECTION, ProtectJudgedAdmin, judged_responses, judged_summary
+
+if TYPE_CHECKING:
+    from django.contrib.admin.options import _FieldsetSpec
+    from django_stubs_ext import WithAnnotations
+
+
+class _BenchmarkCounts(TypedDict):
+    datasets_n: int
+    documents_n: int
+
+
+class _QuestionCount(TypedDict):
+    questions_n: int
 
 
 @admin.register(Benchmark)
@@ -14,7 +32,7 @@ class BenchmarkAdmin(ProtectJudgedAdmin, admin.ModelAdmin):
     search_fields = ("name", "slug")
     prepopulated_fields = {"slug": ("name",)}
 
-    def get_queryset(self, request):
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Benchmark]:
         return (
             super()
             .get_queryset(request)
@@ -25,11 +43,11 @@ class BenchmarkAdmin(ProtectJudgedAdmin, admin.ModelAdmin):
         )
 
     @admin.display(description="datasets", ordering="datasets_n")
-    def dataset_count(self, obj):
+    def dataset_count(self, obj: WithAnnotations[Benchmark, _BenchmarkCounts]) -> int:
         return obj.datasets_n
 
     @admin.display(description="documents", ordering="documents_n")
-    def document_count(self, obj):
+    def document_count(self, obj: WithAnnotations[Benchmark, _BenchmarkCounts]) -> int:
         return obj.documents_n
 
 
@@ -41,15 +59,15 @@ class DatasetAdmin(ProtectJudgedAdmin, admin.ModelAdmin):
     list_select_related = ("benchmark",)
     search_fields = ("benchmark__name", "split", "version")
 
-    def get_queryset(self, request):
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Dataset]:
         return super().get_queryset(request).annotate(questions_n=Count("question_texts"))
 
     @admin.display(description="questions", ordering="questions_n")
-    def question_count(self, obj):
+    def question_count(self, obj: WithAnnotations[Dataset, _QuestionCount]) -> int:
         return obj.questions_n
 
 
-def judged_texts(queryset):
+def judged_texts(queryset: QuerySet[QuestionText]) -> QuerySet[QuestionText]:
     """The question texts whose responses (same question, same dataset) are judged."""
     responses = judged_responses().filter(
         question=OuterRef("question"), run__dataset=OuterRef("dataset")
@@ -61,11 +79,11 @@ class QuestionTextFormSet(forms.BaseInlineFormSet):
     """A judged wording or reference answer is read-only, and stays: every field of
     its row is disabled (Django then keeps the stored value whatever is posted)."""
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.judged = set(judged_texts(self.get_queryset()).values_list("pk", flat=True))
 
-    def add_fields(self, form, index):
+    def add_fields(self, form: forms.ModelForm[QuestionText], index: int | None) -> None:
         super().add_fields(form, index)  # the last fields of each form: all are there now
         if form.instance.pk in self.judged:
             for field in form.fields.values():
@@ -80,11 +98,11 @@ class QuestionTextInline(admin.TabularInline):
     readonly_fields = ("protection",)
     autocomplete_fields = ("dataset",)
 
-    def get_queryset(self, request):
+    def get_queryset(self, request: HttpRequest) -> QuerySet[QuestionText]:
         return super().get_queryset(request).select_related("dataset__benchmark")
 
     @admin.display(description="read-only?")
-    def protection(self, obj):
+    def protection(self, obj: QuestionText | None) -> str:
         if obj is None or obj.pk is None:
             return ""
         responses = judged_responses().filter(
@@ -115,7 +133,7 @@ class DocumentAdmin(ProtectJudgedAdmin, admin.ModelAdmin):
         ("Edit the transcript text", {"classes": ("collapse",), "fields": ("text",)}),
     )
 
-    def get_fieldsets(self, request, obj=None):
+    def get_fieldsets(self, request: HttpRequest, obj: Document | None = None) -> _FieldsetSpec:
         fieldsets = super().get_fieldsets(request, obj)
         if obj is None or not self.is_protected(obj):
             return fieldsets
@@ -129,23 +147,22 @@ class DocumentAdmin(ProtectJudgedAdmin, admin.ModelAdmin):
             if name != "Edit the transcript text"
         )
 
-    def get_queryset(self, request):
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Document]:
         queryset = (
             super().get_queryset(request).annotate(questions_n=Count("questions", distinct=True))
         )
-        # The list never shows the ~50 KB transcripts.
-        return (
-            queryset.defer("text")
-            if request.resolver_match.url_name.endswith("changelist")
-            else queryset
-        )
+        # The list never shows the ~50 KB transcripts. (An admin page is always
+        # reached through a named URL; a request without one gets the full rows.)
+        match = request.resolver_match
+        changelist = match is not None and (match.url_name or "").endswith("changelist")
+        return queryset.defer("text") if changelist else queryset
 
     @admin.display(description="questions", ordering="questions_n")
-    def question_count(self, obj):
+    def question_count(self, obj: WithAnnotations[Document, _QuestionCount]) -> int:
         return obj.questions_n
 
     @admin.display(description="transcript")
-    def transcript(self, obj):
+    def transcript(self, obj: Document) -> str:
         return format_html(
             '<pre class="concord-transcript" style="white-space: pre-wrap; max-height: 40em; '
             'overflow-y: auto; border: 1px solid var(--hairline-color); padding: .5em">{}</pre>',
@@ -153,7 +170,7 @@ class DocumentAdmin(ProtectJudgedAdmin, admin.ModelAdmin):
         )
 
     @admin.display(description="questions and reference answers")
-    def questions_table(self, obj):
+    def questions_table(self, obj: Document) -> str:
         texts = (
             QuestionText.objects.filter(question__document=obj)
             .select_related("question", "dataset")
@@ -187,10 +204,12 @@ class QuestionVersionFilter(admin.SimpleListFilter):
     title = "dataset version"
     parameter_name = "version"
 
-    def lookups(self, request, model_admin):
+    def lookups(
+        self, request: HttpRequest, model_admin: admin.ModelAdmin[Question]
+    ) -> list[tuple[str, str]]:
         return Dataset.Version.choices
 
-    def queryset(self, request, queryset):
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Question]) -> QuerySet[Question]:
         if self.value():
             return queryset.filter(texts__dataset__version=self.value()).distinct()
         return queryset
@@ -219,13 +238,13 @@ class QuestionAdmin(ProtectJudgedAdmin, admin.ModelAdmin):
     inlines = (QuestionTextInline,)
     autocomplete_fields = ("document",)
 
-    def get_queryset(self, request):
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Question]:
         return (
             super().get_queryset(request).prefetch_related("texts__dataset").defer("document__text")
         )
 
     @admin.display(description="question (first version)")
-    def wording(self, obj):
+    def wording(self, obj: Question) -> str:
         texts = sorted(
             obj.texts.all(),
             key=lambda t: (t.dataset.language != Dataset.Language.ENGLISH, t.dataset.version),

@@ -16,15 +16,16 @@ never imported.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
 from django.apps import apps
 from django.contrib import messages
 from django.contrib.admin import ModelAdmin
 from django.contrib.admin.actions import delete_selected
-from django.db.models import Exists, OuterRef, Q, QuerySet
-from django.http import HttpResponseRedirect
+from django.db.models import Exists, Model, OuterRef, Q, QuerySet
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.text import capfirst
 
@@ -100,15 +101,17 @@ class ProtectJudgedAdmin(_ModelAdminBase):
         responses = judged_responses().filter(**{self.judged_path: OuterRef("pk")})
         return queryset.filter(Exists(responses))
 
-    def is_protected(self, obj) -> bool:
+    def is_protected(self, obj: Model) -> bool:
         return self.protected(self.model._default_manager.filter(pk=obj.pk)).exists()
 
-    def has_delete_permission(self, request, obj=None):
+    def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
         if obj is not None and self.is_protected(obj):
             return False
         return super().has_delete_permission(request, obj)
 
-    def delete_view(self, request, object_id, extra_context=None):
+    def delete_view(
+        self, request: HttpRequest, object_id: str, extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
         obj = self.get_object(request, object_id)
         if obj is not None and self.is_protected(obj):
             opts = self.model._meta
@@ -127,16 +130,22 @@ class ProtectJudgedAdmin(_ModelAdminBase):
             )
         return super().delete_view(request, object_id, extra_context)
 
-    def get_actions(self, request):
+    def get_actions(
+        self, request: HttpRequest
+    ) -> dict[str, tuple[Callable[..., str], str, str] | None]:
         actions = super().get_actions(request)
         action = actions.get("delete_selected")
         if action is not None:
             _, name, description = action
-            actions["delete_selected"] = (delete_unprotected, name, description)
+            # The stubs (Django 5 branch) say an action returns a str; it returns an
+            # HttpResponse or None, as Django's own delete_selected does.
+            actions["delete_selected"] = (delete_unprotected, name, description)  # type: ignore[assignment]
         return actions
 
 
-def delete_unprotected(modeladmin, request, queryset):
+def delete_unprotected(
+    modeladmin: ProtectJudgedAdmin, request: HttpRequest, queryset: QuerySet
+) -> TemplateResponse | None:
     """Django's "delete selected", refused (nothing deleted) when the selection
     holds protected rows."""
     protected = modeladmin.protected(queryset).count()

@@ -1,8 +1,11 @@
-from typing import cast
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from django import forms
 from django.contrib import admin, messages
-from django.http import HttpResponseRedirect
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
 from django.utils.html import format_html
 
@@ -17,6 +20,13 @@ from generation.runner import (
 )
 from runs.admin import report_outcomes
 
+if TYPE_CHECKING:
+    from django_stubs_ext import WithAnnotations
+
+
+class _ResponseCount(TypedDict):
+    response_count: int
+
 
 class SystemForm(forms.ModelForm):
     """A generated-by-Concord system's configuration is checked when saved."""
@@ -25,7 +35,7 @@ class SystemForm(forms.ModelForm):
         model = System
         fields = ["name", "model_name", "backend", "config", "description"]
 
-    def clean(self):
+    def clean(self) -> dict[str, Any]:
         super().clean()
         cleaned = self.cleaned_data
         if cleaned.get("backend") in (System.Backend.HF, System.Backend.OPENAI):
@@ -83,11 +93,13 @@ class GenerationRunAdmin(ProtectJudgedAdmin, admin.ModelAdmin):
     list_select_related = ("system", "dataset__benchmark")
     actions = ["cancel_action", "resume_action"]
 
-    def get_queryset(self, request):
+    def get_queryset(self, request: HttpRequest) -> GenerationRunQuerySet:
         # the model's manager makes a GenerationRunQuerySet; the stubs say a QuerySet
         return cast(GenerationRunQuerySet, super().get_queryset(request)).with_counts()
 
-    def get_readonly_fields(self, request, obj=None):
+    def get_readonly_fields(
+        self, request: HttpRequest, obj: GenerationRun | None = None
+    ) -> tuple[str, ...]:
         if obj is None:
             return ()
         return (
@@ -109,31 +121,33 @@ class GenerationRunAdmin(ProtectJudgedAdmin, admin.ModelAdmin):
             "updated_at",
         )
 
-    def has_change_permission(self, request, obj=None):
+    def has_change_permission(self, request: HttpRequest, obj: GenerationRun | None = None) -> bool:
         return obj is None and super().has_change_permission(request, obj)
 
     @admin.display(description="live progress")
-    def console_page(self, obj):
+    def console_page(self, obj: GenerationRun) -> str:
         url = reverse("console:run", args=["generation", obj.pk])
         return format_html("<a href='{}'>Open the run in the console</a>", url)
 
     @admin.display(description="responses", ordering="response_count")
-    def response_count(self, obj):
+    def response_count(self, obj: WithAnnotations[GenerationRun, _ResponseCount]) -> int:
         return obj.response_count
 
     @admin.display(description="done / total")
-    def progress(self, obj):
+    def progress(self, obj: GenerationRun) -> str:
         return f"{obj.done}/{obj.total}" if obj.total else "-"
 
     @admin.display(description="tokens/s")
-    def tokens_per_second(self, obj):
+    def tokens_per_second(self, obj: GenerationRun) -> str:
         return "-" if obj.tokens_per_second is None else f"{obj.tokens_per_second:.1f}"
 
     @admin.display(description="ETA")
-    def eta(self, obj):
+    def eta(self, obj: GenerationRun) -> str:
         return "-" if obj.eta_seconds is None else f"{obj.eta_seconds / 60:.1f} min"
 
-    def save_model(self, request, obj, form, change):
+    def save_model(
+        self, request: HttpRequest, obj: GenerationRun, form: GenerationRunForm, change: bool
+    ) -> None:
         try:
             run = start_generation_run(obj.system, obj.dataset, obj.mode, obj.seed)
         except GenerationError as error:
@@ -145,15 +159,17 @@ class GenerationRunAdmin(ProtectJudgedAdmin, admin.ModelAdmin):
         else:
             messages.info(request, f"Run {run.pk} queued on '{run.queue()}'.")
 
-    def response_add(self, request, obj, post_url_continue=None):
+    def response_add(
+        self, request: HttpRequest, obj: GenerationRun, post_url_continue: str | None = None
+    ) -> HttpResponse:
         return HttpResponseRedirect(reverse("admin:generation_generationrun_changelist"))
 
     @admin.action(description="Cancel selected runs")
-    def cancel_action(self, request, queryset):
+    def cancel_action(self, request: HttpRequest, queryset: QuerySet[GenerationRun]) -> None:
         report_outcomes(request, [cancel_generation_run(run) for run in queryset])
 
     @admin.action(description="Resume selected runs (what is not answered yet)")
-    def resume_action(self, request, queryset):
+    def resume_action(self, request: HttpRequest, queryset: QuerySet[GenerationRun]) -> None:
         report_outcomes(
             request, [resume_generation_run(run) for run in queryset.select_related("system")]
         )

@@ -1,8 +1,11 @@
-from typing import cast
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from django import forms
 from django.contrib import admin, messages
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, OuterRef, QuerySet
+from django.http import HttpRequest, HttpResponse
 from django.utils.html import format_html, format_html_join
 
 from corpus.protection import CORRECTION, ProtectJudgedAdmin, judged_summary
@@ -32,6 +35,15 @@ from judging.models import (
 from judging.parsers import Verdict
 from runs.admin import report_outcomes
 
+if TYPE_CHECKING:
+    from django.contrib.admin.options import _FieldGroups, _FieldsetSpec
+    from django.forms.formsets import BaseFormSet
+    from django_stubs_ext import WithAnnotations
+
+
+class _JudgmentCount(TypedDict):
+    judgment_count: int
+
 
 class EvaluatorForm(forms.ModelForm):
     """An LLM judge's configuration is checked when saved (unknown settings,
@@ -44,7 +56,7 @@ class EvaluatorForm(forms.ModelForm):
         model = Evaluator
         fields = ["name", "kind", "description", "config", "raw_scale_min", "raw_scale_max"]
 
-    def clean(self):
+    def clean(self) -> dict[str, Any]:
         super().clean()
         cleaned = self.cleaned_data
         kind = cleaned.get("kind")
@@ -81,7 +93,7 @@ class EvaluatorAdmin(ProtectJudgedAdmin, admin.ModelAdmin):
     protected_reason = "judgments or pairwise verdicts"
     correction = "a correction is a new evaluator"
 
-    def protected(self, queryset):
+    def protected(self, queryset: QuerySet[Evaluator]) -> QuerySet[Evaluator]:
         return queryset.filter(
             Exists(Judgment.objects.filter(evaluator=OuterRef("pk")))
             | Exists(PairwiseVerdict.objects.filter(evaluator=OuterRef("pk")))
@@ -91,16 +103,16 @@ class EvaluatorAdmin(ProtectJudgedAdmin, admin.ModelAdmin):
     actions = ["add_metric_evaluators"]
 
     @admin.action(description="Add the automatic metric evaluators (ROUGE, F1, exact match)")
-    def add_metric_evaluators(self, request, queryset):
+    def add_metric_evaluators(self, request: HttpRequest, queryset: QuerySet[Evaluator]) -> None:
         names = [e.name for e in ensure_metric_evaluators()]
         messages.info(request, f"Available: {', '.join(names)}.")
 
-    def get_queryset(self, request):
+    def get_queryset(self, request: HttpRequest) -> EvaluatorQuerySet:
         # the model's manager makes an EvaluatorQuerySet; the stubs say a QuerySet
         return cast(EvaluatorQuerySet, super().get_queryset(request)).with_counts()
 
     @admin.display(description="judgments", ordering="judgment_count")
-    def judgment_count(self, obj):
+    def judgment_count(self, obj: WithAnnotations[Evaluator, _JudgmentCount]) -> int:
         return obj.judgment_count
 
 
@@ -111,10 +123,10 @@ class JudgmentInline(admin.TabularInline):
     readonly_fields = fields
     can_delete = False
 
-    def has_add_permission(self, request, obj=None):
+    def has_add_permission(self, request: HttpRequest, obj: Response | None = None) -> bool:
         return False
 
-    def get_queryset(self, request):
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Judgment]:
         return super().get_queryset(request).select_related("evaluator")
 
 
@@ -149,13 +161,13 @@ class ResponseAdmin(ProtectJudgedAdmin, admin.ModelAdmin):
     fields = ("run", "question", "question_and_reference", "text", "created_at")
     inlines = (JudgmentInline,)
 
-    def has_add_permission(self, request):
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
-    def has_change_permission(self, request, obj=None):
+    def has_change_permission(self, request: HttpRequest, obj: Response | None = None) -> bool:
         return False
 
-    def get_fieldsets(self, request, obj=None):
+    def get_fieldsets(self, request: HttpRequest, obj: Response | None = None) -> _FieldsetSpec:
         fieldsets = super().get_fieldsets(request, obj)
         if obj is None:
             return fieldsets
@@ -168,7 +180,7 @@ class ResponseAdmin(ProtectJudgedAdmin, admin.ModelAdmin):
         name, options = fieldsets[0]
         return ((name, {**options, "description": note}), *fieldsets[1:])
 
-    def get_queryset(self, request):
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Response]:
         return (
             super()
             .get_queryset(request)
@@ -177,38 +189,38 @@ class ResponseAdmin(ProtectJudgedAdmin, admin.ModelAdmin):
         )
 
     @admin.display(description="system", ordering="run__system__name")
-    def system(self, obj):
+    def system(self, obj: Response) -> str:
         return obj.run.system.name
 
     @admin.display(description="question", ordering="question__document__external_id")
-    def question_label(self, obj):
+    def question_label(self, obj: Response) -> str:
         return f"{obj.question.document.external_id} #{obj.question.external_id}"
 
     @admin.display(description="mode")
-    def mode(self, obj):
+    def mode(self, obj: Response) -> str:
         return obj.run.mode
 
     @admin.display(description="split")
-    def split(self, obj):
+    def split(self, obj: Response) -> str:
         return obj.run.dataset.split
 
     @admin.display(description="version")
-    def version(self, obj):
+    def version(self, obj: Response) -> str:
         return obj.run.dataset.version
 
     @admin.display(description="scores")
-    def scores(self, obj):
+    def scores(self, obj: Response) -> str:
         judgments = sorted(obj.judgments.all(), key=lambda j: (j.evaluator.name, j.rater))
         return format_html_join(
             ", ", "{}: {}", ((j.evaluator.name, f"{j.score:g}") for j in judgments)
         )
 
     @admin.display(description="response")
-    def short_text(self, obj):
+    def short_text(self, obj: Response) -> str:
         return obj.text[:120] + ("…" if len(obj.text) > 120 else "")
 
     @admin.display(description="question and reference answer (this run's dataset)")
-    def question_and_reference(self, obj):
+    def question_and_reference(self, obj: Response) -> str:
         wording = obj.question.texts.filter(dataset=obj.run.dataset).first()
         if wording is None:
             return "-"
@@ -233,17 +245,17 @@ class JudgmentAdmin(admin.ModelAdmin):
     list_select_related = ("evaluator", "response__run__system")
     raw_id_fields = ("response",)
 
-    def has_add_permission(self, request):
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
-    def has_change_permission(self, request, obj=None):
+    def has_change_permission(self, request: HttpRequest, obj: Judgment | None = None) -> bool:
         return False
 
-    def has_delete_permission(self, request, obj=None):
+    def has_delete_permission(self, request: HttpRequest, obj: Judgment | None = None) -> bool:
         return False
 
     @admin.display(description="system", ordering="response__run__system__name")
-    def system(self, obj):
+    def system(self, obj: Judgment) -> str:
         return obj.response.run.system.name
 
 
@@ -265,7 +277,9 @@ class BenchmarkImportAdmin(admin.ModelAdmin):
     fields = ("source", "versions", "languages", "with_responses")
     readonly_fields = ()
 
-    def get_readonly_fields(self, request, obj=None):
+    def get_readonly_fields(
+        self, request: HttpRequest, obj: BenchmarkImport | None = None
+    ) -> tuple[str, ...]:
         if obj is None:
             return ()
         return (
@@ -280,27 +294,35 @@ class BenchmarkImportAdmin(admin.ModelAdmin):
             "finished_at",
         )
 
-    def get_fields(self, request, obj=None):
+    def get_fields(self, request: HttpRequest, obj: BenchmarkImport | None = None) -> _FieldGroups:
         return self.get_readonly_fields(request, obj) or self.fields
 
-    def has_change_permission(self, request, obj=None):
+    def has_change_permission(
+        self, request: HttpRequest, obj: BenchmarkImport | None = None
+    ) -> bool:
         return obj is None and super().has_change_permission(request, obj)
 
     @admin.display(description="source")
-    def source_label(self, obj):
+    def source_label(self, obj: BenchmarkImport) -> str:
         return obj.source or "(default)"
 
     @admin.display(description="progress")
-    def progress(self, obj):
+    def progress(self, obj: BenchmarkImport) -> str:
         if not obj.total:
             return "-"
         return f"{obj.done}/{obj.total}"
 
     @admin.display(description="summary or error")
-    def summary(self, obj):
+    def summary(self, obj: BenchmarkImport) -> str:
         return format_html("<pre style='white-space: pre-wrap'>{}</pre>", obj.message)
 
-    def save_model(self, request, obj, form, change):
+    def save_model(
+        self,
+        request: HttpRequest,
+        obj: BenchmarkImport,
+        form: forms.ModelForm[BenchmarkImport],
+        change: bool,
+    ) -> None:
         job = start_benchmark_import(
             obj.source, obj.versions, obj.languages, obj.with_responses, request.user
         )
@@ -349,7 +371,9 @@ class JudgingRunAdmin(admin.ModelAdmin):
     filter_horizontal = ("systems",)
     actions = ["cancel_action", "resume_action", "retry_failed_action"]
 
-    def get_readonly_fields(self, request, obj=None):
+    def get_readonly_fields(
+        self, request: HttpRequest, obj: JudgingRun | None = None
+    ) -> tuple[str, ...]:
         if obj is None:
             return ()
         return (
@@ -375,27 +399,27 @@ class JudgingRunAdmin(admin.ModelAdmin):
             "finished_at",
         )
 
-    def get_fields(self, request, obj=None):
+    def get_fields(self, request: HttpRequest, obj: JudgingRun | None = None) -> _FieldGroups:
         return (
             self.get_readonly_fields(request, obj)
             if obj is not None
             else super().get_fields(request, obj)
         )
 
-    def has_change_permission(self, request, obj=None):
+    def has_change_permission(self, request: HttpRequest, obj: JudgingRun | None = None) -> bool:
         return obj is None and super().has_change_permission(request, obj)
 
     @admin.display(description="done / total")
-    def progress(self, obj):
+    def progress(self, obj: JudgingRun) -> str:
         return f"{obj.done}/{obj.total}"
 
     @admin.display(description="systems")
-    def systems_chosen(self, obj):
+    def systems_chosen(self, obj: JudgingRun) -> str:
         names = [s.name for s in obj.systems.all()]
         return ", ".join(names) if names else "every system of the dataset"
 
     @admin.display(description="live progress")
-    def console_page(self, obj):
+    def console_page(self, obj: JudgingRun) -> str:
         from django.urls import reverse
 
         url = reverse("console:run", args=["judging", obj.pk])
@@ -406,11 +430,11 @@ class JudgingRunAdmin(admin.ModelAdmin):
         )
 
     @admin.display(description="cost")
-    def cost_so_far(self, obj):
+    def cost_so_far(self, obj: JudgingRun) -> str:
         return f"{obj.cost:.4f}" + (f" / {obj.budget}" if obj.budget is not None else "")
 
     @admin.display(description="ETA")
-    def eta(self, obj):
+    def eta(self, obj: JudgingRun) -> str:
         if obj.status != JudgingRun.Status.RUNNING or not obj.started_at or not obj.done:
             return "-"
         from django.utils import timezone
@@ -419,11 +443,15 @@ class JudgingRunAdmin(admin.ModelAdmin):
         remaining = elapsed / (obj.done + obj.failed or 1) * (obj.total - obj.done - obj.failed)
         return f"{remaining / 60:.1f} min"
 
-    def add_view(self, request, form_url="", extra_context=None):
+    def add_view(
+        self, request: HttpRequest, form_url: str = "", extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
         ensure_metric_evaluators()  # so that the metrics are there to choose
         return super().add_view(request, form_url, extra_context)
 
-    def save_model(self, request, obj, form, change):
+    def save_model(
+        self, request: HttpRequest, obj: JudgingRun, form: JudgingRunForm, change: bool
+    ) -> None:
         try:
             run = start_judging_run(
                 obj.evaluator,
@@ -445,25 +473,33 @@ class JudgingRunAdmin(admin.ModelAdmin):
         else:
             messages.info(request, f"Run {run.pk} queued: {run.total} responses.")
 
-    def save_related(self, request, form, formsets, change):
+    def save_related(
+        self,
+        request: HttpRequest,
+        form: JudgingRunForm,
+        formsets: list[BaseFormSet[Any]],
+        change: bool,
+    ) -> None:
         return None  # create_judging_run saved the systems
 
-    def response_add(self, request, obj, post_url_continue=None):
+    def response_add(
+        self, request: HttpRequest, obj: JudgingRun, post_url_continue: str | None = None
+    ) -> HttpResponse:
         from django.http import HttpResponseRedirect
         from django.urls import reverse
 
         return HttpResponseRedirect(reverse("admin:judging_judgingrun_changelist"))
 
     @admin.action(description="Cancel selected runs")
-    def cancel_action(self, request, queryset):
+    def cancel_action(self, request: HttpRequest, queryset: QuerySet[JudgingRun]) -> None:
         report_outcomes(request, [cancel_run(run) for run in queryset])
 
     @admin.action(description="Resume selected runs (pending items only)")
-    def resume_action(self, request, queryset):
+    def resume_action(self, request: HttpRequest, queryset: QuerySet[JudgingRun]) -> None:
         report_outcomes(request, [resume_run(run) for run in queryset.select_related("evaluator")])
 
     @admin.action(description="Retry failed items of selected runs (ask again, then resume)")
-    def retry_failed_action(self, request, queryset):
+    def retry_failed_action(self, request: HttpRequest, queryset: QuerySet[JudgingRun]) -> None:
         report_outcomes(
             request, [retry_failed(run) for run in queryset.select_related("evaluator")]
         )
@@ -473,7 +509,7 @@ class ResolveForm(forms.Form):
     """What a researcher enters for an item that needs a human; `answer()` is
     the typed value, which the judge's protocol checks."""
 
-    def __init__(self, protocol: ModelJudge, *args, **kwargs) -> None:
+    def __init__(self, protocol: ModelJudge, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.protocol = protocol
 
@@ -487,7 +523,7 @@ class ScoreForm(ResolveForm):
 
     raw_score = forms.IntegerField()
 
-    def __init__(self, protocol: ModelJudge, *args, **kwargs) -> None:
+    def __init__(self, protocol: ModelJudge, *args: Any, **kwargs: Any) -> None:
         super().__init__(protocol, *args, **kwargs)
         self.fields["raw_score"].label = f"Score the judge meant: {protocol.expected_answer}"
 
@@ -539,16 +575,22 @@ class JudgeItemAdmin(admin.ModelAdmin):
     )
     fields = readonly_fields
 
-    def has_add_permission(self, request):
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
     @admin.display(description="the judge's answer")
-    def raw_answer(self, obj):
+    def raw_answer(self, obj: JudgeItem) -> str:
         if obj.call is None:
             return "-"
         return format_html("<pre style='white-space: pre-wrap'>{}</pre>", obj.call.raw_output)
 
-    def change_view(self, request, object_id, form_url="", extra_context=None):
+    def change_view(
+        self,
+        request: HttpRequest,
+        object_id: str,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> HttpResponse:
         item = self.get_object(request, object_id)
         needs_human = item is not None and item.status == JudgeItem.Status.NEEDS_HUMAN
         form = None

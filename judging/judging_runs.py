@@ -8,11 +8,14 @@ through.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 from django.db import transaction
 
 from config.errors import ErrorCode, Invalid
-from corpus.models import QuestionText
-from generation.models import Response
+from corpus.models import Dataset, QuestionText
+from generation.models import Response, System
 from judging.evaluators import ConfigError, Metric, ModelJudge, plugin_for, registry
 from judging.metric_judging import run_metric_judging, run_responses
 from judging.model_judging import RETRY, run_llm_judging
@@ -168,7 +171,14 @@ def projected_cost(run: JudgingRun, protocol: ModelJudge) -> float:
     ) / 1e6
 
 
-def start_judging_run(evaluator: Evaluator, dataset, mode: str, systems=(), user=None, **options):
+def start_judging_run(
+    evaluator: Evaluator,
+    dataset: Dataset,
+    mode: str,
+    systems: Iterable[System] = (),
+    user=None,
+    **options: Any,
+) -> JudgingRun:
     """Create the run and queue it (after the surrounding transaction commits).
     The one way admin, API and commands start a judging run; a broker that
     cannot take the task leaves the run failed, saying why."""

@@ -1,4 +1,5 @@
 from django.contrib import admin
+from django.http import HttpRequest
 
 from llm.models import LLMCall
 
@@ -23,12 +24,12 @@ class LLMCallAdmin(admin.ModelAdmin):
     list_filter = ("purpose", "status", "model", "finish_reason")
     search_fields = ("request_hash", "raw_output")
 
-    def has_add_permission(self, request):
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
-    def has_change_permission(self, request, obj=None):
+    def has_change_permission(self, request: HttpRequest, obj: LLMCall | None = None) -> bool:
         return False
 
     @admin.display(description="request")
-    def short_hash(self, obj):
+    def short_hash(self, obj: LLMCall) -> str:
         return obj.request_hash[:12]

@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from django.db import connection
 
@@ -34,6 +35,8 @@ from llm.ledger import Ledger, LedgerThread, estimated_tokens, request_hash
 from llm.models import LLMCall
 from llm.policy import BreakerOpen, CircuitBreaker, RetryPolicy, Stopped
 from llm.providers import ChatModel, ModelOutput, chat_model_for
+
+T = TypeVar("T")
 
 __all__ = ["CallResult", "ModelCaller", "Request", "Stopped"]
 
@@ -115,7 +118,7 @@ class ModelCaller:
         self.ledger_thread = None if connection.in_atomic_block else LedgerThread(self.ledger)
         self.unrecorded = threading.local()  # each calling thread's last write, if behind
 
-    def _on_ledger_thread(self, function, *args):
+    def _on_ledger_thread(self, function: Callable[..., T], *args: Any) -> T:
         if self.ledger_thread is None:
             return function(*args)
         return self.ledger_thread.run(function, *args)

@@ -15,6 +15,7 @@ import logging
 import threading
 import time
 import uuid
+from collections.abc import Iterator
 from contextlib import contextmanager
 
 from llm.policy import Stopped
@@ -125,7 +126,7 @@ class EndpointGate:
             self.local = _local_semaphore(self.key, max_in_flight)
 
     @contextmanager
-    def slot(self, stop: threading.Event | None = None):
+    def slot(self, stop: threading.Event | None = None) -> Iterator[None]:
         """Hold one of the endpoint's slots; waiting for one ends with Stopped
         when `stop` is set (a cancel, a spent budget). While Redis cannot be
         reached the caller waits for it (the run pauses), then goes on."""
@@ -226,7 +227,7 @@ class RateLimiter:
                 raise Stopped("stopped while waiting for the rate limit")
 
     @contextmanager
-    def request(self, tokens: int = 0, stop: threading.Event | None = None):
+    def request(self, tokens: int = 0, stop: threading.Event | None = None) -> Iterator[None]:
         """Wait for this run's rate limits, then for a slot on the endpoint;
         either wait ends with Stopped when `stop` is set."""
         self.acquire(tokens, stop)

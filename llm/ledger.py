@@ -13,13 +13,17 @@ import hashlib
 import json
 import queue
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future
+from typing import Any, TypeVar
 
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Max
 
 from llm.models import LLMCall
 from llm.text import storable
+
+T = TypeVar("T")
 
 PREFETCH_CHUNK = 1000
 
@@ -193,7 +197,7 @@ class LedgerThread:
         self.jobs.put(("write", call, done))
         return done
 
-    def run(self, function, *args):
+    def run(self, function: Callable[..., T], *args: Any) -> T:
         """Run a read on the ledger's thread and wait for its result."""
         self._start()
         done: Future = Future()

@@ -14,10 +14,15 @@ import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from config.errors import ConcordError, ErrorCode, UpstreamError
 from llm.config import ModelConfig
+
+if TYPE_CHECKING:
+    import ssl
+
+    import openai
 
 
 class ProviderSetupError(ConcordError, RuntimeError):
@@ -108,11 +113,11 @@ class OpenAICompatibleModel(ChatModel):
         self.timeout = config.timeout_s
         self.ssl = _ssl_context()  # here, once: the calling threads would each make one
         self.local = threading.local()
-        self.clients: list = []
+        self.clients: list[openai.OpenAI] = []
         self.guard = threading.Lock()
 
     @property
-    def client(self):
+    def client(self) -> openai.OpenAI:
         """This thread's openai client. One per calling thread, because httpx's
         connection pool looks at every connection (a poll each) for every
         request: with 64 threads on one pool that was most of a run's CPU."""
@@ -180,7 +185,7 @@ class OpenAICompatibleModel(ChatModel):
 
 
 @functools.cache
-def _ssl_context():
+def _ssl_context() -> ssl.SSLContext:
     """One TLS context per process: httpx makes one per client otherwise (25 ms,
     reading the certificate store), and a run makes a client per thread."""
     import httpx

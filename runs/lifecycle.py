@@ -22,6 +22,7 @@ import os
 import socket
 import threading
 import uuid
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
@@ -88,7 +89,7 @@ class Lease:
 
 
 @contextmanager
-def holding_lease(model: type[Run], pk: int):
+def holding_lease(model: type[Run], pk: int) -> Iterator[Lease | None]:
     """Claim the run for this worker, renew the claim while the block runs,
     give it back after. Yields None (and runs nothing) when the run is
     finished or another live worker holds it. An error in the block marks the

@@ -11,11 +11,24 @@ leaves them in place."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 from django.db.backends.sqlite3 import base, operations
+
+if TYPE_CHECKING:
+    from django.core.management.color import Style  # a class in the stubs only
 
 
 class DatabaseOperations(operations.DatabaseOperations):
-    def sql_flush(self, style, tables, *, reset_sequences=False, allow_cascade=False):
+    def sql_flush(
+        self,
+        style: Style,
+        tables: Sequence[str],
+        *,
+        reset_sequences: bool = False,
+        allow_cascade: bool = False,
+    ) -> list[str]:
         sql = super().sql_flush(
             style, tables, reset_sequences=reset_sequences, allow_cascade=allow_cascade
         )

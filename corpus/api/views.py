@@ -1,4 +1,4 @@
-from django.db.models import Count, Prefetch
+from django.db.models import Count, Prefetch, QuerySet
 from rest_framework import viewsets
 
 from corpus.api.filters import DatasetFilter, DocumentFilter, QuestionFilter
@@ -30,11 +30,11 @@ class DocumentViewSet(viewsets.ReadOnlyModelViewSet):
     filterset_class = DocumentFilter
     search_fields = ["external_id"]
 
-    def get_queryset(self):
+    def get_queryset(self) -> QuerySet[Document]:
         queryset = super().get_queryset()
         return queryset.defer("text") if self.action == "list" else queryset
 
-    def get_serializer_class(self):
+    def get_serializer_class(self) -> type[DocumentSerializer]:
         return DocumentDetailSerializer if self.action == "retrieve" else DocumentSerializer
 
 

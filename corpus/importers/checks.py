@@ -35,7 +35,7 @@ def _finite_float(text: str) -> float:
     return value
 
 
-def load_json_line(line: str, where: str):
+def load_json_line(line: str, where: str) -> object:
     """One line of a JSON Lines file: valid JSON with finite numbers only and no
     NUL character in any text or key. `where` (file and line) starts each message."""
     if NUL in line:  # a raw byte (JSON refuses it in a text, as a control character)

@@ -1,6 +1,9 @@
+from typing import Any
+
 from drf_spectacular.utils import extend_schema
-from rest_framework import mixins, status, viewsets
+from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
+from rest_framework.request import Request
 from rest_framework.response import Response
 
 from generation.api.filters import GenerationRunFilter, ResponseFilter
@@ -36,11 +39,11 @@ class GenerationRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSe
     )
     filterset_class = GenerationRunFilter
 
-    def get_serializer_class(self):
+    def get_serializer_class(self) -> type[serializers.Serializer]:
         return GenerationStartSerializer if self.action == "create" else GenerationRunSerializer
 
     @extend_schema(request=GenerationStartSerializer, responses={201: GenerationRunSerializer})
-    def create(self, request, *args, **kwargs):
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         serializer = GenerationStartSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
@@ -51,12 +54,12 @@ class GenerationRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSe
 
     @outcome_schema
     @action(detail=True, methods=["post"])
-    def cancel(self, request, pk=None):
+    def cancel(self, request: Request, pk: str | None = None) -> Response:
         return outcome_response(cancel_generation_run(self.get_object()))
 
     @outcome_schema
     @action(detail=True, methods=["post"])
-    def resume(self, request, pk=None):
+    def resume(self, request: Request, pk: str | None = None) -> Response:
         """Answer what is not answered yet; a running or queued run is left alone
         (`changed` false, and `detail` says why)."""
         return outcome_response(resume_generation_run(self.get_object()))

@@ -1,3 +1,5 @@
+from typing import Any
+
 from rest_framework import serializers
 
 from config.parsers import MAX_DEPTH, json_depth
@@ -13,7 +15,7 @@ from judging.parsers import Verdict
 LLM_KINDS = (Evaluator.Kind.LLM_RUBRIC, Evaluator.Kind.LLM_PAIRWISE)
 
 
-def has_nul(value) -> bool:
+def has_nul(value: object) -> bool:
     """Whether a NUL character hides in a JSON value (PostgreSQL's jsonb refuses it)."""
     stack = [value]
     while stack:
@@ -33,9 +35,10 @@ class ConfigField(serializers.JSONField):
     """A configuration: a JSON object that PostgreSQL stores and Concord reads
     back (nested at most MAX_DEPTH levels, no NUL character)."""
 
-    def to_internal_value(self, data):
+    def to_internal_value(self, data: object) -> dict[str, Any]:
         try:  # a form's text is parsed here, not by the JSON parser
-            value = super().to_internal_value(data)
+            # the stubs take only a dict or a list; DRF takes any JSON value, or a form's text
+            value = super().to_internal_value(data)  # type: ignore[arg-type]
         except RecursionError:
             raise serializers.ValidationError(
                 f"Nested too deeply (at most {MAX_DEPTH} levels)."
@@ -75,7 +78,7 @@ class EvaluatorSerializer(KnownFieldsMixin, serializers.ModelSerializer):
         ]
         read_only_fields = ["origin", "version"]
 
-    def validate(self, attrs):
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         origin = self.initial_data.get("origin") if isinstance(self.initial_data, dict) else None
         current_origin = getattr(self.instance, "origin", Evaluator.Origin.CONCORD)
         if self.instance is not None:
@@ -216,7 +219,7 @@ class ResolveSerializer(KnownFieldsMixin, serializers.Serializer):
         choices=[verdict.label for verdict in Verdict], required=False
     )
 
-    def validate(self, attrs):
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if len(attrs) != 1:
             raise serializers.ValidationError(
                 "Send either score (a scoring judge) or verdict (A, B or tie: a pairwise judge)."

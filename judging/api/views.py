@@ -1,7 +1,8 @@
 import django_filters
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
-from rest_framework import mixins, viewsets
+from rest_framework import mixins, serializers, viewsets
 from rest_framework.decorators import action
+from rest_framework.request import Request
 from rest_framework.response import Response
 
 from config.api import ErrorSerializer
@@ -94,7 +95,7 @@ class JudgingRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     serializer_class = JudgingRunSerializer
     filterset_fields = ["status", "evaluator"]
 
-    def perform_create(self, serializer):
+    def perform_create(self, serializer: serializers.BaseSerializer[JudgingRun]) -> None:
         data = serializer.validated_data
         # a JudgingError answers 400 through the API's exception handler
         serializer.instance = start_judging_run(
@@ -111,19 +112,19 @@ class JudgingRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
 
     @outcome_schema
     @action(detail=True, methods=["post"])
-    def cancel(self, request, pk=None):
+    def cancel(self, request: Request, pk: str | None = None) -> Response:
         return outcome_response(cancel_run(self.get_object()))
 
     @outcome_schema
     @action(detail=True, methods=["post"])
-    def resume(self, request, pk=None):
+    def resume(self, request: Request, pk: str | None = None) -> Response:
         """Go on with the pending items; a running or queued run is left alone
         (`changed` false, and `detail` says why)."""
         return outcome_response(resume_run(self.get_object()))
 
     @outcome_schema
     @action(detail=True, methods=["post"], url_path="retry-failed")
-    def retry_failed(self, request, pk=None):
+    def retry_failed(self, request: Request, pk: str | None = None) -> Response:
         """Ask again the items that need a human, then go on with every pending one."""
         return outcome_response(retry_failed(self.get_object()))
 
@@ -146,7 +147,7 @@ class JudgeItemViewSet(viewsets.ReadOnlyModelViewSet):
         },
     )
     @action(detail=True, methods=["post"], serializer_class=ResolveSerializer)
-    def resolve(self, request, pk=None):
+    def resolve(self, request: Request, pk: str | None = None) -> Response:
         item = self.get_object()
         body = ResolveSerializer(data=request.data)
         body.is_valid(raise_exception=True)

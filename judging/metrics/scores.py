@@ -7,6 +7,10 @@ import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # rouge-score is imported with the first ROUGE score
+    from rouge_score.rouge_scorer import RougeScorer
 
 ARTICLES = re.compile(r"\b(a|an|the)\b")
 PUNCTUATION = set(string.punctuation)
@@ -57,7 +61,7 @@ def exact_match(prediction: str, references: str | Sequence[str]) -> float:
 
 
 @lru_cache(maxsize=1)
-def _rouge_scorer():
+def _rouge_scorer() -> RougeScorer:
     from rouge_score import rouge_scorer
 
     return rouge_scorer.RougeScorer(["rouge1", "rouge2", "rougeL"], use_stemmer=True)

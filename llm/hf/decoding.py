@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from llm.hf.loading import LoadedModel, end_ids, generation_options
 from llm.hf.memory import (
@@ -20,6 +20,9 @@ from llm.hf.memory import (
     out_of_memory_named,
     plan_batch_size,
 )
+
+if TYPE_CHECKING:  # torch is imported where a model is used, not at start-up
+    import torch
 
 
 @dataclass
@@ -259,7 +262,7 @@ class BatchedDecoding:
                 live.append(row)
         return live
 
-    def _mask(self, visible):
+    def _mask(self, visible: torch.Tensor) -> torch.Tensor:
         """An additive 4-D mask (0 where visible, the dtype's minimum elsewhere),
         which both `sdpa` and `eager` attention take as it is."""
         import torch

@@ -7,8 +7,12 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from llm.text import storable
+
+if TYPE_CHECKING:  # torch is imported where a model is used, not at start-up
+    import torch
 
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 ATTENTION = ("sdpa", "eager", "flash_attention_2")
@@ -102,7 +106,7 @@ class LoadedModel:
         # one generation at a time on one model (re-entrant: a batch may run inside one)
         self.lock = threading.RLock()
 
-    def prompt_ids(self, messages: list[dict]):
+    def prompt_ids(self, messages: list[dict]) -> torch.Tensor:
         if self.tokenizer.chat_template:
             encoded = self.tokenizer.apply_chat_template(
                 messages, add_generation_prompt=True, return_tensors="pt", return_dict=True

@@ -4,7 +4,7 @@ out of it means (halve the batch; a prompt that does not fit alone is named).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TypeVar
 
@@ -28,7 +28,7 @@ def is_out_of_memory(error: BaseException) -> bool:
 
 
 @contextmanager
-def out_of_memory_named(prompt_tokens: int):
+def out_of_memory_named(prompt_tokens: int) -> Iterator[None]:
     try:
         yield
     except Exception as error:

@@ -1,7 +1,9 @@
 """python manage.py import_jsonl FILE --benchmark SLUG [--split S] [--dataset-version qa|conv]
 [--language en|cs] [--name "Display name"]"""
 
-from django.core.management.base import BaseCommand, CommandError
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from corpus.choices import DatasetVersion, Language
 from corpus.importers import ImportFailure
@@ -15,7 +17,7 @@ class Command(BaseCommand):
         "schema in docs/import-jsonl.md). Atomic and idempotent."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("file")
         parser.add_argument("--benchmark", required=True, help="Slug, e.g. zeroscrolls-qasper.")
         parser.add_argument("--name", help="Display name of a new benchmark (default: the slug).")
@@ -27,7 +29,7 @@ class Command(BaseCommand):
             "--language", default=Language.ENGLISH, help=" or ".join(Language.values)
         )
 
-    def handle(self, *args, **options):
+    def handle(self, *args: Any, **options: Any) -> None:
         try:
             bundle = parse_jsonl(
                 options["file"],

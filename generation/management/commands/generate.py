@@ -1,7 +1,9 @@
 """python manage.py generate --system NAME --split test2 [--dataset-version qa] [--mode st]
 [--seed 2023] [--language en] [--now]"""
 
-from django.core.management.base import BaseCommand, CommandError
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from corpus.choices import Mode
 from corpus.services import add_dataset_arguments, dataset_from_options
@@ -20,14 +22,14 @@ class Command(BaseCommand):
         "or an OpenAI-compatible server). Resumes a run that stopped."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--system", required=True)
         add_dataset_arguments(parser)
         parser.add_argument("--mode", default=Mode.SINGLE_TURN, choices=Mode.values)
         parser.add_argument("--seed", type=int)
         parser.add_argument("--now", action="store_true", help="Run in this process.")
 
-    def handle(self, *args, **options):
+    def handle(self, *args: Any, **options: Any) -> None:
         system = System.objects.filter(name=options["system"]).first()
         if system is None:
             raise CommandError(f"No system {options['system']!r}.")

@@ -2,8 +2,9 @@
 [--grid '{"temperature": [0, 0.6]}' | --paper-grid] [--seeds 2023,2024,2025] [--now]"""
 
 import json
+from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from corpus.choices import Mode
 from corpus.services import add_dataset_arguments, dataset_from_options
@@ -18,7 +19,7 @@ class Command(BaseCommand):
         "grid point, one run per seed. See the grid once judged with sweep_report."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--name", required=True)
         parser.add_argument("--system", required=True, help="The base system.")
         add_dataset_arguments(parser, default_split="dev")
@@ -32,7 +33,7 @@ class Command(BaseCommand):
         parser.add_argument("--seeds", default="2023")
         parser.add_argument("--now", action="store_true", help="Run in this process.")
 
-    def handle(self, *args, **options):
+    def handle(self, *args: Any, **options: Any) -> None:
         base = System.objects.filter(name=options["system"]).first()
         if base is None:
             raise CommandError(f"No system {options['system']!r}.")

@@ -2,8 +2,9 @@
 --output FOLDER"""
 
 from pathlib import Path
+from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from generation.models import GenerationRun
 from judging.exports import dumps, export_runs, file_name
@@ -15,12 +16,12 @@ class Command(BaseCommand):
         "JSON layout of generated-responses/*.json."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--runs", required=True, help="Comma-separated run ids.")
         parser.add_argument("--evaluators", default="", help="Scores to include, by name.")
         parser.add_argument("--output", required=True, help="Folder to write the file in.")
 
-    def handle(self, *args, **options):
+    def handle(self, *args: Any, **options: Any) -> None:
         ids = [int(i) for i in options["runs"].split(",") if i.strip().isdigit()]
         runs = list(GenerationRun.objects.filter(pk__in=ids).select_related("dataset", "system"))
         missing = sorted(set(ids) - {r.pk for r in runs})

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import IO, cast
+from typing import IO, Any, cast
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from rich.console import Console
@@ -45,7 +45,7 @@ class Command(BaseCommand):
             help="Download the archives from this base URL instead of GitHub (a mirror).",
         )
 
-    def handle(self, *args, **options) -> None:
+    def handle(self, *args: Any, **options: Any) -> None:
         # OutputWrapper is a text stream (a TextIOBase), which the stubs do not say is an IO[str]
         console = Console(file=cast(IO[str], self.stdout), width=110, highlight=False)
         try:

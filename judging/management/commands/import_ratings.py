@@ -1,6 +1,8 @@
 """python manage.py import_ratings FILE.csv|FILE.jsonl (schema in judging/external.py)"""
 
-from django.core.management.base import BaseCommand, CommandError
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from corpus.importers import ImportFailure
 from judging.external import import_external_ratings
@@ -12,10 +14,10 @@ class Command(BaseCommand):
         "evaluator, rater, score[, scale]) as judgments of imported evaluators."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("file")
 
-    def handle(self, *args, **options):
+    def handle(self, *args: Any, **options: Any) -> None:
         try:
             counts = import_external_ratings(options["file"])
         except ImportFailure as failure:

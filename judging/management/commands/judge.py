@@ -2,7 +2,9 @@
 [--systems A,B] [--language en] [--budget USD] [--refresh] [--now]
 python manage.py judge --resume RUN_ID [--now]"""
 
-from django.core.management.base import BaseCommand, CommandError
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from corpus.choices import Mode
 from corpus.services import add_dataset_arguments, dataset_from_options
@@ -25,7 +27,7 @@ class Command(BaseCommand):
         "need no key. Queued for a Celery worker, or run here with --now."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--evaluator", help="Evaluator name (see the admin).")
         parser.add_argument(
             "--resume",
@@ -58,7 +60,7 @@ class Command(BaseCommand):
             help="Use the OpenAI Batch API (half the price; a worker polls).",
         )
 
-    def handle(self, *args, **options):
+    def handle(self, *args: Any, **options: Any) -> None:
         ensure_metric_evaluators()
         if options["resume"]:
             run = JudgingRun.objects.filter(pk=options["resume"]).first()
