@@ -4,9 +4,9 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
-from config.celery import app as celery_app
 from judging.judging_runs import create_judging_run, ensure_metric_evaluators, run_metric_judging
 from judging.models import Evaluator, JudgingRun, Judgment
+from tests.conftest import tasks_run_eagerly
 
 pytestmark = pytest.mark.django_db
 
@@ -63,16 +63,11 @@ def test_admin_starts_a_run_through_celery(
     from corpus.models import Dataset
 
     dataset = Dataset.objects.get(version="qa", language="en", split="test2")
-    previous = celery_app.conf.task_always_eager
-    celery_app.conf.task_always_eager = True
-    try:
-        with django_capture_on_commit_callbacks(execute=True):
-            answer = client.post(
-                reverse("admin:judging_judgingrun_add"),
-                {"evaluator": rouge.pk, "dataset": dataset.pk, "mode": "st"},
-            )
-    finally:
-        celery_app.conf.task_always_eager = previous
+    with tasks_run_eagerly(), django_capture_on_commit_callbacks(execute=True):
+        answer = client.post(
+            reverse("admin:judging_judgingrun_add"),
+            {"evaluator": rouge.pk, "dataset": dataset.pk, "mode": "st"},
+        )
     assert answer.status_code == 302
     run = JudgingRun.objects.get()
     assert (run.status, run.done, run.total) == ("done", 36, 36)
@@ -146,22 +141,17 @@ def test_runs_and_evaluators_through_the_api(
     assert bad.status_code == 400 and "does not accept top_k" in str(bad.json())
     ensure_metric_evaluators()
     dataset = Dataset.objects.get(version="qa", language="en", split="test2")
-    previous = celery_app.conf.task_always_eager
-    celery_app.conf.task_always_eager = True
-    try:
-        with django_capture_on_commit_callbacks(execute=True):
-            created = api.post(
-                "/api/judging-runs/",
-                {
-                    "evaluator": "metric: f1",
-                    "dataset": dataset.pk,
-                    "mode": "st",
-                    "systems": ["Synthetic-Echo"],
-                },
-                format="json",
-            )
-    finally:
-        celery_app.conf.task_always_eager = previous
+    with tasks_run_eagerly(), django_capture_on_commit_callbacks(execute=True):
+        created = api.post(
+            "/api/judging-runs/",
+            {
+                "evaluator": "metric: f1",
+                "dataset": dataset.pk,
+                "mode": "st",
+                "systems": ["Synthetic-Echo"],
+            },
+            format="json",
+        )
     assert created.status_code == 201, created.json()
     run = api.get(f"/api/judging-runs/{created.json()['id']}/").json()
     assert (run["status"], run["done"], run["total"]) == ("done", 12, 12)
