@@ -11,7 +11,7 @@ import json
 import os
 import socket
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 import pytest
@@ -130,21 +130,28 @@ def gold_annotator(django_user_model):
 
 
 @contextmanager
-def tasks_run_eagerly() -> Iterator[None]:
-    """Tasks run in the test's process when sent, for the block. Set under both
-    of the option's names: with the settings loaded under the CELERY_
-    namespace, celery 5.6 reads CELERY_TASK_ALWAYS_EAGER before a
-    task_always_eager set later (5.7 the other way round)."""
+def celery_options(**values: object) -> Iterator[None]:
+    """Options of the Celery app set for the block, under both of their names:
+    with the settings loaded under the CELERY_ namespace, celery 5.6 reads
+    CELERY_TASK_ALWAYS_EAGER before a task_always_eager set later (5.7 the
+    other way round)."""
     from config.celery import app as celery_app
 
     conf = celery_app.conf
-    previous = conf.task_always_eager
-    conf.task_always_eager = conf.CELERY_TASK_ALWAYS_EAGER = True
+    previous = {name: conf[name] for name in values}
     try:
-        assert celery_app.conf.task_always_eager is True
+        for name, value in values.items():
+            conf[name] = conf[f"CELERY_{name.upper()}"] = value
+            assert conf[name] == value
         yield
     finally:
-        conf.task_always_eager = conf.CELERY_TASK_ALWAYS_EAGER = previous
+        for name, value in previous.items():
+            conf[name] = conf[f"CELERY_{name.upper()}"] = value
+
+
+def tasks_run_eagerly() -> AbstractContextManager[None]:
+    """Tasks run in the test's process when sent, for the block."""
+    return celery_options(task_always_eager=True)
 
 
 @pytest.fixture

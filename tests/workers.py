@@ -108,7 +108,8 @@ def app_sends_to(url: str):
     previous = celery_app.conf.broker_url
 
     def use(broker: str) -> None:
-        celery_app.conf.broker_url = broker
+        # under both names: celery 5.6 reads the CELERY_-namespaced one first
+        celery_app.conf.broker_url = celery_app.conf.CELERY_BROKER_URL = broker
         celery_app._pool = None
         celery_app.amqp._producer_pool = None
 

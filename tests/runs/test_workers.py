@@ -26,6 +26,7 @@ from runs.workers import (
     mark_stopped,
     worker_states,
 )
+from tests.conftest import celery_options
 from tests.runs.test_lifecycle import in_threads, need_redis
 from tests.workers import app_sends_to, start_worker, stop, wait_for
 
@@ -100,15 +101,9 @@ def test_two_beats_of_one_name_at_once_leave_one_row(transactional_db):
 
 
 def test_inspect_says_when_the_broker_has_no_remote_control(settings):
-    from config.celery import app
-
     # as on the demo's filesystem broker (config.settings: no remote control there)
-    previous = app.conf.worker_enable_remote_control
-    app.conf.worker_enable_remote_control = False
-    try:
+    with celery_options(worker_enable_remote_control=False):
         answer = inspect_workers()
-    finally:
-        app.conf.worker_enable_remote_control = previous
     assert answer["supported"] is False and "no remote control" in answer["detail"]
 
 
@@ -128,15 +123,9 @@ def test_a_real_worker_reports_its_queue_and_marks_itself_stopped(transactional_
             lambda: WorkerHeartbeat.objects.get(pk=row.pk).last_beat_at > first, 10
         )  # it keeps beating
         assert worker_states()[0].state == "up"
-        from config.celery import app
-
-        remote_control = app.conf.worker_enable_remote_control
-        app.conf.worker_enable_remote_control = True  # as on a Redis broker
-        try:
-            with app_sends_to(url):
-                remote = inspect_workers(timeout=2.0)  # Redis has remote control
-        finally:
-            app.conf.worker_enable_remote_control = remote_control
+        # remote control on, as on a Redis broker
+        with celery_options(worker_enable_remote_control=True), app_sends_to(url):
+            remote = inspect_workers(timeout=2.0)  # Redis has remote control
         assert remote["supported"] is True
         assert queue in remote["workers"].get(row.name, {}).get("queues", []), remote
     finally:
