@@ -17,10 +17,20 @@ from corpus.choices import DatasetVersion, Language
 
 
 class Benchmark(models.Model):
+    class Format(models.TextChoices):
+        """Whose files it came in as, which says how its models are prompted and
+        how its reports are shaped (corpus/importers/formats/)."""
+
+        ELITR_BENCH = "elitr_bench", "ELITR-Bench"
+        LEVAL = "leval", "L-Eval"
+        ZEROSCROLLS = "zeroscrolls", "ZeroSCROLLS"
+        GENERIC = "generic", "Generic (JSON Lines, CSV or Parquet)"
+
     slug = models.SlugField(max_length=64, unique=True)
     name = models.CharField(max_length=200)
     description = models.TextField(blank=True)
     source_url = models.URLField(blank=True)
+    format = models.CharField(max_length=16, choices=Format.choices, default=Format.GENERIC)
 
     class Meta:
         ordering = ["name"]
@@ -39,12 +49,20 @@ class Dataset(models.Model):
     version = models.CharField(max_length=8, choices=Version.choices)
     language = models.CharField(max_length=8, choices=Language.choices)
     split = models.SlugField(max_length=32)
+    task = models.SlugField(
+        max_length=64,
+        blank=True,
+        default="",
+        help_text="A task of a benchmark of several (L-Eval's quality, ZeroSCROLLS' qasper); "
+        "empty for a benchmark of one task.",
+    )
 
     class Meta:
-        ordering = ["benchmark__name", "split", "version", "language"]
+        ordering = ["benchmark__name", "split", "task", "version", "language"]
         constraints = [
             models.UniqueConstraint(
-                fields=["benchmark", "version", "language", "split"], name="dataset_unique"
+                fields=["benchmark", "version", "language", "split", "task"],
+                name="dataset_unique_with_task",
             ),
             models.CheckConstraint(
                 condition=Q(version__in=DatasetVersion.values), name="dataset_version_valid"
@@ -55,7 +73,8 @@ class Dataset(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.benchmark.name} {self.version} {self.language} {self.split}"
+        task = f" {self.task}" if self.task else ""
+        return f"{self.benchmark.name}{task} {self.version} {self.language} {self.split}"
 
 
 class DocumentQuerySet(models.QuerySet):
@@ -138,6 +157,13 @@ class QuestionText(models.Model):
     reference_answer = models.TextField()
     alternative_answers = models.JSONField(
         default=list, blank=True, help_text="Further acceptable reference answers, if any."
+    )
+    prompt = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="The benchmark's own prompt parts for this question, as its files give them "
+        "(ZeroSCROLLS: the text around the document and the query, the truncation separator; "
+        "L-Eval: the task's evaluation and source).",
     )
 
     class Meta:

@@ -9,7 +9,7 @@ from django.db import transaction
 from corpus.bulk import SyncCount, id_map, sync_rows
 from corpus.choices import DatasetVersion, Language
 from corpus.importers.elitr_bench import ElitrBundle
-from corpus.importers.jsonl import JsonlBundle
+from corpus.importers.formats.base import BenchmarkBundle
 from corpus.models import Benchmark, Dataset, Document, Question, QuestionText
 
 ELITR_BENCH = {
@@ -19,6 +19,7 @@ ELITR_BENCH = {
     "(Thonet et al., ELITR-Bench: A Meeting Assistant Benchmark for Long-Context Language "
     "Models). QA and Conv versions, dev and test2 splits, English and Czech questions.",
     "source_url": "https://github.com/utter-project/ELITR-Bench",
+    "format": Benchmark.Format.ELITR_BENCH,
 }
 # The made-up meeting of corpus/importers/synthetic.py is kept apart from the
 # real benchmark, so that it never mixes into ELITR-Bench's numbers.
@@ -30,6 +31,7 @@ SYNTHETIC_ELITR_BENCH = {
     "every score on them are invented by Concord, the human ones (gold-human-eval, "
     "silver-human-eval) included; no person rated these answers.",
     "source_url": "",
+    "format": Benchmark.Format.ELITR_BENCH,
 }
 
 
@@ -145,13 +147,29 @@ def _check_no_order_clash(bundle: ElitrBundle, document_ids: dict[str, int]) -> 
 
 
 @transaction.atomic
-def import_jsonl_benchmark(bundle: JsonlBundle) -> dict[str, SyncCount]:
-    """Write a generic long-document QA benchmark read by `parse_jsonl`."""
+def import_benchmark(bundle: BenchmarkBundle) -> dict[str, SyncCount]:
+    """Write a benchmark read by one of the formats (corpus/importers/formats/):
+    a dataset per task, the documents, questions and question texts (with their
+    prompt parts). Idempotent (a second import changes nothing), atomic, and a
+    conflict with what is stored (a document in another split, a benchmark of
+    another format) aborts with the file named."""
     from corpus.importers import ImportFailure
 
-    benchmark, _ = Benchmark.objects.get_or_create(
-        slug=bundle.benchmark_slug, defaults={"name": bundle.benchmark_name}
+    benchmark, created = Benchmark.objects.get_or_create(
+        slug=bundle.slug,
+        defaults={
+            "name": bundle.name,
+            "format": bundle.format,
+            "description": bundle.description,
+            "source_url": bundle.source_url,
+        },
     )
+    if not created and benchmark.format != bundle.format:
+        raise ImportFailure(
+            f"{bundle.origin}: benchmark {benchmark.slug} holds {benchmark.get_format_display()} "
+            f"data; these are {Benchmark.Format(bundle.format).label} files. Import them "
+            "under another --benchmark."
+        )
     counts: dict[str, SyncCount] = {}
     counts["datasets"] = sync_rows(
         Dataset.objects.filter(benchmark=benchmark),
@@ -161,13 +179,24 @@ def import_jsonl_benchmark(bundle: JsonlBundle) -> dict[str, SyncCount]:
                 "version": bundle.version,
                 "language": bundle.language,
                 "split": bundle.split,
+                "task": task,
             }
+            for task in bundle.tasks()
         ],
-        key=("version", "language", "split"),
+        key=("version", "language", "split", "task"),
     )
-    dataset = Dataset.objects.get(
-        benchmark=benchmark, version=bundle.version, language=bundle.language, split=bundle.split
-    )
+    dataset_ids = {
+        task: pk
+        for (task,), pk in id_map(
+            Dataset.objects.filter(
+                benchmark=benchmark,
+                version=bundle.version,
+                language=bundle.language,
+                split=bundle.split,
+            ),
+            ("task",),
+        ).items()
+    }
     other_split = (
         Document.objects.filter(benchmark=benchmark, external_id__in=list(bundle.documents))
         .exclude(split=bundle.split)
@@ -238,19 +267,20 @@ def import_jsonl_benchmark(bundle: JsonlBundle) -> dict[str, SyncCount]:
         ("document__external_id", "external_id"),
     )
     counts["question texts"] = sync_rows(
-        QuestionText.objects.filter(dataset=dataset),
+        QuestionText.objects.filter(dataset_id__in=dataset_ids.values()),
         (
             {
                 "question_id": question_ids[(item.document_id, item.question_id)],
-                "dataset_id": dataset.pk,
+                "dataset_id": dataset_ids[item.task],
                 "text": item.question,
                 "reference_answer": item.answers[0],
                 "alternative_answers": list(item.answers[1:]),
+                "prompt": item.prompt,
             }
             for item in bundle.items
         ),
         key=("question_id", "dataset_id"),
-        compare=("text", "reference_answer", "alternative_answers"),
+        compare=("text", "reference_answer", "alternative_answers", "prompt"),
     )
     return counts
 

@@ -1,0 +1,136 @@
+"""Any long-document QA benchmark, one question per record, from JSON Lines,
+CSV or Parquet (schema in docs/benchmark-formats.md, "Generic"):
+
+    {"document_id": "report-17",            required
+     "document": "full text ...",           required on the document's first record;
+                                            later ones may omit it or repeat it exactly
+     "question_id": "3",                    optional; default: its rank in the document
+     "question": "What ...?",               required
+     "answer": "..."  or  "answers": [...], required; the first answer is the reference,
+                                            the others are kept as alternatives
+     "task": "qasper",                      optional: the task it belongs to
+     "question_type": "who|what|when|howmany",   optional
+     "answer_position": "B|M|E|S"}               optional
+
+In a CSV file `answers` is a JSON list in its cell.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from corpus.importers.checks import identifier
+from corpus.importers.errors import ImportFailure
+from corpus.importers.formats.base import (
+    SLUG,
+    BenchmarkBundle,
+    QuestionItem,
+    check_names,
+    text_field,
+)
+from corpus.importers.records import Record, read_records, unknown_fields
+
+FORMAT = "generic"
+KNOWN_FIELDS = frozenset(
+    {
+        "document_id",
+        "document",
+        "question_id",
+        "question",
+        "answer",
+        "answers",
+        "task",
+        "question_type",
+        "answer_position",
+    }
+)
+QUESTION_TYPES = ("who", "what", "when", "howmany")
+ANSWER_POSITIONS = ("B", "M", "E", "S")
+
+
+def read(
+    path: str | Path,
+    *,
+    benchmark: str,
+    benchmark_name: str | None = None,
+    split: str = "test",
+    version: str = "qa",
+    language: str = "en",
+    task: str = "",
+) -> BenchmarkBundle:
+    check_names(slug=benchmark, split=split, version=version, language=language, task=task)
+    records = read_records(path)
+    bundle = BenchmarkBundle(
+        benchmark, benchmark_name or benchmark, FORMAT, version, language, split, str(path)
+    )
+    seen: set[tuple[str, str]] = set()
+    rank: dict[str, int] = {}
+    for record in records:
+        unknown_fields(record, KNOWN_FIELDS)
+        fields, where = record.fields, record.where
+        document_id = identifier(fields.get("document_id"), "document_id", where)
+        document = fields.get("document")
+        if document_id not in bundle.documents and not isinstance(document, str):
+            raise ImportFailure(
+                f"{where}: the first line of document {document_id!r} must hold its "
+                "text in 'document'."
+            )
+        if document is not None:
+            if not isinstance(document, str):
+                raise ImportFailure(f"{where}: 'document' must be a string.")
+            bundle.add_document(document_id, document, where)
+        rank[document_id] = rank.get(document_id, 0) + 1
+        question_id = identifier(fields.get("question_id", rank[document_id]), "question_id", where)
+        if (document_id, question_id) in seen:
+            raise ImportFailure(
+                f"{where}: question {question_id!r} of document {document_id!r} appears twice."
+            )
+        seen.add((document_id, question_id))
+        bundle.items.append(
+            QuestionItem(
+                task=_task(fields, task, where),
+                document_id=document_id,
+                question_id=question_id,
+                question=text_field(fields, "question", where),
+                answers=_answers(record),
+                question_type=_choice(fields, "question_type", QUESTION_TYPES, where),
+                answer_position=_choice(fields, "answer_position", ANSWER_POSITIONS, where),
+            )
+        )
+    if not bundle.items:
+        raise ImportFailure(f"{path}: no questions in the file.")
+    return bundle
+
+
+def _task(fields: dict, default: str, where: str) -> str:
+    task = fields.get("task", default) or ""
+    if not isinstance(task, str) or (task and not SLUG.match(task)):
+        raise ImportFailure(f"{where}: 'task' {task!r}: lower-case letters, digits, '-', '_'.")
+    return task
+
+
+def _choice(fields: dict, key: str, choices: tuple[str, ...], where: str) -> str:
+    value = fields.get(key, "") or ""
+    if value not in (*choices, ""):
+        raise ImportFailure(f"{where}: {key} {value!r} is not one of {', '.join(choices)}.")
+    return str(value)
+
+
+def _answers(record: Record) -> tuple[str, ...]:
+    fields, where = record.fields, record.where
+    if ("answer" in fields) == ("answers" in fields):
+        raise ImportFailure(f"{where}: give either 'answer' (a string) or 'answers' (a list).")
+    answers = [fields["answer"]] if "answer" in fields else fields["answers"]
+    if isinstance(answers, str) and "answers" in fields:  # a CSV cell holds the list as JSON
+        try:
+            answers = json.loads(answers)
+        except ValueError:
+            raise ImportFailure(f"{where}: 'answers' must be a JSON list of strings.") from None
+    if (
+        not isinstance(answers, list)
+        or not answers
+        or not all(isinstance(a, str) and a.strip() for a in answers)
+    ):
+        raise ImportFailure(f"{where}: the reference answer(s) must be non-empty strings.")
+    return tuple(answers)

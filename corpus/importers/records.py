@@ -1,0 +1,116 @@
+"""Records (one object each) out of a JSON Lines, CSV or Parquet file, each
+with where it came from ("file, line 7" or "file, row 7"), so that every
+reader (benchmarks, responses, ratings) refuses a bad record by its place.
+
+What the database could not store is refused here for every format alike:
+a NUL character anywhere (corpus.importers.checks), NaN and Infinity (a
+Parquet float column or a CSV cell holds them as easily as a number). A CSV
+file gives texts only; a Parquet file gives its columns' types (a null is
+None); JSON gives JSON's. Parquet is read with pyarrow, as the Hugging Face
+datasets store it.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from corpus.importers.checks import check_no_nul, load_json_line
+from corpus.importers.errors import ImportFailure
+
+JSON_SUFFIXES = (".jsonl", ".json", ".ndjson")
+CSV_SUFFIXES = (".csv",)
+PARQUET_SUFFIXES = (".parquet",)
+SUFFIXES = (*JSON_SUFFIXES, *CSV_SUFFIXES, *PARQUET_SUFFIXES)
+
+
+@dataclass(frozen=True)
+class Record:
+    where: str  # "file, line 7" (JSON Lines) or "file, row 7" (CSV, Parquet: header not counted)
+    fields: dict[str, Any]
+
+
+def read_records(path: str | Path) -> list[Record]:
+    """Every record of the file, in order (empty JSON lines skipped)."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in SUFFIXES:
+        raise ImportFailure(f"{path}: use a JSON Lines (.jsonl), CSV (.csv) or Parquet file.")
+    if not path.is_file():
+        raise ImportFailure(f"{path}: no such file.")
+    if suffix in PARQUET_SUFFIXES:
+        return list(_parquet(path))
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise ImportFailure(f"{path}: not UTF-8 text ({error}).") from error
+    if suffix in CSV_SUFFIXES:
+        return list(_csv(path, text))
+    return list(_json_lines(path, text))
+
+
+def _json_lines(path: Path, text: str) -> Iterator[Record]:
+    # "\n" only: splitlines() also cuts at U+2028 and the like inside a JSON text
+    for number, line in enumerate(text.split("\n"), 1):
+        if not line.strip():
+            continue
+        where = f"{path}, line {number}"
+        value = load_json_line(line, where)
+        if not isinstance(value, dict):
+            raise ImportFailure(f"{where}: expected a JSON object.")
+        yield Record(where, value)
+
+
+def _csv(path: Path, text: str) -> Iterator[Record]:
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    try:
+        if not reader.fieldnames:
+            raise ImportFailure(f"{path}: no header row.")
+        for number, row in enumerate(reader, 1):
+            where = f"{path}, row {number}"
+            if None in row:
+                raise ImportFailure(f"{where}: more cells than the header names.")
+            check_no_nul(row, where)
+            yield Record(where, {k: v for k, v in row.items() if v not in (None, "")})
+    except csv.Error as error:
+        raise ImportFailure(f"{path}: not a readable CSV file ({error}).") from error
+
+
+def _parquet(path: Path) -> Iterator[Record]:
+    import pyarrow.parquet as pq  # loaded only when a Parquet file comes
+
+    try:
+        table = pq.read_table(path)
+    except Exception as error:  # pyarrow raises ArrowInvalid, OSError, ... for a bad file
+        raise ImportFailure(f"{path}: not a readable Parquet file ({error}).") from error
+    for number, row in enumerate(table.to_pylist(), 1):
+        where = f"{path}, row {number}"
+        check_no_nul(row, where)
+        _check_finite(row, where)
+        yield Record(where, {k: v for k, v in row.items() if v is not None})
+
+
+def _check_finite(value: object, where: str, name: str = "") -> None:
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ImportFailure(f"{where}: {name or 'a value'} is {value} (numbers must be finite).")
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _check_finite(item, where, f"{name}.{key}" if name else str(key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _check_finite(item, where, f"{name}[{index}]")
+
+
+def unknown_fields(record: Record, known: set[str] | frozenset[str]) -> None:
+    """Refuse a field the format does not have (a typo must not pass silently)."""
+    unknown = sorted(set(record.fields) - known)
+    if unknown:
+        raise ImportFailure(
+            f"{record.where}: unknown field(s) {', '.join(unknown)}; the known ones are "
+            f"{', '.join(sorted(known))}."
+        )
