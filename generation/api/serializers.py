@@ -110,3 +110,34 @@ class GenerationStartSerializer(KnownFieldsMixin, serializers.Serializer):
     seed = serializers.IntegerField(
         required=False, allow_null=True, min_value=0, max_value=2**31 - 1
     )
+
+
+class ImportedResponseSerializer(KnownFieldsMixin, serializers.Serializer):
+    """One response of an import (generation.response_import)."""
+
+    document_id = serializers.CharField(max_length=200)
+    question_id = serializers.CharField(max_length=100)
+    response = serializers.CharField(allow_blank=True, trim_whitespace=False)
+    system = serializers.CharField(max_length=200, required=False)
+    task = serializers.CharField(max_length=64, required=False, allow_blank=True)
+    seed = serializers.IntegerField(min_value=0, max_value=2**31 - 1, required=False)
+    mode = serializers.ChoiceField(choices=Mode.choices, required=False)
+
+
+class ResponseImportSerializer(KnownFieldsMixin, serializers.Serializer):
+    """POST /api/responses/: model outputs made elsewhere, for an imported dataset."""
+
+    benchmark = serializers.SlugField(max_length=64)
+    split = serializers.SlugField(max_length=32)
+    dataset_version = serializers.ChoiceField(choices=["qa", "conv"], default="qa")
+    language = serializers.ChoiceField(choices=["en", "cs"], default="en")
+    system = serializers.CharField(max_length=200, required=False, default="")
+    task = serializers.CharField(max_length=64, required=False, default="", allow_blank=True)
+    mode = serializers.ChoiceField(choices=Mode.choices, default=Mode.SINGLE_TURN)
+    # max_length is a ListSerializer option (DRF 3.14+) the stubs do not know yet
+    responses = ImportedResponseSerializer(many=True, allow_empty=False, max_length=100_000)  # type: ignore[call-arg]
+
+
+class ResponseImportResultSerializer(serializers.Serializer):
+    runs = serializers.ListField(child=serializers.IntegerField())
+    counts = serializers.DictField(child=serializers.DictField(child=serializers.IntegerField()))

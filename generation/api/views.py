@@ -10,11 +10,14 @@ from generation.api.filters import GenerationRunFilter, ResponseFilter
 from generation.api.serializers import (
     GenerationRunSerializer,
     GenerationStartSerializer,
+    ResponseImportResultSerializer,
+    ResponseImportSerializer,
     ResponseSerializer,
     SystemSerializer,
 )
 from generation.models import GenerationRun, System
 from generation.models import Response as ResponseModel
+from generation.response_import import import_responses, parse_responses, records_from_rows
 from generation.runner import (
     cancel_generation_run,
     resume_generation_run,
@@ -65,7 +68,10 @@ class GenerationRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSe
         return outcome_response(resume_generation_run(self.get_object()))
 
 
-class ResponseViewSet(viewsets.ReadOnlyModelViewSet):
+class ResponseViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
+    """Responses; POST imports model outputs made elsewhere (one imported run per
+    system, dataset, mode and seed), checked whole before anything is written."""
+
     serializer_class = ResponseSerializer
     filterset_class = ResponseFilter
     search_fields = ["text"]
@@ -77,3 +83,34 @@ class ResponseViewSet(viewsets.ReadOnlyModelViewSet):
         .prefetch_related("judgments__evaluator")
         .order_by("id")
     )
+
+    def get_serializer_class(self) -> type[serializers.Serializer]:
+        return ResponseImportSerializer if self.action == "create" else ResponseSerializer
+
+    @extend_schema(
+        request=ResponseImportSerializer, responses={201: ResponseImportResultSerializer}
+    )
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        serializer = ResponseImportSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        # an ImportFailure (a question the dataset does not hold, ...) answers 400
+        parsed = parse_responses(
+            records_from_rows([dict(row) for row in data["responses"]], "responses"),
+            system=data["system"],
+            task=data["task"],
+            mode=data["mode"],
+        )
+        result = import_responses(
+            parsed,
+            benchmark=data["benchmark"],
+            split=data["split"],
+            version=data["dataset_version"],
+            language=data["language"],
+            origin=f"API, {request.user}",
+        )
+        counts = {
+            name: {"created": c.created, "updated": c.updated, "unchanged": c.unchanged}
+            for name, c in result.counts.items()
+        }
+        return Response({"runs": result.runs, "counts": counts}, status=status.HTTP_201_CREATED)

@@ -1,0 +1,165 @@
+"""Model outputs a researcher already has, for any imported benchmark: from a
+file (JSON Lines, CSV, Parquet), the API or the console; checked whole,
+written atomically and idempotently, never changing a judged answer."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+from rest_framework.test import APIClient
+
+from corpus.importers.samples import write_leval_tasks
+from generation.models import GenerationRun, Response, System
+from judging.models import Evaluator, Judgment
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def leval(tmp_path) -> Path:
+    for path in write_leval_tasks(tmp_path / "leval"):
+        call_command("import_benchmark", str(path), "--format", "leval")
+    return tmp_path
+
+
+def outputs(tmp_path: Path, records: list[dict], name: str = "outputs.jsonl") -> Path:
+    path = tmp_path / name
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+QUALITY = [
+    {"system": "model-a", "document_id": "quality-1", "question_id": "1", "response": "(B)"},
+    {"system": "model-a", "document_id": "quality-1", "question_id": "2", "response": "Tobin"},
+    {"system": "model-a", "document_id": "quality-2", "question_id": "1", "response": ""},
+    {"system": "model-b", "document_id": "quality-1", "question_id": "1", "response": "A"},
+]
+
+
+def state() -> tuple:
+    return (
+        list(System.objects.values_list("name", "backend").order_by("name")),
+        list(GenerationRun.objects.values_list("system__name", "total", "done").order_by("pk")),
+        list(Response.objects.values_list("run__system__name", "text").order_by("pk")),
+    )
+
+
+def test_responses_import_per_system_and_again_change_nothing(leval, capsys):
+    path = outputs(leval, QUALITY)
+    call_command("import_responses", str(path), "--benchmark", "leval", "--split", "test",
+                 "--task", "quality")  # fmt: skip
+    runs = GenerationRun.objects.order_by("system__name")
+    assert [(r.system.name, r.origin, r.status, r.total, r.done) for r in runs] == [
+        ("model-a", "imported", "done", 3, 3),
+        ("model-b", "imported", "done", 1, 1),
+    ]
+    assert runs[0].dataset.task == "quality" and runs[0].mode == "st"
+    texts = Response.objects.filter(run=runs[0]).values_list("text", flat=True)
+    assert sorted(texts) == ["", "(B)", "Tobin"]  # an empty answer is an answer
+    before = state()
+    capsys.readouterr()
+    call_command("import_responses", str(path), "--benchmark", "leval", "--split", "test",
+                 "--task", "quality")  # fmt: skip
+    assert "Nothing changed" in capsys.readouterr().out
+    assert state() == before
+
+
+def test_csv_and_parquet_hold_the_same_responses(leval):
+    import csv
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    with (leval / "out.csv").open("w", newline="", encoding="utf-8") as out:
+        writer = csv.DictWriter(out, ["system", "document_id", "question_id", "response"])
+        writer.writeheader()
+        writer.writerows(QUALITY[:2])
+    pq.write_table(pa.Table.from_pylist(QUALITY[2:]), leval / "out.parquet")
+    for name in ("out.csv", "out.parquet"):
+        call_command("import_responses", str(leval / name), "--benchmark", "leval",
+                     "--split", "test", "--task", "quality")  # fmt: skip
+    assert Response.objects.count() == 4
+    assert Response.objects.get(run__system__name="model-b").text == "A"
+
+
+@pytest.mark.parametrize(
+    ("record", "message"),
+    [
+        ({"document_id": "quality-9", "question_id": "1", "response": "x"},
+         "holds no question '1' of document 'quality-9'"),
+        ({"document_id": "quality-1", "question_id": "1", "response": 3},
+         "'response' must be a string"),
+        ({"document_id": "quality-1", "question_id": "1", "response": "x", "score": 1},
+         "unknown field(s) score"),
+        ({"document_id": "quality-1", "question_id": "1", "response": "x", "seed": -1},
+         "'seed' must be a whole number from 0"),
+        ({"document_id": "quality-1", "question_id": "1", "response": "x", "task": "tpo"},
+         "no task 'tpo' in leval test"),
+        ({"system": "model-a", "document_id": "quality-1", "question_id": "1",
+          "response": "again"}, "a second response to this question"),
+    ],
+)  # fmt: skip
+def test_a_bad_record_is_named_and_nothing_is_written(leval, record, message):
+    path = outputs(leval, [QUALITY[0], {"system": "model-a", **record}])
+    before = state()
+    with pytest.raises(CommandError) as refused:
+        call_command("import_responses", str(path), "--benchmark", "leval", "--split", "test",
+                     "--task", "quality")  # fmt: skip
+    assert message in str(refused.value) and "line 2" in str(refused.value)
+    assert state() == before
+
+
+def test_a_judged_answer_keeps_its_text(leval):
+    path = outputs(leval, QUALITY[:1])
+    call_command("import_responses", str(path), "--benchmark", "leval", "--split", "test",
+                 "--task", "quality")  # fmt: skip
+    response = Response.objects.get()
+    judge = Evaluator.objects.create(name="j", kind="imported")
+    Judgment.objects.create(
+        evaluator=judge, response=response, score=5, raw_score=5, raw_scale_min=1, raw_scale_max=10
+    )
+    changed = outputs(leval, [QUALITY[0] | {"response": "(C)"}], "changed.jsonl")
+    with pytest.raises(CommandError, match="was judged or rated and keeps its text"):
+        call_command("import_responses", str(changed), "--benchmark", "leval", "--split", "test",
+                     "--task", "quality")  # fmt: skip
+    assert Response.objects.get().text == "(B)"
+
+
+def test_a_system_that_generates_is_not_overwritten(leval):
+    System.objects.create(name="model-a", model_name="m", backend="openai", config={})
+    path = outputs(leval, QUALITY[:1])
+    with pytest.raises(CommandError, match="System model-a generates its own responses"):
+        call_command("import_responses", str(path), "--benchmark", "leval", "--split", "test",
+                     "--task", "quality")  # fmt: skip
+    assert not GenerationRun.objects.exists()
+
+
+def test_the_api_imports_responses_and_refuses_with_nothing_written(leval, researcher):
+    api = APIClient()
+    api.force_login(researcher)
+    body = {
+        "benchmark": "leval",
+        "split": "test",
+        "task": "quality",
+        "system": "api-model",
+        "responses": [{k: v for k, v in r.items() if k != "system"} for r in QUALITY[:3]],
+    }
+    answer = api.post("/api/responses/", body, format="json")
+    assert answer.status_code == 201, answer.json()
+    assert answer.json()["counts"]["responses"] == {"created": 3, "updated": 0, "unchanged": 0}
+    assert Response.objects.filter(run__system__name="api-model").count() == 3
+    before = state()
+    bad = body | {"responses": [{"document_id": "quality-1", "question_id": "7", "response": ""}]}
+    refused = api.post("/api/responses/", bad, format="json")
+    assert refused.status_code == 400
+    assert "responses[0]" in refused.json()["detail"] and refused.json()["code"] == "import_failed"
+    unknown = api.post("/api/responses/", body | {"sytem": "x"}, format="json")
+    assert unknown.status_code == 400 and "sytem" in unknown.json()
+    assert state() == before
+    response = Response.objects.first()
+    assert api.delete(f"/api/responses/{response.pk}/").status_code == 405
+    assert api.patch(f"/api/responses/{response.pk}/", {"text": "x"}).status_code == 405
