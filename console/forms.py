@@ -94,5 +94,26 @@ class NewGenerationRunForm(forms.ModelForm):
         taken up again by the service, not refused here."""
 
 
+class ResponseUploadForm(forms.Form):
+    """Model outputs made elsewhere (generation.response_import): a file of
+    responses for one imported dataset."""
+
+    dataset = forms.ModelChoiceField(
+        queryset=Dataset.objects.select_related("benchmark"),
+        help_text="The benchmark, split and task the responses answer (records may name "
+        "another task of the same split).",
+    )
+    system = forms.CharField(
+        max_length=200,
+        required=False,
+        help_text="For records that name no system.",
+    )
+    mode = forms.ChoiceField(choices=Mode.choices, initial=Mode.SINGLE_TURN)
+    file = forms.FileField(
+        help_text="JSON Lines, CSV or Parquet: document_id, question_id, response (and system, "
+        "task, seed, mode); see docs/benchmark-formats.md.",
+    )
+
+
 class ExclusionForm(forms.Form):
     reason = forms.CharField(max_length=2000, help_text="Kept in the audit log.")

@@ -8,6 +8,7 @@ urlpatterns = [
     path("runs/", runs.runs, name="runs"),
     path("runs/judging/new/", runs.judging_run_new, name="judging_run_new"),
     path("runs/generation/new/", runs.generation_run_new, name="generation_run_new"),
+    path("runs/generation/import/", runs.responses_upload, name="responses_upload"),
     path("runs/<str:kind>/<int:pk>/", runs.run_detail, name="run"),
     path("runs/<str:kind>/<int:pk>/live/", runs.run_live, name="run_live"),
     path("runs/<str:kind>/<int:pk>/<str:action>/", runs.run_action, name="run_action"),

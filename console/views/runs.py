@@ -4,7 +4,9 @@ run them with the runs queued for each queue."""
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Callable
+from pathlib import Path
 
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
@@ -15,9 +17,11 @@ from django.views.decorators.http import require_GET, require_POST
 from analysis.links import generation_run_selection, judging_run_selection, report_links
 from config.words import count
 from console import monitors
-from console.forms import NewGenerationRunForm, NewJudgingRunForm
+from console.forms import NewGenerationRunForm, NewJudgingRunForm, ResponseUploadForm
 from console.views.common import RUN_MODELS, is_htmx, researcher_required
+from corpus.importers.errors import ImportFailure
 from generation.models import GenerationRun
+from generation.response_import import import_responses, read_response_file
 from generation.runner import (
     GenerationError,
     cancel_generation_run,
@@ -189,6 +193,58 @@ def generation_run_new(request: HttpRequest) -> HttpResponse:
             "submit": "Start the run",
             "intro": "Systems are added in the admin (Generation > Systems), with their "
             "model and decoding configuration.",
+            "nav": "runs",
+        },
+    )
+
+
+@researcher_required
+def responses_upload(request: HttpRequest) -> HttpResponse:
+    """Import a file of model outputs made elsewhere (the service the command and
+    the API call); a refusal is shown on the form and nothing is stored."""
+    form = ResponseUploadForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        dataset, upload = data["dataset"], data["file"]
+        suffix = Path(upload.name).suffix.lower()
+        try:
+            with tempfile.TemporaryDirectory() as folder:
+                path = Path(folder) / f"responses{suffix}"
+                with path.open("wb") as out:
+                    for chunk in upload.chunks():
+                        out.write(chunk)
+                parsed = read_response_file(
+                    path, system=data["system"], task=dataset.task, mode=data["mode"]
+                )
+            result = import_responses(
+                parsed,
+                benchmark=dataset.benchmark.slug,
+                split=dataset.split,
+                version=dataset.version,
+                language=dataset.language,
+                origin=f"console upload {upload.name}"[:500],
+            )
+        except ImportFailure as failure:
+            # the temporary path means nothing to the researcher: name the upload
+            form.add_error("file", str(failure).replace(str(path), upload.name))
+        else:
+            counts = result.counts["responses"]
+            messages.info(
+                request,
+                f"Imported {count(counts.created, 'response')} "
+                f"({counts.updated} changed, {counts.unchanged} already there) into "
+                f"{count(len(result.runs), 'run')}.",
+            )
+            return redirect("console:run", kind="generation", pk=result.runs[0])
+    return render(
+        request,
+        "console/form.html",
+        {
+            "form": form,
+            "title": "Import responses",
+            "submit": "Import",
+            "intro": "Outputs a model gave elsewhere, for a benchmark imported here: each "
+            "system's become an imported run that judges and studies can score.",
             "nav": "runs",
         },
     )

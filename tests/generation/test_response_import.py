@@ -163,3 +163,38 @@ def test_the_api_imports_responses_and_refuses_with_nothing_written(leval, resea
     response = Response.objects.first()
     assert api.delete(f"/api/responses/{response.pk}/").status_code == 405
     assert api.patch(f"/api/responses/{response.pk}/", {"text": "x"}).status_code == 405
+
+
+def test_the_console_uploads_a_file_of_responses(leval, client, researcher):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from corpus.models import Dataset
+
+    client.force_login(researcher)
+    quality = Dataset.objects.get(benchmark__slug="leval", task="quality")
+    body = "".join(
+        json.dumps({k: v for k, v in r.items() if k != "system"}) + "\n" for r in QUALITY[:3]
+    )
+    answer = client.post(
+        "/console/runs/generation/import/",
+        {
+            "dataset": quality.pk,
+            "system": "uploaded",
+            "mode": "st",
+            "file": SimpleUploadedFile("my-outputs.jsonl", body.encode()),
+        },
+    )
+    run = GenerationRun.objects.get(system__name="uploaded")
+    assert answer.status_code == 302 and answer["Location"].endswith(f"/generation/{run.pk}/")
+    assert run.done == 3
+    before = state()
+    bad = body + json.dumps({"document_id": "quality-1", "question_id": "9", "response": ""})
+    refused = client.post(
+        "/console/runs/generation/import/",
+        {"dataset": quality.pk, "system": "uploaded", "mode": "st",
+         "file": SimpleUploadedFile("my-outputs.jsonl", bad.encode())},
+    )  # fmt: skip
+    page = refused.content.decode()
+    assert refused.status_code == 200 and "my-outputs.jsonl, line 4" in page
+    assert "holds no question" in page and "/tmp/" not in page
+    assert state() == before
