@@ -6,7 +6,8 @@ metrics, and scores made elsewhere (files, the paper, human studies).
 - `registry`: the plug-ins by name (`register`, `REGISTRY`);
 - `judges`: the rubric, Prometheus, custom and pairwise LLM judges;
 - `metrics`: ROUGE, F1, exact match, multiple-choice accuracy, exponential
-  similarity, concordance index;
+  similarity, concordance index (Concord's and ELITR-Bench's choices);
+- `zeroscrolls`: ZeroSCROLLS' official metrics (`zeroscrolls.rouge`, ...);
 - `config`: an LLM judge's settings (`JudgeConfig`);
 - `frozen`: what of a judged evaluator may no longer change.
 
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from judging.evaluators import judges, metrics  # noqa: F401  (registers the plug-ins)
+from judging.evaluators import judges, metrics, zeroscrolls  # noqa: F401  (registers the plug-ins)
 from judging.evaluators.base import (
     AnswerError,
     ConfigError,

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
@@ -154,6 +154,19 @@ class Metric(EvaluatorPlugin[float]):
     @abstractmethod
     def compute(self, prediction: str, references: Sequence[str]) -> float:
         """The value of `prediction` against `references` (one or more)."""
+
+    def item(self, prediction: str, references: Sequence[str]) -> tuple[float, dict[str, float]]:
+        """The item's value and the parts its task score is made of (none
+        unless the task score needs more than the values: ROUGE's three
+        F-measures)."""
+        return self.compute(prediction, references), {}
+
+    def task_score(self, values: Sequence[float], parts: Sequence[Mapping[str, float]]) -> float:
+        """The task's score from its items (0-100): 100 x the mean value, rounded
+        to 4 decimals as the official scorers round."""
+        if not values:
+            raise ValueError("No scored item.")
+        return round(100 * sum(values) / len(values), 4)
 
     def check_answer(self, value: object) -> float:
         if value not in self.scale:

@@ -29,8 +29,9 @@ class Rouge(Metric):
     name = "rouge"
     evaluator_name = "metric: rouge"
     description = (
-        "ROUGE: geometric mean of ROUGE-1, -2 and -L F-measures "
-        "(rouge-score, stemmed), maximum over references (ZeroSCROLLS)."
+        "ROUGE as Concord scores ELITR-Bench: per item, the geometric mean of ROUGE-1, -2 and -L "
+        "F-measures (rouge-score, stemmed), maximum over references. Not ZeroSCROLLS' "
+        "official ROUGE (zeroscrolls.rouge: unstemmed, aggregated per task)."
     )
 
     def compute(self, prediction: str, references: Sequence[str]) -> float:
@@ -41,7 +42,10 @@ class Rouge(Metric):
 class F1(Metric):
     name = "f1"
     evaluator_name = "metric: f1"
-    description = "SQuAD-normalised token F1, maximum over references."
+    description = (
+        "SQuAD-normalised token F1 (text first folded to ASCII), maximum over references. "
+        "Not ZeroSCROLLS' official F1 (zeroscrolls.f1)."
+    )
 
     def compute(self, prediction: str, references: Sequence[str]) -> float:
         return token_f1(prediction, references)
