@@ -42,12 +42,28 @@ def declared_distributions(project: dict) -> set[str]:
     return distribution_names(specs)
 
 
-def third_party_imports(path: Path) -> set[tuple[int, str]]:
+def type_checking_nodes(tree: ast.AST) -> set[int]:
+    """The nodes under `if TYPE_CHECKING:` (read by mypy, never run)."""
+    skipped: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If):
+            name = getattr(node.test, "id", None) or getattr(node.test, "attr", None)
+            if name == "TYPE_CHECKING":
+                for child in node.body:
+                    skipped |= {id(inner) for inner in ast.walk(child)}
+    return skipped
+
+
+def third_party_imports(path: Path, *, runtime_only: bool = False) -> set[tuple[int, str]]:
     """(line, top-level module) for every absolute import that is neither the
-    standard library nor Concord's own code (imports inside functions count)."""
+    standard library nor Concord's own code (imports inside functions count;
+    with `runtime_only`, those under `if TYPE_CHECKING:` do not)."""
     tree = ast.parse(path.read_text(), filename=str(path))
+    skipped = type_checking_nodes(tree) if runtime_only else set()
     found = set()
     for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
@@ -67,12 +83,14 @@ def distributions_of(module: str, installed: dict[str, list[str]]) -> set[str]:
     return {normalise(d) for d in installed.get(module, [module])}
 
 
-def undeclared_imports(roots: list[Path], declared: set[str]) -> list[str]:
+def undeclared_imports(
+    roots: list[Path], declared: set[str], *, runtime_only: bool = False
+) -> list[str]:
     installed = packages_distributions()
     wrong = []
     for root in roots:
         for path in sorted(root.rglob("*.py")):
-            for line, module in sorted(third_party_imports(path)):
+            for line, module in sorted(third_party_imports(path, runtime_only=runtime_only)):
                 provided_by = distributions_of(module, installed)
                 if not provided_by & declared:
                     wrong.append(
@@ -90,10 +108,13 @@ def test_every_imported_library_is_declared():
 
 def test_the_product_needs_nothing_from_the_dev_extra():
     """Shipped code imports what the web install or the `gpu` extra brings (the
-    demo's screenshot tool, a developer's command, may use `dev`)."""
+    demo's screenshot tool, a developer's command, may use `dev`; so may the
+    imports only mypy reads, under `if TYPE_CHECKING:`)."""
     project = pyproject()
     runtime = distribution_names(project["dependencies"] + project["optional-dependencies"]["gpu"])
-    wrong = undeclared_imports([REPO / name for name in PRODUCT if name != "demo"], runtime)
+    wrong = undeclared_imports(
+        [REPO / name for name in PRODUCT if name != "demo"], runtime, runtime_only=True
+    )
     assert not wrong, "\n".join(wrong)
 
 
@@ -108,6 +129,18 @@ def test_the_check_sees_an_undeclared_import(tmp_path):
         "pkg/m.py:6 imports sklearn, from scikit-learn, which pyproject.toml does not declare"
     ]
     assert undeclared_imports([package], {"scikit-learn"}) == []
+
+
+def test_imports_only_mypy_reads_are_not_runtime_needs(tmp_path):
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "m.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import sklearn\n"
+    )
+    assert undeclared_imports([package], set(), runtime_only=True) == []
+    assert undeclared_imports([package], set()) == [
+        "pkg/m.py:3 imports sklearn, from scikit-learn, which pyproject.toml does not declare"
+    ]
 
 
 def test_declared_names_are_read_without_versions_or_extras():

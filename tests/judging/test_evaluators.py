@@ -37,6 +37,12 @@ METRIC_NAMES = [
     "mc_accuracy_faithful",
     "exponential_similarity",
     "concordance_index",
+    "zeroscrolls.f1",
+    "zeroscrolls.rouge",
+    "zeroscrolls.exp_similarity",
+    "zeroscrolls.concordance_index",
+    "zeroscrolls.accuracy",
+    "scrolls.exact_match",
 ]
 
 
