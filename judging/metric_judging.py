@@ -1,9 +1,13 @@
 """An automatic metric over a judging run's responses: no model and no key,
 computed in batches of 500, each batch written at once (idempotently, so a
-redelivered task changes nothing), holding the run's lease.
+redelivered task changes nothing), holding the run's lease. A metric whose
+task score needs more than the items' values (ZeroSCROLLS' ROUGE: the three
+F-measures) keeps those parts with each judgment, as JSON in its feedback.
 """
 
 from __future__ import annotations
+
+import json
 
 from django.db import transaction
 from django.db.models import QuerySet
@@ -61,12 +65,17 @@ def _score_with_metric(run: JudgingRun) -> None:
         rows = []
         for response_id, question_id, text in batch:
             try:
-                value = metric.check_answer(metric.compute(text, references[question_id]))
+                value, parts = metric.item(text, references[question_id])
+                value = metric.check_answer(value)
             except (KeyError, ValueError) as error:  # no reference, or not scorable by it
                 failed += 1
                 problems.append(f"response {response_id}: {error}")
                 continue
-            rows.append(metric.judgment_fields(run.evaluator_id, response_id, value))
+            # what the task score is made of (ROUGE's three F-measures), kept with the value
+            feedback = json.dumps(parts, sort_keys=True) if parts else ""
+            rows.append(
+                metric.judgment_fields(run.evaluator_id, response_id, value, feedback=feedback)
+            )
         with transaction.atomic():
             sync_rows(
                 Judgment.objects.filter(
@@ -76,7 +85,7 @@ def _score_with_metric(run: JudgingRun) -> None:
                 ),
                 rows,
                 key=scores.JUDGMENT_KEY,
-                compare=("score", "raw_score"),
+                compare=("score", "raw_score", "feedback"),
             )
             done += len(rows)
             JudgingRun.objects.filter(pk=run.pk).update(done=done, failed=failed)

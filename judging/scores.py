@@ -52,9 +52,8 @@ def judgment_fields(
         "raw_score": raw,
         "raw_scale_min": low,
         "raw_scale_max": high,
+        "feedback": feedback,
     }
-    if feedback:
-        fields["feedback"] = feedback
     return fields
 
 

@@ -112,3 +112,74 @@ def test_where_the_official_code_raises_the_item_is_refused_with_why():
         else:
             with pytest.raises(ValueError):
                 plugin.compute(case["prediction"], case["references"])
+
+
+@pytest.mark.parametrize(
+    ("file", "metric"),
+    [
+        ("f1_cases.jsonl", "zeroscrolls.f1"),
+        ("rouge_cases.jsonl", "zeroscrolls.rouge"),
+        ("exp_similarity_cases.jsonl", "zeroscrolls.exp_similarity"),
+        ("concordance_index_cases.jsonl", "zeroscrolls.concordance_index"),
+        ("mc_accuracy_cases.jsonl", "zeroscrolls.accuracy"),
+    ],
+)
+def test_the_score_command_equals_the_official_code_without_a_database(tmp_path, file, metric):
+    """`manage.py score` writes each line back with its score: the official
+    per-item value (ROUGE: its parts) on every case; no database is opened
+    (the test has no database access)."""
+    from django.core.management import call_command
+
+    found = cases(file)
+    predictions = tmp_path / "predictions.jsonl"
+    predictions.write_text(
+        "".join(
+            json.dumps({"prediction": c["prediction"], "references": c["references"], "n": n})
+            + "\n"
+            for n, c in enumerate(found)
+        ),
+        encoding="utf-8",
+    )
+    scored = tmp_path / "scored.jsonl"
+    call_command(
+        "score", "--metric", metric, "--predictions", str(predictions), "--output", str(scored)
+    )
+    lines = [json.loads(line) for line in scored.read_text(encoding="utf-8").splitlines()]
+    assert [line["n"] for line in lines] == list(range(len(found)))
+    for line, case in zip(lines, found, strict=True):
+        if metric == "zeroscrolls.rouge":
+            for name in zeroscrolls.ROUGE_TYPES:
+                assert abs(100 * line["parts"][name] - case["score"][name]) < 1e-9
+        else:
+            assert abs(line["score"] - case["score"]) < 1e-12, (line, case)
+
+
+def test_the_score_command_lists_metrics_and_names_a_bad_line(tmp_path):
+    from io import StringIO
+
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    out = StringIO()
+    call_command("score", "--list", stdout=out)
+    names = [line.split("\t")[0] for line in out.getvalue().splitlines()]
+    assert "zeroscrolls.rouge" in names and "rouge" in names
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(
+        '{"prediction": "a", "references": ["b"]}\n{"prediction": 3, "references": []}\n'
+    )
+    with pytest.raises(CommandError, match=r"bad.jsonl, line 2: 'prediction' must be a string"):
+        call_command("score", "--metric", "zeroscrolls.f1", "--predictions", str(bad))
+    percent = tmp_path / "percent.jsonl"
+    percent.write_text(
+        '{"prediction": "40%", "references": ["60%"]}\n'
+        '{"prediction": "40%", "references": ["sixty"]}\n'
+    )
+    err, out = StringIO(), StringIO()
+    call_command(
+        "score", "--metric", "zeroscrolls.exp_similarity", "--predictions", str(percent),
+        stdout=out, stderr=err,
+    )  # fmt: skip
+    first, second = (json.loads(line) for line in out.getvalue().splitlines())
+    assert first["score"] == 0.25 and "holds no percentage" in second["error"]
+    assert "1 of 2 lines scored; task score 25.0000; 1 could not be scored" in err.getvalue()

@@ -1,0 +1,112 @@
+"""python manage.py score --metric NAME --predictions FILE [--output FILE]
+python manage.py score --list
+
+A metric over a predictions file, without a database: for researchers who
+only want the number. One JSON object per line with `prediction` and
+`references` (a list, or one string); every other field is kept. Each line is
+written back with its `score` (or the `error` that kept it from one), and the
+task score is printed as the metric's official code aggregates it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from corpus.importers.checks import load_json_line
+from corpus.importers.errors import ImportFailure
+from judging.evaluators import UnknownEvaluator, metric_class
+from judging.evaluators.registry import metrics
+
+
+class Command(BaseCommand):
+    help = (
+        "Score a predictions file with a metric (JSON Lines: prediction, references); writes "
+        "each line with its score and prints the task score. No database needed."
+    )
+    requires_system_checks: list[str] = []
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--metric", help="A metric's name (--list shows them).")
+        parser.add_argument("--predictions", type=Path, help="JSON Lines file.")
+        parser.add_argument("--output", type=Path, help="Where to write the scored lines.")
+        parser.add_argument(
+            "--list", action="store_true", help="Print the metrics, one per line, name first."
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        if options["list"]:
+            for name, cls in metrics().items():
+                self.stdout.write(f"{name}\t{cls.description}")
+            return
+        if not options["metric"] or not options["predictions"]:
+            raise CommandError("Give --metric NAME and --predictions FILE (or --list).")
+        try:
+            metric = metric_class(options["metric"])()
+        except UnknownEvaluator as error:
+            raise CommandError(str(error)) from None
+        path: Path = options["predictions"]
+        try:
+            text = path.read_text(encoding="utf-8-sig")
+        except FileNotFoundError:
+            raise CommandError(f"{path}: no such file.") from None
+        except UnicodeDecodeError as error:
+            raise CommandError(f"{path}: not UTF-8 text ({error}).") from None
+        lines = []
+        try:
+            for number, line in enumerate(text.split("\n"), 1):
+                if line.strip():
+                    lines.append(
+                        _case(load_json_line(line, f"{path}, line {number}"), path, number)
+                    )
+        except ImportFailure as failure:
+            raise CommandError(str(failure)) from None
+        if not lines:
+            raise CommandError(f"{path}: no predictions.")
+        values, parts, errors = [], [], 0
+        for record in lines:
+            try:
+                value, item_parts = metric.item(record["prediction"], record["references"])
+            except ValueError as error:
+                record["error"] = str(error)
+                errors += 1
+                continue
+            record["score"] = value
+            if item_parts:
+                record["parts"] = item_parts
+            values.append(value)
+            parts.append(item_parts)
+        out = options["output"]
+        written = [json.dumps(record, ensure_ascii=False) for record in lines]
+        if out is None:  # the scored lines on standard output, the summary on standard error
+            for line in written:
+                self.stdout.write(line)
+        else:
+            out.write_text("".join(line + "\n" for line in written), encoding="utf-8")
+        scored = len(values)
+        summary = f"{metric.name}: {scored} of {len(lines)} lines scored"
+        if values:
+            summary += f"; task score {metric.task_score(values, parts):.4f}"
+        if errors:
+            summary += f"; {errors} could not be scored (their 'error' says why)"
+        (self.stderr if out is None else self.stdout).write(summary)
+
+
+def _case(value: object, path: Path, number: int) -> dict[str, Any]:
+    where = f"{path}, line {number}"
+    if not isinstance(value, dict):
+        raise ImportFailure(f"{where}: expected a JSON object.")
+    prediction, references = value.get("prediction"), value.get("references")
+    if not isinstance(prediction, str):
+        raise ImportFailure(f"{where}: 'prediction' must be a string.")
+    if isinstance(references, str):
+        references = [references]
+    if (
+        not isinstance(references, list)
+        or not references
+        or not all(isinstance(r, str) for r in references)
+    ):
+        raise ImportFailure(f"{where}: 'references' must be a string or a list of strings.")
+    return {**value, "references": references}
