@@ -32,7 +32,7 @@ def test_the_generation_budgets_are_the_authors():
     official = json.loads(DATA.read_text(encoding="utf-8"))[
         "dataset_to_leave_tokens_for_generations"
     ]
-    assert GENERATION_TOKENS == official
+    assert official == GENERATION_TOKENS
 
 
 @pytest.mark.parametrize(("task", "case"), vectors(), ids=lambda v: v if isinstance(v, str) else "")
