@@ -8,6 +8,7 @@ metrics, and scores made elsewhere (files, the paper, human studies).
 - `metrics`: ROUGE, F1, exact match, multiple-choice accuracy, exponential
   similarity, concordance index (Concord's and ELITR-Bench's choices);
 - `zeroscrolls`: ZeroSCROLLS' official metrics (`zeroscrolls.rouge`, ...);
+- `leval`: L-Eval's official metrics (`leval.exam_choice`, `leval.rouge`, ...);
 - `config`: an LLM judge's settings (`JudgeConfig`);
 - `frozen`: what of a judged evaluator may no longer change.
 
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from judging.evaluators import judges, metrics, zeroscrolls  # noqa: F401  (registers the plug-ins)
+from judging.evaluators import judges, leval, metrics, zeroscrolls  # noqa: F401  (registers)
 from judging.evaluators.base import (
     AnswerError,
     ConfigError,

@@ -37,9 +37,22 @@ def model_judges() -> dict[str, type[ModelJudge[Any]]]:
     return {n: c for n, c in REGISTRY.items() if issubclass(c, ModelJudge)}
 
 
+# Lists show Concord's own metrics first, then each benchmark's official ones
+# (a name's prefix: "zeroscrolls.rouge"), whatever order their modules load in.
+FAMILIES = ("", "zeroscrolls", "scrolls", "leval")
+
+
+def _family_rank(name: str) -> int:
+    family = name.split(".", 1)[0] if "." in name else ""
+    return FAMILIES.index(family) if family in FAMILIES else len(FAMILIES)
+
+
 def metrics() -> dict[str, type[Metric]]:
-    """The automatic metrics, by name, in the order they were registered."""
-    return {n: c for n, c in REGISTRY.items() if issubclass(c, Metric)}
+    """The automatic metrics, by name: Concord's first, then each benchmark's
+    official ones, each family in the order it registered them."""
+    found = [(n, c) for n, c in REGISTRY.items() if issubclass(c, Metric)]
+    ranked = sorted(enumerate(found), key=lambda pair: (_family_rank(pair[1][0]), pair[0]))
+    return {name: cls for _, (name, cls) in ranked}
 
 
 def judge_class(name: object) -> type[ModelJudge[Any]]:

@@ -26,7 +26,6 @@ What differs from the textbook definitions, on purpose (the official code's):
 
 from __future__ import annotations
 
-import math
 import re
 import string
 from collections import Counter
@@ -111,8 +110,9 @@ def rouge_geometric_mean(parts: Sequence[dict[str, float]]) -> float:
     """The task score: the geometric mean of the averaged ROUGE-1, -2 and -L (0-100)."""
     if not parts:
         raise ValueError("No scored item.")
-    means = [100 * sum(p[name] for p in parts) / len(parts) for name in ROUGE_TYPES]
-    return round(math.prod(means) ** (1 / 3), 4)
+    # as the official `_compute_helper`: each F-measure x 100, then their mean per type
+    means = [sum(p[name] * 100 for p in parts) / len(parts) for name in ROUGE_TYPES]
+    return round((means[0] * means[1] * means[2]) ** (1.0 / 3.0), 4)
 
 
 def _percentage(text: str) -> float | None:

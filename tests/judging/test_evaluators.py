@@ -43,6 +43,15 @@ METRIC_NAMES = [
     "zeroscrolls.concordance_index",
     "zeroscrolls.accuracy",
     "scrolls.exact_match",
+    "leval.exam",
+    "leval.exam_choice",
+    "leval.exam_coursera",
+    "leval.exam_math",
+    "leval.exam_code",
+    "leval.exam_topics",
+    "leval.exam_scifi",
+    "leval.f1",
+    "leval.rouge",
 ]
 
 
