@@ -106,3 +106,14 @@ def parse_verdict(text: str) -> ParsedVerdict:
     if not found:
         return ParsedVerdict("parse_failure", None, "no [[A]], [[B]] or [[C]] verdict")
     return ParsedVerdict("ok", JUDGE_LETTERS[found[-1]])
+
+
+def parse_leval_verdict(text: str) -> ParsedVerdict:
+    """L-Eval's reading of a battle (Evaluation/llm_eval.py): "[[A]]" anywhere
+    wins, else "[[B]]", else "[[C]]" (a tie), else an error; so an answer that
+    names [[A]] and then [[B]] is A."""
+    text = text or ""
+    for letter in ("A", "B", "C"):
+        if f"[[{letter}]]" in text:
+            return ParsedVerdict("ok", JUDGE_LETTERS[letter])
+    return ParsedVerdict("parse_failure", None, "no [[A]], [[B]] or [[C]] verdict")

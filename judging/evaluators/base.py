@@ -208,6 +208,9 @@ class ModelJudge(EvaluatorPlugin[Answer]):
     orders: ClassVar[tuple[int, ...]] = (0,)
     # What a researcher enters for an item that needs a human: "score" or "verdict".
     answer_kind: ClassVar[str] = "score"
+    # The settings this judge runs with unless its configuration says otherwise
+    # (L-Eval's judge: its authors' sampling); the configuration's own defaults else.
+    defaults: ClassVar[dict[str, Any]] = {}
 
     def __init__(self, config: JudgeConfig) -> None:
         self.config = config

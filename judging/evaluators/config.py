@@ -36,6 +36,8 @@ class JudgeConfig(ModelConfig):
     baseline: str = ""
     counting: str = "consistent"
     device: str = "auto"  # a local model's device
+    # whether each request carries its seed (L-Eval's judge sent none)
+    send_seed: bool = True
     extra: dict = field(default_factory=dict)
 
     @classmethod
@@ -53,6 +55,8 @@ class JudgeConfig(ModelConfig):
 
     @classmethod
     def _from_dict(cls, data: dict) -> JudgeConfig:
+        # a protocol's own defaults under what the configuration gives
+        data = {**judge_class(data.get("protocol", "rubric")).defaults, **data}
         check_types(cls, data, ConfigError)
         known = {f for f in cls.__dataclass_fields__}
         unknown = sorted(set(data) - known)
@@ -92,4 +96,4 @@ class JudgeConfig(ModelConfig):
 
     def sampling(self, seed: int) -> dict[str, Any]:
         """The parameters sent with a request (and stored in the ledger)."""
-        return self.request_params(seed, self.max_tokens)
+        return self.request_params(seed if self.send_seed else None, self.max_tokens)

@@ -39,11 +39,13 @@ from judging.parsers import (
     ParsedVerdict,
     Verdict,
     parse_boxed,
+    parse_leval_verdict,
     parse_prometheus,
     parse_verdict,
 )
 from judging.prompts import (
     TemplateError,
+    leval_judge_messages,
     pairwise_judge_messages,
     prometheus_judge_prompt,
     render_template,
@@ -54,6 +56,7 @@ from judging.prompts import (
 __all__ = [
     "JUDGE_COUNTINGS",
     "Custom",
+    "LevalPairwise",
     "Pairwise",
     "Prometheus",
     "Rubric",
@@ -261,6 +264,33 @@ class Pairwise(ModelJudge[Verdict]):
         if item.opponent_id is None:
             raise ValueError(f"Judge item {item.pk} has no opponent to compare with.")
         return item.opponent_id
+
+
+@register
+class LevalPairwise(Pairwise):
+    """L-Eval's battle as L-Eval ran it (Evaluation/llm_eval.py): its system
+    prompt and template byte for byte (question, reference, two answers, no
+    document; the values as they are), temperature 0 and 2,048 tokens with no
+    top_p and no seed sent, the verdict read by presence ("[[A]]" anywhere,
+    else "[[B]]", else "[[C]]"), both orders, and win rates counted per order
+    (ties a half, errors left out) against the baseline. An answer with no
+    verdict is an error, as in L-Eval: not asked again, listed for a human."""
+
+    name = "leval_pairwise"
+    defaults = {
+        "temperature": 0.0,
+        "top_p": None,
+        "max_tokens": 2048,
+        "send_seed": False,
+        "reask": 0,
+        "counting": "per_order",
+    }
+
+    def messages(self, question: str, reference: str, first: str, second: str) -> Messages:
+        return leval_judge_messages(question, reference, first, second)
+
+    def parse(self, text: str) -> ParsedVerdict:
+        return parse_leval_verdict(text)
 
 
 def judge_for(config: JudgeConfig) -> ModelJudge[Any]:

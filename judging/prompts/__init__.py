@@ -3,8 +3,11 @@ ELITR-Bench authors' strings byte for byte (shared/protocols vectors; paper
 Figs. 5-8), in English and Czech."""
 
 from judging.prompts.templates import (
+    LEVAL_JUDGE_SYSTEM,
+    LEVAL_JUDGE_TEMPLATE,
     PLACEHOLDERS,
     TemplateError,
+    leval_judge_messages,
     neutralize,
     pairwise_judge_messages,
     prometheus_judge_prompt,
@@ -15,8 +18,11 @@ from judging.prompts.templates import (
 )
 
 __all__ = [
+    "LEVAL_JUDGE_SYSTEM",
+    "LEVAL_JUDGE_TEMPLATE",
     "PLACEHOLDERS",
     "TemplateError",
+    "leval_judge_messages",
     "neutralize",
     "pairwise_judge_messages",
     "prometheus_judge_prompt",

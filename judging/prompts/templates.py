@@ -188,6 +188,45 @@ def pairwise_judge_messages(
     return [{"role": "system", "content": PAIRWISE_SYSTEM}, {"role": "user", "content": user}]
 
 
+# L-Eval's pairwise judge, byte for byte as its authors ran it (Evaluation/llm_eval.py,
+# "pair-v2"; tests/data/leval/judge.json): the values go in as they are, as
+# str.format puts them, without Concord's neutralisation.
+LEVAL_JUDGE_SYSTEM = (
+    "Please act as an impartial judge and evaluate the quality of the responses provided "
+    "by two AI assistants to the user question about the content of a long document.  "
+    "You will be given a reference answer written by human, assistant A's answer, and "
+    "assistant B's answer. Your job is to evaluate which assistant's answer is better. "
+    "Begin your evaluation by comparing both assistants' answers with the reference "
+    "answer. Additional details or information that are not mentioned in reference "
+    "answer cannot be considered as advantages and do not let them sway your judgment. "
+    "Your evaluation should also consider the relevance to user's question but it is "
+    "more important to avoid factual errors according to the reference answer. Avoid any "
+    "position biases and ensure that the order in which the responses were presented "
+    "does not influence your decision. Do not allow the length of the responses to "
+    "influence your evaluation. Do not favor certain names of the assistants. Be as "
+    "objective as possible. After providing your explanation, output your final verdict "
+    'by strictly following this format: "[[A]]" if assistant A is better, "[[B]]" if '
+    'assistant B is better, and "[[C]]" for a tie.'
+)
+LEVAL_JUDGE_TEMPLATE = (
+    "[User Question]\n{question}\n\n[The Start of Reference Answer]\n{ref_answer}\n[The "
+    "End of Reference Answer]\n\n[The Start of Assistant A's Answer]\n{answer_a}\n[The "
+    "End of Assistant A's Answer]\n\n[The Start of Assistant B's "
+    "Answer]\n{answer_b}\n[The End of Assistant B's Answer]"
+)
+
+
+def leval_judge_messages(
+    question: str, reference: str, answer_a: str, answer_b: str
+) -> list[dict[str, str]]:
+    """L-Eval's battle: question and reference written by a person, two answers
+    (no document); the caller judges both orders."""
+    user = LEVAL_JUDGE_TEMPLATE.format(
+        question=question, ref_answer=reference, answer_a=answer_a, answer_b=answer_b
+    )
+    return [{"role": "system", "content": LEVAL_JUDGE_SYSTEM}, {"role": "user", "content": user}]
+
+
 # --- Custom templates --------------------------------------------------------------------------
 
 PLACEHOLDERS = {

@@ -56,7 +56,7 @@ METRIC_NAMES = [
 
 
 def test_one_registry_holds_the_judges_and_the_metrics():
-    assert list(model_judges()) == ["rubric", "prometheus", "custom", "pairwise"]
+    assert list(model_judges()) == ["rubric", "prometheus", "custom", "pairwise", "leval_pairwise"]
     assert list(metrics()) == METRIC_NAMES
     assert set(REGISTRY) == set(model_judges()) | set(metrics())
     for cls in model_judges().values():

@@ -126,3 +126,23 @@ def test_human_review_of_a_pairwise_judge_gives_verdicts(two_meetings, django_us
     )
     assert not Judgment.objects.filter(evaluator=judge).exists()
     assert PairwiseVerdict.objects.filter(evaluator=judge).count() == 48
+
+
+def test_leval_s_judge_runs_as_leval_ran_it(two_meetings):
+    """L-Eval's judge on a run: its prompts, no top_p and no seed sent,
+    temperature 0 and 2,048 tokens, both orders stored as verdicts."""
+    from judging.prompts import LEVAL_JUDGE_SYSTEM
+
+    with FakeOpenAI() as server:
+        judge = pairwise_judge(server, "leval judge", protocol="leval_pairwise")
+        run = run_llm_judging(create_judging_run(judge, dataset(), "st").pk)
+        sent = list(server.requests)
+    assert (run.status, run.done) == ("done", 48)
+    assert all(r["messages"][0]["content"] == LEVAL_JUDGE_SYSTEM for r in sent)
+    assert all(
+        (r["temperature"], r["max_tokens"], "top_p" in r, "seed" in r) == (0.0, 2048, False, False)
+        for r in sent
+    )
+    assert PairwiseVerdict.objects.filter(evaluator=judge).count() == 48
+    rates = win_rates(verdict_table(), "per_order")["leval judge"]
+    assert rates["Synthetic-Echo"]["n"] == 24 and rates["Synthetic-Echo"]["counting"] == "per_order"

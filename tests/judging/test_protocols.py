@@ -17,7 +17,7 @@ from judging.evaluators import (
     judge_class,
     judge_for,
 )
-from judging.evaluators.judges import Custom, Pairwise, Prometheus, Rubric
+from judging.evaluators.judges import Custom, LevalPairwise, Pairwise, Prometheus, Rubric
 from judging.evaluators.registry import model_judges
 from judging.judging_runs import JudgingError, create_judging_run
 from judging.models import Evaluator, JudgeItem, Judgment, PairwiseVerdict
@@ -57,6 +57,7 @@ def test_the_registry_names_each_judge_class():
         "prometheus": Prometheus,
         "custom": Custom,
         "pairwise": Pairwise,
+        "leval_pairwise": LevalPairwise,
     }
     assert type(judge(protocol="prometheus")) is Prometheus
     assert type(judge(**PAIRWISE)) is Pairwise
@@ -64,7 +65,7 @@ def test_the_registry_names_each_judge_class():
 
 
 def test_an_unknown_protocol_is_refused_naming_the_known_ones():
-    known = "the known protocols are rubric, prometheus, custom, pairwise"
+    known = "the known protocols are rubric, prometheus, custom, pairwise, leval_pairwise"
     with pytest.raises(ConfigError, match=f"Unknown judge protocol 'likert'; {known}"):
         judge_class("likert")
     with pytest.raises(ConfigError, match=f"Unknown judge protocol 'likert'; {known}"):
