@@ -103,8 +103,8 @@ def test_win_rates_are_leval_s(run):
                     "rater": "",
                 }
             )
-    table = pd.DataFrame(rows, columns=["evaluator", "response_id", "opponent_id", "seed",
-                                        "order", "winner", "system", "baseline", "rater"])  # fmt: skip
+    columns = ["evaluator", "response_id", "opponent_id", "seed", "order", "winner"]
+    table = pd.DataFrame(rows, columns=[*columns, "system", "baseline", "rater"])
     found = win_rates(table, "per_order").get("leval judge", {}).get(run["model"])
     if not rows:
         assert found is None
