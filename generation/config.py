@@ -35,6 +35,9 @@ class GenerationConfig(ModelConfig):
     max_batch_size: int = 16
     # openai
     timeout_s: float = 300.0
+    # how the server's model counts tokens, to truncate a benchmark's input to
+    # context_length as its authors did ("tiktoken:cl100k_base"; ZeroSCROLLS)
+    tokenizer: str = ""
     max_concurrency: int = 8  # requests at once (single-turn: questions; multi-turn: meetings)
     # both
     qa_markers: bool = False
@@ -79,6 +82,10 @@ class GenerationConfig(ModelConfig):
             if self.max_batch_size < 1:
                 raise GenerationConfigError("max_batch_size must be at least 1 (1: one at a time).")
             return
+        if self.tokenizer and not self.tokenizer.startswith("tiktoken:"):
+            raise GenerationConfigError(
+                'tokenizer: "tiktoken:<encoding>" (e.g. "tiktoken:cl100k_base"), for an API model.'
+            )
         if not self.base_url or not self.model:
             raise GenerationConfigError("An OpenAI-compatible system needs base_url and model.")
         if self.server == "hf":

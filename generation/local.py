@@ -20,10 +20,17 @@ from functools import partial
 from typing import Any, TypedDict
 
 from corpus.choices import Mode
+from corpus.models import Benchmark
+from generation.benchmark_prompts import (
+    SINGLE_TURN_ONLY,
+    benchmark_format,
+    max_new_tokens,
+    zeroscrolls_text,
+)
 from generation.config import GenerationConfig
 from generation.long_inputs import trim_transcript
 from generation.models import GenerationRun
-from generation.prompts import hf_prompt, openai_messages
+from generation.prompts import hf_prompt, openai_messages, render
 from generation.work import (
     MeetingWork,
     length_instruction_for,
@@ -174,7 +181,10 @@ def _prepare(
     stored = stored_answers(run, meeting)
     answers = [stored.get(q.pk, "") for q in meeting.questions]
     transcript = meeting.document.text
-    budget = context - config.max_new_tokens if context else None
+    # a benchmark with its own prompts truncates as its authors did
+    # (generation.benchmark_prompts); the ELITR instruction's transcript is trimmed here
+    own_prompts = benchmark_format(run) in SINGLE_TURN_ONLY
+    budget = context - config.max_new_tokens if context and not own_prompts else None
 
     def tokens(text: str, index: int = 0) -> int:
         return len(
@@ -276,28 +286,67 @@ def _single_turn(
     if not todo:
         return
     params = local_params(config, run.seed, model.spec)
-    requests = [
-        caller.request(
-            raw_prompt(
-                _render(
-                    config,
-                    loaded,
-                    prepared.transcript,
-                    prepared.questions,
-                    prepared.answers,
-                    i,
-                    run.mode,
-                )
-            ),
-            params,
-        )
-        for i in todo
-    ]
+    if benchmark_format(run) == Benchmark.Format.ZEROSCROLLS:
+        params["max_tokens"] = max_new_tokens(config, run)
+        prompts = [_zeroscrolls_prompt(config, run, loaded, meeting, i) for i in todo]
+    else:
+        prompts = [
+            _render(
+                config,
+                loaded,
+                prepared.transcript,
+                prepared.questions,
+                prepared.answers,
+                i,
+                run.mode,
+            )
+            for i in todo
+        ]
+    requests = [caller.request(raw_prompt(prompt), params) for prompt in prompts]
     longest = max(len(r.messages[0]["content"]) for r in requests) // 4  # until it is measured
     with naming_the_prompt(longest, config):
         caller.complete_many(
             requests, lambda k, result: _store(run, config, prepared, todo[k], result)
         )
+
+
+class _ModelTokens:
+    """A local model's tokenizer as the ZeroSCROLLS builder counts with it."""
+
+    def __init__(self, tokenizer: Any) -> None:
+        self.tokenizer = tokenizer
+
+    def encode(self, text: str) -> list[int]:
+        return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    def decode(self, ids: list[int]) -> str:
+        return str(self.tokenizer.decode(ids))
+
+
+def _zeroscrolls_prompt(
+    config: GenerationConfig,
+    run: GenerationRun,
+    loaded: LoadedModel,
+    meeting: MeetingWork,
+    index: int,
+) -> str:
+    """A ZeroSCROLLS row for a local model: under the tokenizer's chat template,
+    the authors' chat prompt (the format request, no response header); under a
+    named template or none, the row's whole input, as their HF runner gives it
+    (then the template's wrapping). Truncated by the model's own tokens to its
+    window, the separator and the query kept."""
+    chat = config.chat_template == "tokenizer"
+    window = config.context_length or loaded.context_length or None
+    text = zeroscrolls_text(
+        config, run, meeting, index, _ModelTokens(loaded.tokenizer), chat=chat, window=window
+    )
+    if chat:
+        return str(
+            loaded.tokenizer.apply_chat_template(
+                [{"role": "user", "content": text}], tokenize=False, add_generation_prompt=True
+            )
+        )
+    return render(config.chat_template, [(text, None)])
 
 
 class _Cancelled(Exception):

@@ -8,10 +8,11 @@ parallel and each one's turns in order.
 from __future__ import annotations
 
 from config.words import count
+from generation.benchmark_prompts import api_messages, api_tokenizer, max_new_tokens
 from generation.config import GenerationConfig
 from generation.long_inputs import length_instruction
 from generation.models import GenerationRun
-from generation.prompts import openai_messages
+from generation.prompts_zeroscrolls import Tokenizer
 from generation.work import (
     GenerationError,
     MeetingWork,
@@ -42,9 +43,10 @@ def run_remote(run: GenerationRun, config: GenerationConfig, lease: Lease) -> st
         else:
             jobs.append((meeting, list(range(len(meeting.questions)))))
     failures: list[str] = []
+    tokenizer = api_tokenizer(config)
     with CallPool(caller, RunWatch(run, caller, lease), config.max_concurrency) as pool:
         for meeting, indexes in jobs:
-            pool.submit(_turns, run, config, caller, meeting, indexes, failures)
+            pool.submit(_turns, run, config, caller, meeting, indexes, failures, tokenizer)
         pool.drive(lambda _: None)
     GenerationRun.objects.filter(pk=run.pk).update(failed=len(failures))
     if caller.breaker.is_open:
@@ -64,6 +66,7 @@ def _turns(
     meeting: MeetingWork,
     indexes: list[int],
     failures: list[str],
+    tokenizer: Tokenizer | None,
 ) -> None:
     questions = [
         f"QUESTION: {q} ANSWER:" if config.qa_markers else q
@@ -75,11 +78,10 @@ def _turns(
         question = meeting.questions[i]
         if question.pk in stored:
             continue
-        messages = openai_messages(
-            meeting.document.text, questions, answers, i, run.mode, config.language
-        )
+        messages = api_messages(config, run, meeting, questions, answers, i, tokenizer)
+        params = config.request_params(run.seed, max_new_tokens(config, run))
         try:
-            result = caller.complete(caller.request(messages, config.api_params(run.seed)))
+            result = caller.complete(caller.request(messages, params))
         except (Stopped, BreakerOpen):
             return
         call = result.call

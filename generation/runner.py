@@ -16,6 +16,7 @@ from django.db import transaction
 from config.words import count
 from corpus.choices import DatasetVersion, Mode, either
 from corpus.models import Dataset, QuestionText
+from generation.benchmark_prompts import SINGLE_TURN_ONLY
 from generation.config import GenerationConfig, GenerationConfigError
 from generation.local import run_local
 from generation.models import GenerationRun, Response, System
@@ -48,6 +49,11 @@ def create_generation_run(
         raise GenerationError(f"mode: {either(Mode)}.")
     if dataset.version == DatasetVersion.CONV and mode == Mode.SINGLE_TURN:
         raise GenerationError("Conv questions depend on earlier turns: use multi-turn mode.")
+    if mode == Mode.MULTI_TURN and dataset.benchmark.format in SINGLE_TURN_ONLY:
+        raise GenerationError(
+            f"{dataset.benchmark.get_format_display()} asks each question alone: use "
+            "single-turn mode."
+        )
     total = QuestionText.objects.filter(dataset=dataset).count()
     if not total:
         raise GenerationError(f"{dataset} has no questions.")
@@ -100,7 +106,8 @@ def run_generation(run_id: int) -> GenerationRun:
     with holding_lease(GenerationRun, run_id) as lease:
         if lease is not None:
             _generate(
-                GenerationRun.objects.select_related("system", "dataset").get(pk=run_id), lease
+                GenerationRun.objects.select_related("system", "dataset__benchmark").get(pk=run_id),
+                lease,
             )
     return GenerationRun.objects.get(pk=run_id)
 

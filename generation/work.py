@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -52,10 +52,14 @@ def naming_the_prompt(prompt_tokens: int, config: GenerationConfig) -> Iterator[
 
 @dataclass
 class MeetingWork:
+    """A document and its questions, as a run asks them (an ELITR meeting, an
+    L-Eval document, a ZeroSCROLLS document with its rows' questions)."""
+
     document: Document
     questions: list[Question]
     texts: list[str]
     references: list[str]
+    prompts: list[dict[str, Any]] = field(default_factory=list)  # each question's prompt parts
 
 
 def meetings(run: GenerationRun) -> list[MeetingWork]:
@@ -71,6 +75,7 @@ def meetings(run: GenerationRun) -> list[MeetingWork]:
         entry.questions.append(text.question)
         entry.texts.append(text.text)
         entry.references.append(text.reference_answer)
+        entry.prompts.append(text.prompt or {})
     return list(work.values())
 
 
