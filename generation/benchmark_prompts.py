@@ -5,7 +5,12 @@ benchmark's format (corpus.models.Benchmark.Format) picks the prompt.
   transcript, then the question (generation.prompts);
 - ZeroSCROLLS: the row's own input, with its authors' chat builder and
   truncation by tokens with the task's separator (generation.prompts_zeroscrolls),
-  and the task's own generation budget.
+  and the task's own generation budget;
+- L-Eval: its baseline scripts' prompt for the system's model family
+  (generation.prompts_leval; a server without a family is prompted as
+  turbo16k, GPT-3.5-16k, as L-Eval did), the document truncated as the scripts
+  do, 512 new tokens; sci_fi asks its second, "fact" question and stores
+  "<answer> [fact: <answer>]" as L-Eval's scoring reads it.
 
 L-Eval and ZeroSCROLLS ask each question alone: their runs are single-turn.
 """
@@ -18,8 +23,16 @@ from corpus.models import Benchmark
 from generation.config import GenerationConfig
 from generation.models import GenerationRun
 from generation.prompts import openai_messages
+from generation.prompts_leval import (
+    CLOSED_ENDED_TASKS,
+    MAX_NEW_TOKENS,
+    LevalPrompt,
+    leval_calls,
+    sci_fi_prediction,
+)
+from generation.prompts_leval import length_instruction as leval_length_instruction
 from generation.prompts_zeroscrolls import GENERATION_TOKENS, Row, Tokenizer, chat_prompt
-from generation.work import MeetingWork
+from generation.work import MeetingWork, length_instruction_for
 
 SINGLE_TURN_ONLY = (Benchmark.Format.LEVAL, Benchmark.Format.ZEROSCROLLS)
 
@@ -38,11 +51,68 @@ def api_tokenizer(config: GenerationConfig) -> Tokenizer | None:
 
 
 def max_new_tokens(config: GenerationConfig, run: GenerationRun) -> int:
-    """ZeroSCROLLS' own budget per task (its authors' `dataset_to_leave_tokens_for_generations`);
-    the system's `max_new_tokens` otherwise."""
+    """ZeroSCROLLS' own budget per task (its authors' `dataset_to_leave_tokens_for_generations`),
+    L-Eval's 512; the system's `max_new_tokens` otherwise."""
     if benchmark_format(run) == Benchmark.Format.ZEROSCROLLS:
         return GENERATION_TOKENS.get(run.dataset.task, config.max_new_tokens)
+    if benchmark_format(run) == Benchmark.Format.LEVAL:
+        return MAX_NEW_TOKENS
     return config.max_new_tokens
+
+
+def is_closed_ended(task: str) -> bool:
+    """An L-Eval task its scripts run under exam_eval (L-Eval's closed-ended list)."""
+    return task.lower() in {t.lower() for t in CLOSED_ENDED_TASKS}
+
+
+def leval_document(
+    document: str, task: str, tokenizer: Tokenizer | None, context_length: int | None
+) -> str:
+    """The scripts' truncation: while the document has more tokens than the
+    window less the 512 new ones, keep its first `max_length - cnt` words (codeU:
+    its last), 250 fewer each time."""
+    if tokenizer is None or context_length is None:
+        return document
+    max_length = context_length - MAX_NEW_TOKENS
+    cut = 0
+    while len(tokenizer.encode(document)) > max_length:
+        words = document.split(" ")
+        if "code" in task.lower():
+            document = " ".join(words[cut - max_length :])
+        else:
+            document = " ".join(words[: max_length - cut])
+        cut += 250
+        if max_length - cut <= 0:
+            break
+    return document
+
+
+def leval_requests(
+    config: GenerationConfig,
+    run: GenerationRun,
+    meeting: MeetingWork,
+    index: int,
+    tokenizer: Tokenizer | None,
+    *,
+    window: int | None,
+) -> list[LevalPrompt]:
+    family = config.prompt_family or "turbo16k"
+    document = leval_document(meeting.document.text, run.dataset.task, tokenizer, window)
+    return leval_calls(
+        family,
+        run.dataset.task,
+        document,
+        meeting.texts[index],
+        meeting.references[index],
+        closed=is_closed_ended(run.dataset.task),
+    )
+
+
+def combined_answer(run: GenerationRun, answers: list[str]) -> str:
+    """What a question's answers are stored as (L-Eval's sci_fi: both, as read by its scoring)."""
+    if len(answers) == 2:
+        return sci_fi_prediction(answers[0], answers[1])
+    return answers[0]
 
 
 def zeroscrolls_text(
@@ -70,13 +140,38 @@ def api_messages(
     answers: list[str],
     index: int,
     tokenizer: Tokenizer | None = None,
-) -> list[dict[str, Any]]:
-    """The chat messages of question `index` for an OpenAI-compatible server."""
+) -> list[list[dict[str, Any]]]:
+    """The requests (chat messages) of question `index` for an OpenAI-compatible
+    server, in order: one, or L-Eval's sci_fi two."""
     if benchmark_format(run) == Benchmark.Format.ZEROSCROLLS:
         text = zeroscrolls_text(
             config, run, meeting, index, tokenizer, chat=True, window=config.context_length
         )
-        return [{"role": "user", "content": text}]
-    return openai_messages(
-        meeting.document.text, questions, answers, index, run.mode, config.language
-    )
+        return [[{"role": "user", "content": text}]]
+    if benchmark_format(run) == Benchmark.Format.LEVAL:
+        calls = leval_requests(config, run, meeting, index, tokenizer, window=config.context_length)
+        return [
+            call.messages
+            if call.messages is not None
+            else [{"role": "user", "content": call.text or ""}]
+            for call in calls
+        ]
+    return [
+        openai_messages(meeting.document.text, questions, answers, index, run.mode, config.language)
+    ]
+
+
+def recorded_length_instruction(
+    config: GenerationConfig, run: GenerationRun, meeting: MeetingWork, index: int
+) -> str:
+    """The length instruction the prompt carried, as the response records it
+    (L-Eval's scripts ask for it on every open-ended question)."""
+    if benchmark_format(run) == Benchmark.Format.LEVAL:
+        if is_closed_ended(run.dataset.task):
+            return ""
+        return leval_length_instruction(
+            config.prompt_family or "turbo16k", meeting.references[index]
+        )
+    if benchmark_format(run) == Benchmark.Format.ZEROSCROLLS:
+        return ""
+    return length_instruction_for(config, meeting, index)

@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass
 from config.errors import ErrorCode
 from corpus.choices import Language, either
 from generation.prompts import TEMPLATES
+from generation.prompts_leval import FAMILIES as LEVAL_FAMILIES
 from llm.config import ModelConfig, ModelConfigError, check_types
 
 CHAT_TEMPLATES = ("tokenizer", *TEMPLATES)
@@ -38,6 +39,11 @@ class GenerationConfig(ModelConfig):
     # how the server's model counts tokens, to truncate a benchmark's input to
     # context_length as its authors did ("tiktoken:cl100k_base"; ZeroSCROLLS)
     tokenizer: str = ""
+    # the L-Eval model family the system belongs to (turbo16k, claude, llama2-chat,
+    # chatglm2, xgen, longchat, vicuna, mpt): how L-Eval's scripts prompt it, and
+    # the wording of the length instruction on any benchmark; "" : L-Eval's GPT
+    # wording for a server, Concord's "Answer in about N words." for a local model
+    prompt_family: str = ""
     max_concurrency: int = 8  # requests at once (single-turn: questions; multi-turn: meetings)
     # both
     qa_markers: bool = False
@@ -68,6 +74,10 @@ class GenerationConfig(ModelConfig):
             raise GenerationConfigError("backend: 'hf' or 'openai'.")
         if self.language not in Language.values:
             raise GenerationConfigError(f"language: {either(Language)}.")
+        if self.prompt_family and self.prompt_family not in LEVAL_FAMILIES:
+            raise GenerationConfigError(
+                f"prompt_family {self.prompt_family!r}: one of {', '.join(LEVAL_FAMILIES)}."
+            )
         if self.max_new_tokens < 1:
             raise GenerationConfigError("max_new_tokens must be positive.")
         if self.backend == "hf":

@@ -24,7 +24,10 @@ from corpus.models import Benchmark
 from generation.benchmark_prompts import (
     SINGLE_TURN_ONLY,
     benchmark_format,
+    combined_answer,
+    leval_requests,
     max_new_tokens,
+    recorded_length_instruction,
     zeroscrolls_text,
 )
 from generation.config import GenerationConfig
@@ -33,7 +36,6 @@ from generation.models import GenerationRun
 from generation.prompts import hf_prompt, openai_messages, render
 from generation.work import (
     MeetingWork,
-    length_instruction_for,
     naming_the_prompt,
     questions_for_prompt,
     save_response,
@@ -226,16 +228,20 @@ def _store(
     prepared: _Prepared,
     index: int,
     result: CallResult,
+    *,
+    text: str | None = None,
 ) -> None:
-    """An answer (from the model or the ledger) as the question's response."""
+    """An answer (from the model or the ledger) as the question's response
+    (`text`: what its calls' answers make together, L-Eval's sci_fi)."""
     call = result.call
     question = prepared.meeting.questions[index]
-    prepared.answers[index] = call.raw_output
+    answer = call.raw_output if text is None else text
+    prepared.answers[index] = answer
     prepared.answered.add(question.pk)
     save_response(
         run,
         question,
-        call.raw_output,
+        answer,
         usage=usage_of(result),
         generated=not result.cached,
         input_tokens=call.prompt_tokens,
@@ -243,7 +249,7 @@ def _store(
         finish_reason=call.finish_reason,
         seconds=call.latency_ms / 1000,
         call=call,
-        length_instruction=length_instruction_for(config, prepared.meeting, index),
+        length_instruction=recorded_length_instruction(config, run, prepared.meeting, index),
         **prepared.trim_fields,
     )
 
@@ -286,28 +292,78 @@ def _single_turn(
     if not todo:
         return
     params = local_params(config, run.seed, model.spec)
+    # each question's requests (L-Eval's sci_fi asks two), answered together
+    asked: list[tuple[int, str]] = []
     if benchmark_format(run) == Benchmark.Format.ZEROSCROLLS:
         params["max_tokens"] = max_new_tokens(config, run)
-        prompts = [_zeroscrolls_prompt(config, run, loaded, meeting, i) for i in todo]
+        asked = [(i, _zeroscrolls_prompt(config, run, loaded, meeting, i)) for i in todo]
+    elif benchmark_format(run) == Benchmark.Format.LEVAL:
+        params["max_tokens"] = max_new_tokens(config, run)
+        asked = [
+            (i, text) for i in todo for text in _leval_prompts(config, run, loaded, meeting, i)
+        ]
     else:
-        prompts = [
-            _render(
-                config,
-                loaded,
-                prepared.transcript,
-                prepared.questions,
-                prepared.answers,
+        asked = [
+            (
                 i,
-                run.mode,
+                _render(
+                    config,
+                    loaded,
+                    prepared.transcript,
+                    prepared.questions,
+                    prepared.answers,
+                    i,
+                    run.mode,
+                ),
             )
             for i in todo
         ]
-    requests = [caller.request(raw_prompt(prompt), params) for prompt in prompts]
+    requests = [caller.request(raw_prompt(prompt), params) for _, prompt in asked]
+    wanted = {i: sum(1 for j, _ in asked if j == i) for i in todo}
+    heard: dict[int, dict[int, CallResult]] = {i: {} for i in todo}
+
+    def answered(k: int, result: CallResult) -> None:
+        index = asked[k][0]
+        heard[index][k] = result
+        if len(heard[index]) < wanted[index]:
+            return  # its other request (sci_fi's fact question) is still coming
+        results = [heard[index][n] for n in sorted(heard[index])]
+        if len(results) == 1:
+            _store(run, config, prepared, index, results[0])
+        else:
+            text = combined_answer(run, [r.call.raw_output.strip() for r in results])
+            _store(run, config, prepared, index, results[-1], text=text)
+
     longest = max(len(r.messages[0]["content"]) for r in requests) // 4  # until it is measured
     with naming_the_prompt(longest, config):
-        caller.complete_many(
-            requests, lambda k, result: _store(run, config, prepared, todo[k], result)
-        )
+        caller.complete_many(requests, answered)
+
+
+def _leval_prompts(
+    config: GenerationConfig,
+    run: GenerationRun,
+    loaded: LoadedModel,
+    meeting: MeetingWork,
+    index: int,
+) -> list[str]:
+    """L-Eval's prompts of a question for a local model: the family's text, or
+    the turbo16k family's messages under the tokenizer's chat template."""
+    window = config.context_length or loaded.context_length or None
+    texts = []
+    for call in leval_requests(
+        config, run, meeting, index, _ModelTokens(loaded.tokenizer), window=window
+    ):
+        if call.messages is not None:
+            texts.append(
+                str(
+                    loaded.tokenizer.apply_chat_template(
+                        call.messages, tokenize=False, add_generation_prompt=True
+                    )
+                )
+            )
+        else:
+            texts.append(call.text or "")
+    return texts
 
 
 class _ModelTokens:

@@ -8,9 +8,14 @@ parallel and each one's turns in order.
 from __future__ import annotations
 
 from config.words import count
-from generation.benchmark_prompts import api_messages, api_tokenizer, max_new_tokens
+from generation.benchmark_prompts import (
+    api_messages,
+    api_tokenizer,
+    combined_answer,
+    max_new_tokens,
+    recorded_length_instruction,
+)
 from generation.config import GenerationConfig
-from generation.long_inputs import length_instruction
 from generation.models import GenerationRun
 from generation.prompts_zeroscrolls import Tokenizer
 from generation.work import (
@@ -78,17 +83,19 @@ def _turns(
         question = meeting.questions[i]
         if question.pk in stored:
             continue
-        messages = api_messages(config, run, meeting, questions, answers, i, tokenizer)
         params = config.request_params(run.seed, max_new_tokens(config, run))
-        try:
-            result = caller.complete(caller.request(messages, params))
-        except (Stopped, BreakerOpen):
-            return
-        call = result.call
-        if call.status == LLMCall.Status.API_ERROR:
-            failures.append(f"{question}: {call.error[:300]}")
-            return  # a conversation's later turns need this answer
-        text = call.raw_output.strip()
+        said: list[str] = []
+        for messages in api_messages(config, run, meeting, questions, answers, i, tokenizer):
+            try:
+                result = caller.complete(caller.request(messages, params))
+            except (Stopped, BreakerOpen):
+                return
+            call = result.call
+            if call.status == LLMCall.Status.API_ERROR:
+                failures.append(f"{question}: {call.error[:300]}")
+                return  # a conversation's later turns need this answer
+            said.append(call.raw_output.strip())
+        text = combined_answer(run, said)
         answers[i] = text
         save_response(
             run,
@@ -101,7 +108,5 @@ def _turns(
             finish_reason=call.finish_reason,
             seconds=call.latency_ms / 1000,
             call=call,
-            length_instruction=length_instruction(meeting.references[i])
-            if config.length_instruction
-            else "",
+            length_instruction=recorded_length_instruction(config, run, meeting, i),
         )

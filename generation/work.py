@@ -18,6 +18,7 @@ from corpus.models import Document, Question, QuestionText
 from generation.config import GenerationConfig
 from generation.long_inputs import length_instruction
 from generation.models import GenerationRun, Response
+from generation.prompts_leval import length_instruction as leval_length_instruction
 from llm.text import storable
 from runs import lifecycle
 from runs.lifecycle import Lease
@@ -91,17 +92,29 @@ def stored_answers(run: GenerationRun, meeting: MeetingWork) -> dict[int, str]:
     )
 
 
+def family_length_instruction(config: GenerationConfig, reference: str) -> str:
+    """L-Eval's length instruction in the wording of the system's model family
+    ("The suggested output length is around N words." for GPT and the LLaMA
+    chat models L-Eval ran, "Answer this question with N words." for Claude,
+    Llama-2-chat, ChatGLM2, XGen); Concord's own without a family."""
+    if config.prompt_family:
+        return leval_length_instruction(config.prompt_family, reference)
+    return length_instruction(reference)
+
+
 def questions_for_prompt(config: GenerationConfig, meeting: MeetingWork) -> list[str]:
     if not config.length_instruction:
         return list(meeting.texts)
     return [
-        f"{q} {length_instruction(r)}"
+        f"{q} {family_length_instruction(config, r)}"
         for q, r in zip(meeting.texts, meeting.references, strict=True)
     ]
 
 
 def length_instruction_for(config: GenerationConfig, meeting: MeetingWork, index: int) -> str:
-    return length_instruction(meeting.references[index]) if config.length_instruction else ""
+    if not config.length_instruction:
+        return ""
+    return family_length_instruction(config, meeting.references[index])
 
 
 def save_response(

@@ -79,3 +79,60 @@ def test_leval_runs_and_is_scored_with_its_exam(tmp_path):
     )
     assert set(values.values()) <= {0.0, 1.0}
     assert Response.objects.filter(run=run).count() == 3
+
+
+def test_leval_prompts_are_its_scripts_for_the_systems_family(tmp_path):
+    import json
+
+    from generation.prompts_leval import leval_calls
+
+    quality, reports = write_leval_tasks(tmp_path)
+    for path in (quality, reports):
+        call_command("import_benchmark", str(path), "--format", "leval")
+    sci_fi = tmp_path / "sci_fi.jsonl"
+    sci_fi.write_text(
+        json.dumps(
+            {
+                "input": "On Vell the lantern keeper heard a bell.",
+                "instructions": [
+                    "Is the keeper on Vell? Answer this question based on the world "
+                    "described in the document."
+                ],
+                "outputs": ["True [fact: False]"],
+                "source": "SFGram",
+                "evaluation": "exam",
+            }
+        )
+        + "\n"
+    )
+    call_command("import_benchmark", str(sci_fi), "--format", "leval")
+    with FakeOpenAI() as server:
+        for task, family in (("quality", ""), ("report_qa", "claude"), ("sci_fi", "")):
+            dataset = Dataset.objects.get(benchmark__slug="leval", task=task)
+            system = api_system(server.url, f"{task} model", prompt_family=family)
+            before = len(server.requests)
+            run = run_generation(create_generation_run(system, dataset, "st").pk)
+            sent = server.requests[before:]
+            texts = dataset.question_texts.select_related("question__document").order_by(
+                "question__document__external_id", "question__order"
+            )
+            expected = []
+            for text in texts:
+                for call in leval_calls(
+                    family or "turbo16k",
+                    task,
+                    text.question.document.text,
+                    text.text,
+                    text.reference_answer,
+                    closed=task in ("quality", "sci_fi"),
+                ):
+                    expected.append(call.messages or [{"role": "user", "content": call.text}])
+            assert sorted(json.dumps(r["messages"]) for r in sent) == sorted(
+                json.dumps(m) for m in expected
+            )
+            assert {r["max_tokens"] for r in sent} == {512}
+            assert run.status == "done"
+    answer = Response.objects.get(run__dataset__task="sci_fi").text
+    assert answer.count(" [fact: ") == 1  # both answers, as L-Eval's sci_fi scoring reads them
+    open_ended = Response.objects.filter(run__dataset__task="report_qa").first()
+    assert open_ended.length_instruction.startswith("Answer this question with")  # claude's wording

@@ -1,0 +1,225 @@
+"""A benchmark's results in its authors' shape: a table of task scores (0-100)
+per system and metric with the average over tasks, as ZeroSCROLLS' leaderboard
+and L-Eval's tables print them; win rates against the baseline from pairwise
+judges (L-Eval's open-ended tasks), counted as each judge counts; and, where
+people rated the same responses, Kendall's tau between each automatic metric
+and the human scores (L-Eval reports it), per response and per system.
+
+A task score is computed by the metric's own plug-in from the stored
+judgments, in the benchmark's question order (ZeroSCROLLS' ROUGE from the
+F-measures kept with each judgment; L-Eval's topic retrieval by position):
+what `manage.py score` prints for the same predictions.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from corpus.models import Benchmark, Dataset
+from generation.models import Response
+from judging.evaluators import Metric, UnknownEvaluator, plugin_for
+from judging.models import Evaluator, Judgment
+
+HUMAN_KINDS = ("gold_human", "crowd_human")
+
+
+@dataclass
+class TaskScore:
+    system: str
+    metric: str
+    task: str
+    score: float | None  # 0-100; None when no item could be scored
+    items: int
+
+
+@dataclass
+class BenchmarkReport:
+    benchmark: str
+    name: str
+    format: str
+    split: str
+    tasks: list[str]
+    scores: list[TaskScore] = field(default_factory=list)
+    win_rates: list[dict[str, Any]] = field(default_factory=list)
+    kendall: list[dict[str, Any]] = field(default_factory=list)
+
+    def averages(self) -> dict[tuple[str, str], float | None]:
+        """(system, metric): the mean of its task scores, over the tasks it has all of."""
+        grouped: dict[tuple[str, str], list[float | None]] = defaultdict(list)
+        for row in self.scores:
+            grouped[(row.system, row.metric)].append(row.score)
+        return {
+            key: (sum(v for v in values if v is not None) / len(values))
+            if all(v is not None for v in values) and values
+            else None
+            for key, values in grouped.items()
+        }
+
+    def rows(self) -> list[dict[str, Any]]:
+        """The table, one row per system and metric: each task's score, then the average."""
+        table: dict[tuple[str, str], dict[str, Any]] = {}
+        for row in self.scores:
+            entry = table.setdefault(
+                (row.system, row.metric), {"system": row.system, "metric": row.metric}
+            )
+            entry[row.task or "(task)"] = row.score
+        averages = self.averages()
+        for key, entry in table.items():
+            entry["average"] = averages.get(key)
+        return [table[key] for key in sorted(table)]
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "benchmark": self.benchmark,
+            "name": self.name,
+            "format": self.format,
+            "split": self.split,
+            "tasks": self.tasks,
+            "table": self.rows(),
+            "win_rates": self.win_rates,
+            "kendall_tau": self.kendall,
+        }
+
+
+def benchmark_report(slug: str, split: str) -> BenchmarkReport:
+    benchmark = Benchmark.objects.filter(slug=slug).first()
+    if benchmark is None:
+        known = ", ".join(Benchmark.objects.order_by("slug").values_list("slug", flat=True))
+        raise ValueError(f"No benchmark {slug!r}; known: {known or 'none'}.")
+    datasets = list(Dataset.objects.filter(benchmark=benchmark, split=split).order_by("task"))
+    if not datasets:
+        splits = sorted(
+            set(Dataset.objects.filter(benchmark=benchmark).values_list("split", flat=True))
+        )
+        raise ValueError(
+            f"{benchmark.name} has no split {split!r}; its splits: {', '.join(splits)}."
+        )
+    report = BenchmarkReport(
+        slug, benchmark.name, benchmark.format, split, [d.task for d in datasets]
+    )
+    judgments = (
+        Judgment.objects.filter(response__run__dataset__in=datasets, evaluator__kind="metric")
+        .order_by(
+            "response__run__dataset__task",
+            "response__question__document__external_id",
+            "response__question__order",
+        )
+        .values_list(
+            "evaluator_id",
+            "response__run__system__name",
+            "response__run__dataset__task",
+            "raw_score",
+            "feedback",
+        )
+    )
+    collected: dict[tuple[int, str, str], list[tuple[float, dict[str, float]]]] = defaultdict(list)
+    for evaluator_id, system, task, raw, feedback in judgments:
+        parts = json.loads(feedback) if feedback.startswith("{") else {}
+        collected[(evaluator_id, system, task)].append((raw, parts))
+    evaluators = Evaluator.objects.in_bulk({key[0] for key in collected})
+    for (evaluator_id, system, task), items in sorted(
+        collected.items(), key=lambda kv: (evaluators[kv[0][0]].name, kv[0][1], kv[0][2])
+    ):
+        evaluator = evaluators[evaluator_id]
+        try:
+            plugin = plugin_for(evaluator)
+        except UnknownEvaluator:
+            continue
+        assert isinstance(plugin, Metric)
+        try:
+            score: float | None = plugin.task_score([v for v, _ in items], [p for _, p in items])
+        except ValueError:
+            score = None
+        report.scores.append(TaskScore(system, plugin.name, task, score, len(items)))
+    report.win_rates = _win_rates(datasets)
+    report.kendall = _kendall(datasets)
+    return report
+
+
+def _win_rates(datasets: list[Dataset]) -> list[dict[str, Any]]:
+    """Each pairwise judge's win rates per task, counted as the judge counts
+    (L-Eval's: per order, ties a half)."""
+    from judging.evaluators import JudgeConfig
+    from judging.pairwise import verdict_table, win_rates
+
+    rows = []
+    for dataset in datasets:
+        response_ids = list(
+            Response.objects.filter(run__dataset=dataset).values_list("pk", flat=True)
+        )
+        table = verdict_table(response_ids=response_ids)
+        if table.empty:
+            continue
+        for name in sorted(table["evaluator"].unique()):
+            evaluator = Evaluator.objects.get(name=name)
+            if evaluator.kind in HUMAN_KINDS:
+                counting = "per_verdict"
+            else:
+                counting = JudgeConfig.from_dict(evaluator.config).counting
+            rates = win_rates(table[table["evaluator"] == name], counting).get(name, {})
+            for system, summary in sorted(rates.items()):
+                rows.append({"judge": name, "task": dataset.task, "system": system, **summary})
+    return rows
+
+
+def _kendall(datasets: list[Dataset]) -> list[dict[str, Any]]:
+    """Kendall's tau (b) between each metric and each human evaluator on the
+    responses both scored: per response, and per system (their means)."""
+    from scipy.stats import kendalltau
+
+    sums: dict[tuple[str, str], dict[int, list[float]]] = defaultdict(dict)
+    systems: dict[int, str] = {}
+    for kind, name, response, system, score in Judgment.objects.filter(
+        response__run__dataset__in=datasets
+    ).values_list(
+        "evaluator__kind", "evaluator__name", "response_id", "response__run__system__name", "score"
+    ):
+        if kind == "metric" or kind in HUMAN_KINDS:
+            role = "human" if kind in HUMAN_KINDS else "metric"
+            total = sums[(role, name)].setdefault(response, [0.0, 0.0])
+            total[0] += score
+            total[1] += 1
+            systems[response] = system
+    # several raters (or seeds) of one response: their mean
+    frame = {
+        key: {response: total / n for response, (total, n) in scores.items()}
+        for key, scores in sums.items()
+    }
+    rows = []
+    for (role, metric), metric_scores in sorted(frame.items()):
+        if role != "metric":
+            continue
+        for (other, human), human_scores in sorted(frame.items()):
+            if other != "human":
+                continue
+            shared = sorted(set(metric_scores) & set(human_scores))
+            if len(shared) < 2:
+                continue
+            tau = kendalltau(
+                [metric_scores[r] for r in shared], [human_scores[r] for r in shared], variant="b"
+            ).statistic
+            per_system: dict[str, list[list[float]]] = defaultdict(lambda: [[], []])
+            for r in shared:
+                per_system[systems[r]][0].append(metric_scores[r])
+                per_system[systems[r]][1].append(human_scores[r])
+            system_tau = None
+            if len(per_system) >= 2:
+                means = [(sum(a) / len(a), sum(b) / len(b)) for a, b in per_system.values()]
+                system_tau = kendalltau(*zip(*means, strict=True), variant="b").statistic
+            rows.append(
+                {
+                    "metric": metric,
+                    "human": human,
+                    "responses": len(shared),
+                    "tau_responses": None if math.isnan(tau) else float(tau),
+                    "systems": len(per_system),
+                    "tau_systems": None
+                    if system_tau is None or math.isnan(system_tau)
+                    else float(system_tau),
+                }
+            )
+    return rows
