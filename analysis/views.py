@@ -354,3 +354,49 @@ def select_items_api(request: Request) -> Response:
         },
         status=201,
     )
+
+
+@login_required
+def benchmark_report_page(request: HttpRequest, slug: str) -> HttpResponse:
+    """/analysis/benchmark/<slug>/?split=S[&format=json|csv|parquet]: a benchmark's
+    task scores in its authors' shape (analysis.benchmark_report)."""
+    from analysis.benchmark_exports import FORMATS, as_bytes, columns
+    from analysis.benchmark_report import benchmark_report
+
+    if not is_researcher(request.user):
+        raise PermissionDenied("Reports are for researchers and admins.")
+    split = request.GET.get("split", "")
+    fmt = request.GET.get("format", "html")
+    if fmt != "html" and fmt not in FORMATS:
+        return HttpResponse(
+            f"format {fmt!r}: html or one of {', '.join(FORMATS)}.",
+            status=400,
+            content_type="text/plain",
+        )
+    try:
+        report = benchmark_report(slug, split)
+    except ValueError as error:
+        if fmt == "html":
+            raise Http404(str(error)) from None
+        return HttpResponse(str(error), status=404, content_type="text/plain")
+    if fmt == "html":
+        heads = columns(report)
+        return render(
+            request,
+            "analysis/benchmark_report.html",
+            {
+                "report": report,
+                "heads": heads,
+                "rows": [[row.get(h) for h in heads] for row in report.rows()],
+                "formats": [f for f in FORMATS if f != "table"],
+            },
+        )
+    content_types = {
+        "table": "text/plain",
+        "json": "application/json",
+        "csv": "text/csv",
+        "parquet": "application/vnd.apache.parquet",
+    }
+    response = HttpResponse(as_bytes(report, fmt), content_type=content_types[fmt])
+    as_attachment(response, export_filename(f"{slug}-{split}-scores", fmt, timezone.localdate()))
+    return response

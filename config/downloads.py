@@ -30,6 +30,8 @@ FORMATS: dict[str, tuple[str, str]] = {
     "html": ("", "html"),
     "png": ("", "png"),
     "svg": ("", "svg"),
+    "parquet": ("", "parquet"),
+    "table": ("", "txt"),
 }
 MAX_SUBJECT = 80  # characters of the subject kept: the whole name stays far below 255
 

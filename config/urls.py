@@ -7,6 +7,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, Spec
 from rest_framework.routers import APIRootView, DefaultRouter
 
 from analysis.views import (
+    benchmark_report_page,
     report_api,
     report_page,
     report_plot,
@@ -80,6 +81,9 @@ urlpatterns = [
         name="analysis-report-plot",
     ),
     path("analysis/select-items/", select_items_page, name="analysis-select-items"),
+    path(
+        "analysis/benchmark/<slug:slug>/", benchmark_report_page, name="analysis-benchmark-report"
+    ),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
     path("api/redoc/", SpectacularRedocView.as_view(url_name="schema"), name="api-redoc"),

@@ -8,6 +8,7 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from analysis.links import report_links, selection_words, study_selection
@@ -15,7 +16,7 @@ from analysis.scope import default_selection
 from analysis.selection import Selection
 from annotator.models import Participant, Study
 from console.views.common import RUN_MODELS, researcher_required
-from corpus.models import Document
+from corpus.models import Benchmark, Dataset, Document
 from corpus.services import SYNTHETIC_ELITR_BENCH
 from generation.models import GenerationRun
 from judging.models import JudgingRun
@@ -82,7 +83,21 @@ def home(request: HttpRequest) -> HttpResponse:
         reports.append(
             {"title": f"Study: {study.name}", "links": report_links(study_selection(study))}
         )
+    # the other benchmarks' results, in their authors' shape (analysis.benchmark_report)
+    benchmark_reports = [
+        {
+            "title": f"{name} {split}: task scores",
+            "url": reverse("analysis-benchmark-report", args=[slug]) + f"?split={split}",
+        }
+        for slug, name, split in Dataset.objects.exclude(
+            benchmark__format=Benchmark.Format.ELITR_BENCH
+        )
+        .values_list("benchmark__slug", "benchmark__name", "split")
+        .distinct()
+        .order_by("benchmark__name", "split")
+    ]
     context = {
+        "benchmark_reports": benchmark_reports,
         "studies": studies,
         "judging_runs": judging,
         "generation_runs": generation,

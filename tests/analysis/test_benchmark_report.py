@@ -1,0 +1,175 @@
+"""A benchmark's results in its authors' shape: task scores (0-100) per system
+and metric with the average, equal to what the metric's official aggregation
+gives on the same predictions (`manage.py score`); win rates against the
+baseline as the judge counts; Kendall's tau with human scores; exports as a
+table, JSON, CSV and Parquet."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from analysis.benchmark_exports import as_bytes
+from analysis.benchmark_report import benchmark_report
+from corpus.importers.samples import write_leval_tasks, write_zeroscrolls_task
+from generation.models import Response
+from judging.judging_runs import create_judging_run, ensure_metric_evaluators, judge_run
+from judging.models import Evaluator, Judgment
+
+pytestmark = pytest.mark.django_db
+
+OUTPUTS = {
+    "strong": {"q1": "four", "q2": "a bronze bell", "q3": "214 nights"},
+    "weak": {"q1": "five", "q2": "a bell", "q3": "many"},
+}
+
+
+@pytest.fixture
+def zeroscrolls(tmp_path):
+    call_command(
+        "import_benchmark", str(write_zeroscrolls_task(tmp_path)), "--format", "zeroscrolls"
+    )
+    for system, answers in OUTPUTS.items():
+        records = [
+            {"system": system, "document_id": doc, "question_id": q, "response": answers[q]}
+            for doc, q in (("doc1", "q1"), ("doc2", "q2"), ("doc1", "q3"))
+        ]
+        path = tmp_path / f"{system}.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in records))
+        call_command("import_responses", str(path), "--benchmark", "zeroscrolls",
+                     "--split", "validation", "--task", "qasper")  # fmt: skip
+    ensure_metric_evaluators()
+    from corpus.models import Dataset
+
+    dataset = Dataset.objects.get(benchmark__slug="zeroscrolls")
+    for name in ("metric: zeroscrolls.f1", "metric: zeroscrolls.rouge"):
+        judge_run(create_judging_run(Evaluator.objects.get(name=name), dataset, "st").pk)
+    return tmp_path
+
+
+def official(tmp_path, metric: str, system: str) -> float:
+    """What `manage.py score` prints for the system's predictions."""
+    lines = []
+    for response in Response.objects.filter(run__system__name=system).select_related("question"):
+        text = response.question.texts.get()
+        references = [text.reference_answer, *text.alternative_answers]
+        lines.append(json.dumps({"prediction": response.text, "references": references}))
+    path = tmp_path / f"{system}-{metric}.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    err = io.StringIO()
+    call_command(
+        "score", "--metric", metric, "--predictions", str(path), stdout=io.StringIO(), stderr=err
+    )
+    return float(err.getvalue().split("task score ")[1].split(";")[0])
+
+
+def test_task_scores_equal_the_official_aggregation(zeroscrolls):
+    report = benchmark_report("zeroscrolls", "validation")
+    assert report.tasks == ["qasper"]
+    rows = {(r["system"], r["metric"]): r for r in report.rows()}
+    assert set(rows) == {(s, m) for s in OUTPUTS for m in ("zeroscrolls.f1", "zeroscrolls.rouge")}
+    for (system, metric), row in rows.items():
+        assert row["qasper"] == official(zeroscrolls, metric, system)
+        assert row["average"] == row["qasper"]  # one task: its score
+    assert rows[("strong", "zeroscrolls.f1")]["qasper"] > rows[("weak", "zeroscrolls.f1")]["qasper"]
+    # ROUGE's task score comes from the F-measures kept with each judgment
+    stored = Judgment.objects.filter(evaluator__name="metric: zeroscrolls.rouge").first()
+    assert set(json.loads(stored.feedback)) == {"rouge1", "rouge2", "rougeL"}
+
+
+def test_kendall_tau_with_human_scores_and_every_export(zeroscrolls, tmp_path):
+    people = Evaluator.objects.create(name="experts", kind="gold_human")
+    for response in Response.objects.all():
+        good = response.run.system.name == "strong"
+        Judgment.objects.create(
+            evaluator=people, response=response, score=9 if good else 2, raw_score=9 if good else 2,
+            raw_scale_min=1, raw_scale_max=10, rater="r1",
+        )  # fmt: skip
+    report = benchmark_report("zeroscrolls", "validation")
+    taus = {(t["metric"], t["human"]): t for t in report.kendall}
+    f1 = taus[("metric: zeroscrolls.f1", "experts")]
+    assert f1["responses"] == 6 and f1["systems"] == 2 and f1["tau_systems"] == 1.0
+    assert f1["tau_responses"] > 0.5
+    table = as_bytes(report, "table").decode()
+    assert "zeroscrolls.f1" in table and "average" in table and "Kendall tau" in table
+    data = json.loads(as_bytes(report, "json"))
+    assert data["table"][0]["system"] in OUTPUTS and data["kendall_tau"]
+    csv_text = as_bytes(report, "csv").decode()
+    assert csv_text.splitlines()[0] == "system,metric,qasper,average"
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "report.parquet"
+    call_command("benchmark_report", "--benchmark", "zeroscrolls", "--split", "validation",
+                 "--format", "parquet", "--output", str(path))  # fmt: skip
+    frame = pq.read_table(path).to_pylist()
+    assert {row["system"] for row in frame} == set(OUTPUTS) and "qasper" in frame[0]
+
+
+def test_a_bad_benchmark_or_split_is_named(zeroscrolls):
+    with pytest.raises(CommandError, match="No benchmark 'zero'; known: zeroscrolls"):
+        call_command("benchmark_report", "--benchmark", "zero", "--split", "validation")
+    with pytest.raises(CommandError, match="has no split 'test'; its splits: validation"):
+        call_command("benchmark_report", "--benchmark", "zeroscrolls", "--split", "test")
+
+
+def test_leval_win_rates_against_the_baseline_as_leval_counts(tmp_path):
+    from corpus.models import Dataset
+    from generation.models import GenerationRun, System
+    from judging.models import PairwiseVerdict
+
+    _, reports = write_leval_tasks(tmp_path)
+    call_command("import_benchmark", str(reports), "--format", "leval")
+    dataset = Dataset.objects.get(benchmark__slug="leval")
+    runs = {}
+    for name in ("turbo-16k-0613", "my-model"):
+        system = System.objects.create(name=name, model_name=name, backend="imported")
+        runs[name] = GenerationRun.objects.create(
+            system=system, dataset=dataset, mode="st", origin="imported", status="done"
+        )
+    judge = Evaluator.objects.create(
+        name="leval judge", kind="llm_pairwise",
+        config={"protocol": "leval_pairwise", "baseline": "turbo-16k-0613"},
+    )  # fmt: skip
+    winners = iter(["first", "second", "first", "tie"] * 4)
+    for text in dataset.question_texts.all():
+        mine = Response.objects.create(run=runs["my-model"], question=text.question, text="x")
+        theirs = Response.objects.create(
+            run=runs["turbo-16k-0613"], question=text.question, text="y"
+        )
+        for order in (0, 1):
+            PairwiseVerdict.objects.create(
+                evaluator=judge, response=mine, opponent=theirs, seed=0, order=order,
+                winner=next(winners),
+            )  # fmt: skip
+    (rate,) = benchmark_report("leval", "test").win_rates
+    assert (rate["judge"], rate["system"], rate["against"]) == (
+        "leval judge",
+        "my-model",
+        "turbo-16k-0613",
+    )
+    assert rate["counting"] == "per_order" and rate["n"] == 8
+    # per pair: order 0 "first" (the judged answer shown first) and order 1 "second"
+    # (shown second) are its wins, then "first" again and a tie: 6 wins, 2 ties
+    assert rate["wins"] == 6 and rate["ties"] == 2 and rate["win_rate"] == (6 + 1) / 8
+
+
+def test_the_page_shows_the_table_and_downloads_each_format(zeroscrolls, client, researcher):
+    client.force_login(researcher)
+    home = client.get("/console/").content.decode()
+    assert "/analysis/benchmark/zeroscrolls/?split=validation" in home
+    page = client.get("/analysis/benchmark/zeroscrolls/?split=validation")
+    html = page.content.decode()
+    assert page.status_code == 200 and 'id="task-scores"' in html and "zeroscrolls.f1" in html
+    for fmt, kind in (("json", "application/json"), ("csv", "text/csv"), ("parquet", "parquet")):
+        download = client.get(f"/analysis/benchmark/zeroscrolls/?split=validation&format={fmt}")
+        assert download.status_code == 200 and kind in download["Content-Type"]
+        assert "concord-zeroscrolls-validation-scores" in download["Content-Disposition"]
+    assert client.get("/analysis/benchmark/zeroscrolls/?split=nope").status_code == 404
+    assert (
+        client.get("/analysis/benchmark/zeroscrolls/?split=validation&format=xls").status_code
+        == 400
+    )
