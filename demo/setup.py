@@ -31,6 +31,7 @@ from corpus.importers.download import ARCHIVES
 from corpus.importers.synthetic import write_synthetic_elitr
 from corpus.models import Dataset
 from corpus.services import ELITR_BENCH, SYNTHETIC_ELITR_BENCH
+from demo.benchmarks import set_up_other_benchmarks
 from generation.models import System
 from judging.importing import ElitrImportSummary, import_elitr_bench, resolve_elitr_source
 from judging.models import Evaluator
@@ -68,6 +69,8 @@ class DemoSetup:
     username: str
     password: str
     study: Study | None = None
+    # the other benchmarks' reports (title, path), in their authors' shape
+    benchmark_reports: list[tuple[str, str]] = field(default_factory=list)
     # what the printout adds under the data's origin: that the synthetic meeting's
     # scores are invented, and where to copy the real archives
     notes: list[str] = field(default_factory=list)
@@ -218,4 +221,5 @@ def set_up_demo(
     )
     if setup.synthetic:
         setup.notes = [INVENTED_NOTE, offline_hint()]
+    setup.benchmark_reports = set_up_other_benchmarks(report)
     return setup

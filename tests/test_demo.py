@@ -24,6 +24,7 @@ from corpus.importers.synthetic import write_synthetic_elitr
 from corpus.models import Benchmark, Document
 from corpus.services import SYNTHETIC_ELITR_BENCH
 from demo import setup as demo_setup
+from demo.benchmarks import OTHER_BENCHMARKS_NOTE
 from generation.models import Response
 from judging.importing import import_elitr_bench
 from judging.models import Evaluator
@@ -43,16 +44,35 @@ def test_demo_setup_with_synthetic_data(capsys, monkeypatch, settings):
     # in the printout, the benchmark's description and each evaluator's
     assert demo_setup.INVENTED_NOTE in out
     assert f"into {settings.CONCORD_DOWNLOAD_DIR / 'elitr-bench'} and run the demo again" in out
-    assert Benchmark.objects.get().slug == "elitr-bench-synthetic"
-    assert "invented by Concord, the human ones" in Benchmark.objects.get().description
+    elitr = Benchmark.objects.get(format="elitr_bench")
+    assert elitr.slug == "elitr-bench-synthetic"
+    assert "invented by Concord, the human ones" in elitr.description
     for name in ("gold-human-eval", "silver-human-eval", "gpt-4-eval", "prometheus-eval"):
         assert Evaluator.objects.get(name=name).description.startswith("INVENTED: made-up scores")
-    assert Response.objects.count() == 18
+    assert Response.objects.filter(run__dataset__benchmark=elitr).count() == 18
     study = Study.objects.get()
     assert study.is_open and study.items.filter(response__isnull=False).count() == 18
     assert f"Crowd study participant link: /s/{study.public_id}/?PROLIFIC_PID=" in out
     user = authenticate(username="admin", password="demo-pass-123")
     assert user is not None and user.is_superuser and user.is_researcher
+    # the seeds' other benchmarks, side by side, each scored by its official metric
+    assert OTHER_BENCHMARKS_NOTE in out
+    formats = dict(Benchmark.objects.values_list("slug", "format"))
+    assert formats == {
+        "elitr-bench-synthetic": "elitr_bench",
+        "leval": "leval",
+        "zeroscrolls": "zeroscrolls",
+    }
+    from analysis.benchmark_report import benchmark_report
+
+    leval = benchmark_report("leval", "test")
+    scores = {(r.system, r.metric, r.task): r.score for r in leval.scores}
+    assert scores[("Demo-Copier", "leval.exam_choice", "quality")] == 100.0  # it copies
+    zeroscrolls = benchmark_report("zeroscrolls", "validation")
+    assert {r.system for r in zeroscrolls.scores} == {"Demo-Copier", "Demo-Hedger"}
+    before = Response.objects.count()
+    call_command("demo_setup", "--synthetic")  # a second start changes nothing
+    assert Response.objects.count() == before
 
 
 def test_demo_falls_back_when_data_is_missing(settings, tmp_path, monkeypatch):
@@ -239,6 +259,10 @@ def test_run_demo_serves_and_stops(tmp_path, stop):
         origin, report = expected_demo_data()
         assert re.search(rf"Data: +{re.escape(origin)}", printed), printed
         assert f"Report:      http://127.0.0.1:{port}{report}\n" in printed
+        assert f"http://127.0.0.1:{port}/analysis/benchmark/leval/?split=test" in printed
+        assert (
+            f"http://127.0.0.1:{port}/analysis/benchmark/zeroscrolls/?split=validation" in printed
+        )
         link = re.search(r"Crowd study: (http://\S+)", printed)[1]
         consent = wait_for(link, 10)
         assert b"Rating answers about a work meeting" in consent

@@ -101,6 +101,7 @@ class Command(BaseCommand):
             f"  Gold raters: {base}/gold/",
             f"  Report:      {base}{setup.report_path}",
             *report_note,
+            *(f"  {title + ':':<13}{base}{path}" for title, path in setup.benchmark_reports),
             f"  Celery:      worker on queues {WORKER_QUEUES} via "
             f"{broker.split('://')[0]}{embedded}",
             "Press Ctrl-C to stop both.",
