@@ -313,8 +313,12 @@ def test_judged_data_cannot_be_changed_or_deleted(data, api, method):
             continue  # PATCH of an evaluator: the 409 above
         answer = getattr(api, method)(url, {"text": "edited", "score": 1}, format="json")
         assert answer.status_code == 405, (method, url, answer.status_code)
-    for url in ("/api/responses/", "/api/judgments/", "/api/questions/", "/api/documents/"):
+    for url in ("/api/judgments/", "/api/questions/", "/api/documents/"):
         assert api.post(url, {"text": "new"}, format="json").status_code == 405, url
+    # POST /api/responses/ imports a system's outputs: a body that is no
+    # import is refused by name and writes nothing.
+    refused = api.post("/api/responses/", {"text": "new"}, format="json")
+    assert refused.status_code == 400 and "text" in refused.json(), refused.json()
     assert database_snapshot() == before
 
 
