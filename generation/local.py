@@ -38,12 +38,11 @@ from generation.work import (
     MeetingWork,
     naming_the_prompt,
     questions_for_prompt,
-    save_response,
+    save_answer,
     stopping,
     stored_answers,
 )
 from llm.calls import CallResult, ModelCaller, Request
-from llm.driver import usage_of
 from llm.hf import HFModelSpec, LoadedModel
 from llm.models import LLMCall
 from llm.providers import LocalHFModel, ModelOutput, raw_prompt
@@ -238,17 +237,11 @@ def _store(
     answer = call.raw_output if text is None else text
     prepared.answers[index] = answer
     prepared.answered.add(question.pk)
-    save_response(
+    save_answer(
         run,
         question,
         answer,
-        usage=usage_of(result),
-        generated=not result.cached,
-        input_tokens=call.prompt_tokens,
-        output_tokens=call.completion_tokens,
-        finish_reason=call.finish_reason,
-        seconds=call.latency_ms / 1000,
-        call=call,
+        result,
         length_instruction=recorded_length_instruction(config, run, prepared.meeting, index),
         **prepared.trim_fields,
     )

@@ -23,11 +23,11 @@ from generation.work import (
     MeetingWork,
     meetings,
     questions_for_prompt,
-    save_response,
+    save_answer,
     stored_answers,
 )
 from llm.calls import ModelCaller, Stopped
-from llm.driver import CallPool, RunWatch, stopped_message, usage_of
+from llm.driver import CallPool, RunWatch, stopped_message
 from llm.models import LLMCall
 from llm.policy import BreakerOpen
 from llm.providers import ProviderSetupError
@@ -97,16 +97,10 @@ def _turns(
             said.append(call.raw_output.strip())
         text = combined_answer(run, said)
         answers[i] = text
-        save_response(
+        save_answer(
             run,
             question,
             text,
-            usage=usage_of(result),
-            generated=not result.cached,
-            input_tokens=call.prompt_tokens,
-            output_tokens=call.completion_tokens,
-            finish_reason=call.finish_reason,
-            seconds=call.latency_ms / 1000,
-            call=call,
+            result,
             length_instruction=recorded_length_instruction(config, run, meeting, i),
         )

@@ -19,6 +19,8 @@ from generation.config import GenerationConfig
 from generation.long_inputs import length_instruction
 from generation.models import GenerationRun, Response
 from generation.prompts_leval import length_instruction as leval_length_instruction
+from llm.calls import CallResult
+from llm.driver import usage_of
 from llm.text import storable
 from runs import lifecycle
 from runs.lifecycle import Lease
@@ -140,3 +142,24 @@ def save_response(
             )
     except IntegrityError:
         pass  # answered before (a redelivered task): one response per run and question
+
+
+def save_answer(
+    run: GenerationRun, question: Question, text: str, result: CallResult, **fields: Any
+) -> None:
+    """Store the answer a model call gave, with the call's tokens, time and
+    usage (its tokens count as generated unless the ledger answered it)."""
+    call = result.call
+    save_response(
+        run,
+        question,
+        text,
+        usage=usage_of(result),
+        generated=not result.cached,
+        input_tokens=call.prompt_tokens,
+        output_tokens=call.completion_tokens,
+        finish_reason=call.finish_reason,
+        seconds=call.latency_ms / 1000,
+        call=call,
+        **fields,
+    )

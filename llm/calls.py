@@ -228,25 +228,9 @@ class ModelCaller:
         started = time.perf_counter()
 
         def answered(position: int, output: ModelOutput) -> None:
-            request = requests[todo[position]]
-            output, counted = self._with_usage(output, request.messages)
-            result = self._record(
-                request.digest,
-                request.messages,
-                request.params,
-                status=LLMCall.Status.OK,
-                raw_output=output.text,
-                finish_reason=output.finish_reason,
-                prompt_tokens=output.prompt_tokens,
-                completion_tokens=output.completion_tokens,
-                cost=self.prices.cost(output.prompt_tokens, output.completion_tokens),
-                # answers decoded together share their time
-                latency_ms=(time.perf_counter() - started) * 1000,
-                system_fingerprint=output.fingerprint,
-                usage_counted=counted,
-            )
-            if result.written is not None:
-                result.written.result()  # on the record before the caller points at it
+            # answers decoded together share their time
+            seconds = time.perf_counter() - started
+            result = self.record(requests[todo[position]], output, seconds)
             on_result(todo[position], result)
 
         self.model.generate_many(
@@ -273,7 +257,7 @@ class ModelCaller:
             usage_counted=counted,
         )
         if result.written is not None:
-            result.written.result()
+            result.written.result()  # on the record before the caller points at it
         return result
 
     def _record(self, digest: str, messages: list[dict], params: dict, **fields) -> CallResult:

@@ -134,10 +134,10 @@ def test_nul_characters_are_stored_safely(two_meetings_committed, monkeypatch):
     from llm.text import storable
 
     assert storable("a\x00b") == "a\ufffdb" and storable("") == ""
-    original = remote.save_response
+    original = remote.save_answer
     monkeypatch.setattr(
         remote,
-        "save_response",
+        "save_answer",
         lambda run, question, text, *args, **fields: original(
             run, question, text + "\x00", *args, **fields
         ),
