@@ -183,6 +183,8 @@ SPECTACULAR_SETTINGS = {
     # several models share these choices: one named enum each
     "ENUM_NAME_OVERRIDES": {
         "ModeEnum": "corpus.choices.Mode",
+        "LanguageEnum": "corpus.choices.Language",
+        "DatasetVersionEnum": "corpus.choices.DatasetVersion",
         # one name per choice set of the fields called "status"
         "RunStatusEnum": "runs.models.RunStatus",
         "JudgeItemStatusEnum": "judging.models.JudgeItem.Status",

@@ -4,7 +4,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from config.serializers import KnownFieldsMixin, NameRelatedField
-from corpus.choices import Mode
+from corpus.choices import DatasetVersion, Language, Mode
 from corpus.models import Dataset
 from generation.models import GenerationRun, Response, System
 
@@ -129,8 +129,8 @@ class ResponseImportSerializer(KnownFieldsMixin, serializers.Serializer):
 
     benchmark = serializers.SlugField(max_length=64)
     split = serializers.SlugField(max_length=32)
-    dataset_version = serializers.ChoiceField(choices=["qa", "conv"], default="qa")
-    language = serializers.ChoiceField(choices=["en", "cs"], default="en")
+    dataset_version = serializers.ChoiceField(choices=DatasetVersion.choices, default="qa")
+    language = serializers.ChoiceField(choices=Language.choices, default="en")
     system = serializers.CharField(max_length=200, required=False, default="")
     task = serializers.CharField(max_length=64, required=False, default="", allow_blank=True)
     mode = serializers.ChoiceField(choices=Mode.choices, default=Mode.SINGLE_TURN)
