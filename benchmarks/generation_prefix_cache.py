@@ -4,12 +4,16 @@ one run: re-encoding the whole prompt for every question (the paper's
 scripts); the transcript prefix computed once and a copy of its KV cache
 continued per question, one question after another; and the prefix computed
 once with every question decoded together over it (llm.hf.BatchedDecoding).
-Target: at least 20x less wall time than re-encoding for the 15 questions,
-identical greedy tokens, for the default tiny model (2 layers, hidden 64) and
-a larger one (4 layers, hidden 256).
+Targets: at least 20x less wall time than re-encoding for the 15 questions,
+and the batched method at least 0.9 of the one-prefill bound (its speed-up
+over the speed-up of one forward pass over the transcript alone, which every
+method pays at least once), identical greedy tokens, for the default tiny
+model (2 layers, hidden 64) and a larger one (4 layers, hidden 256). The
+bound and the two prefix methods are timed `--repeats` times and the fastest
+kept (the machines are noisy).
 
     .venv/bin/python benchmarks/generation_prefix_cache.py [--meeting meeting_en_test2_002]
-        [--questions 15] [--new-tokens 16] [--models tiny,larger] [--data DIR]
+        [--questions 15] [--new-tokens 16] [--models tiny,larger] [--repeats 3] [--data DIR]
 
 Needs torch and transformers (make install-gpu). Prints a table and writes
 benchmarks/results/generation_prefix_cache.json. The larger model's
@@ -43,12 +47,19 @@ METHODS = {
 }
 
 
+def timed(work, *args) -> float:
+    started = time.perf_counter()
+    work(*args)
+    return time.perf_counter() - started
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--meeting", default="meeting_en_test2_002")
     parser.add_argument("--questions", type=int, default=15)
     parser.add_argument("--new-tokens", type=int, default=16)
     parser.add_argument("--models", default="tiny,larger", help="of: " + ", ".join(MODELS))
+    parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument(
         "--initializer-range",
         type=float,
@@ -75,6 +86,7 @@ def main() -> None:
     from corpus.importers.elitr_bench import parse_elitr_bench
     from generation.prompts import inference_prompt
     from llm.hf import HFModelSpec, LoadedModel, shared_prefix_generate
+    from llm.hf.decoding import prefix_cache
     from tests.fakes.tiny_model import build_tiny_llama
 
     bundle = parse_elitr_bench(args.data, versions=["qa"], languages=["en"])
@@ -99,25 +111,28 @@ def main() -> None:
             tokenizer = model.tokenizer
             prefix = tokenizer(inference_prompt(transcript) + "\n\n")["input_ids"]
             suffixes = [tokenizer(q, add_special_tokens=False)["input_ids"] for q in questions]
-            # one forward pass over the transcript alone: every method pays it at
-            # least once, so re-encoding's time over it bounds any speed-up
-            with torch.no_grad():
-                started = time.perf_counter()
-                model.model(torch.tensor([prefix]), use_cache=True)
-                prefill_seconds = time.perf_counter() - started
+            # one forward pass over the transcript alone (its last position's
+            # logits only, as generation needs): every method pays it at least
+            # once, so re-encoding's time over it bounds any speed-up
+            prefill_seconds = min(
+                timed(prefix_cache, model, torch.tensor([prefix])) for _ in range(args.repeats)
+            )
             rows = {}
             outputs = {}
             for name, (use_cache, batch) in METHODS.items():
-                started = time.perf_counter()
-                run = shared_prefix_generate(
-                    model,
-                    prefix,
-                    suffixes,
-                    max_tokens=args.new_tokens,
-                    use_cache=use_cache,
-                    max_batch_size=batch,
-                )
-                seconds = time.perf_counter() - started
+                repeats = args.repeats if use_cache else 1  # re-encoding takes minutes
+                seconds = float("inf")
+                for _ in range(repeats):
+                    started = time.perf_counter()
+                    run = shared_prefix_generate(
+                        model,
+                        prefix,
+                        suffixes,
+                        max_tokens=args.new_tokens,
+                        use_cache=use_cache,
+                        max_batch_size=batch,
+                    )
+                    seconds = min(seconds, time.perf_counter() - started)
                 new_tokens = sum(map(len, run.outputs))
                 outputs[name] = run.outputs
                 rows[name] = {
@@ -129,14 +144,16 @@ def main() -> None:
                 }
             baseline = rows["re-encode per question (paper)"]["seconds"]
             reference = outputs["re-encode per question (paper)"]
+            bound_seconds = prefill_seconds
             for name, row in rows.items():
                 row["speedup_vs_re_encoding"] = baseline / row["seconds"]
+                row["of_bound"] = bound_seconds / row["seconds"]
                 row["identical_greedy_tokens"] = outputs[name] == reference
             results[model_name] = {
                 "model": {**MODELS[model_name], "heads": 4, "vocabulary": len(tokenizer)},
                 "prefix_tokens": len(prefix),
                 "one_prefix_prefill_seconds": prefill_seconds,
-                "speedup_bound": baseline / prefill_seconds,
+                "speedup_bound": baseline / bound_seconds,
                 "distinct_answers": len({tuple(o) for o in reference}),
                 "methods": rows,
             }
@@ -150,20 +167,21 @@ def main() -> None:
             )
             print(
                 f"{'method':<40}{'seconds':>9}{'prefill tokens':>16}{'tokens/s':>10}"
-                f"{'vs re-encode':>14}{'identical':>11}"
+                f"{'vs re-encode':>14}{'of bound':>10}{'identical':>11}"
             )
-            print("-" * 100)
+            print("-" * 110)
             for name, row in rows.items():
                 print(
                     f"{name:<40}{row['seconds']:>9.2f}{row['prefill_tokens']:>16,}"
                     f"{row['tokens_per_second']:>10.1f}{row['speedup_vs_re_encoding']:>13.1f}x"
-                    f"{row['identical_greedy_tokens']!s:>11}"
+                    f"{row['of_bound']:>10.2f}{row['identical_greedy_tokens']!s:>11}"
                 )
-            batched = rows["shared prefix, questions batched"]["speedup_vs_re_encoding"]
+            batched = rows["shared prefix, questions batched"]
             print(
-                f"batched: {batched:.1f}x less wall time than re-encoding (target >= 20x); "
-                f"one prefill of the transcript alone took {prefill_seconds:.2f} s, so no "
-                f"method can beat {baseline / prefill_seconds:.1f}x here"
+                f"batched: {batched['speedup_vs_re_encoding']:.1f}x less wall time than "
+                f"re-encoding (target >= 20x), {batched['of_bound']:.2f} of the one-prefill "
+                f"bound (target >= 0.9): one prefill of the transcript alone took "
+                f"{bound_seconds:.2f} s, so no method can beat {baseline / bound_seconds:.1f}x here"
             )
             del model
     args.output.parent.mkdir(parents=True, exist_ok=True)
@@ -176,7 +194,9 @@ def main() -> None:
                 "questions": len(questions),
                 "new_tokens": args.new_tokens,
                 "initializer_range": args.initializer_range,
+                "repeats": args.repeats,
                 "target_speedup": 20,
+                "target_of_bound": 0.9,
                 "models": results,
                 "machine": {
                     "python": platform.python_version(),

@@ -75,6 +75,16 @@ def generate_ids(
     return new, finish
 
 
+def prefix_cache(loaded: LoadedModel, prefix) -> Any:
+    """The KV cache of `prefix` (1 x n ids), computed once. Only the last
+    position's logits are made: the others are never read, and over a
+    16.6K-token transcript they were a vocabulary-wide matrix per token."""
+    import torch
+
+    with torch.no_grad():
+        return loaded.model(prefix, use_cache=True, logits_to_keep=1).past_key_values
+
+
 def shared_prefix_generate(
     loaded: LoadedModel,
     prefix_ids: list[int],
@@ -118,8 +128,7 @@ def shared_prefix_generate(
     with loaded.lock:
         cache = None
         if use_cache:
-            with torch.no_grad():
-                cache = loaded.model(prefix, use_cache=True).past_key_values
+            cache = prefix_cache(loaded, prefix)
             prefill += len(prefix_ids)
         for index, suffix in enumerate(suffixes):
             full = torch.tensor([prefix_ids + suffix], device=device)
@@ -338,7 +347,7 @@ class BatchedDecoding:
         with self.loaded.lock, torch.no_grad():
             prefix = torch.tensor([prefix_ids], device=self.loaded.device)
             with out_of_memory_named(len(prefix_ids) + longest):
-                cache = self.loaded.model(prefix, use_cache=True).past_key_values
+                cache = prefix_cache(self.loaded, prefix)
             prefill[0] += len(prefix_ids)
             packed = layout == "packed"
             size = self.batch_size(
@@ -378,11 +387,15 @@ class BatchedDecoding:
         prompt tokens computed."""
         import torch
 
+        from llm.hf.reserved_cache import reserve_room
+
         device = self.loaded.device
         model = self.loaded.model
         start = len(prefix_ids)
         shared = -1  # the owner of the prefix's positions: every prompt sees them
         try:
+            # every step appends in place: room for the prompts and their answers
+            reserve_room(cache, start + sum(len(suffixes[i]) + self.max_tokens for i in batch))
             # every prompt's own tokens side by side after the prefix, computed at once
             ids = [token for i in batch for token in suffixes[i]]
             owner_of_new = torch.tensor(
