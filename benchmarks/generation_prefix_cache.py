@@ -86,7 +86,15 @@ def main() -> None:
     from corpus.importers.elitr_bench import parse_elitr_bench
     from generation.prompts import inference_prompt
     from llm.hf import HFModelSpec, LoadedModel, shared_prefix_generate
-    from llm.hf.decoding import prefix_cache
+
+    try:
+        from llm.hf.decoding import prefix_cache
+    except ImportError:  # the code before (--compare style runs of an older checkout)
+
+        def prefix_cache(loaded, prefix):
+            with torch.no_grad():
+                return loaded.model(prefix, use_cache=True, logits_to_keep=1).past_key_values
+
     from tests.fakes.tiny_model import build_tiny_llama
 
     bundle = parse_elitr_bench(args.data, versions=["qa"], languages=["en"])
