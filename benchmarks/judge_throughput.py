@@ -9,7 +9,11 @@ server that answers after 200 ms:
 (d) at scale: the 390 responses judged with K seeds each (`--scale-seeds`,
     each seed a request of its own: 390 x K items, 5,070 at the default 13)
     at 256 concurrent requests, the worker's resident memory sampled through
-    the run.
+    the run;
+(e) the machine's floor for (d): the same number of requests with the same
+    bodies, sent by as many threads, each with an httpx client of its own and
+    nothing else (no Concord, no database): what this machine's Python client
+    side allows at that concurrency.
 
 Targets: (b) at least 20x faster than (a) at 32, and within 1.2x of the ideal
 390 x 0.2 s / concurrency at 32 and at 64; (c) makes 0 requests in under 0.5 s;
@@ -66,6 +70,45 @@ class RemoteFake:
     @property
     def max_in_flight(self) -> int:
         return self.stats()["max_in_flight"]
+
+
+def bare_floor(server, bodies: list[dict], concurrency: int, latency: float) -> dict:
+    """(e): `bodies` posted by `concurrency` threads, one httpx client each."""
+    import queue
+    import threading
+
+    import httpx
+
+    work: queue.Queue = queue.Queue()
+    for body in bodies:
+        work.put(body)
+    url = server.url.rstrip("/") + "/chat/completions"
+
+    def send() -> None:
+        with httpx.Client(timeout=30) as client:
+            while True:
+                try:
+                    body = work.get_nowait()
+                except queue.Empty:
+                    return
+                client.post(url, json=body).raise_for_status()
+
+    threads = [threading.Thread(target=send) for _ in range(concurrency)]
+    before = server.count
+    started = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    seconds = time.perf_counter() - started
+    ideal = len(bodies) * latency / concurrency
+    return {
+        "requests": server.count - before,
+        "concurrency": concurrency,
+        "seconds": seconds,
+        "ideal_s": ideal,
+        "over_ideal": seconds / ideal,
+    }
 
 
 def scale_run(args, judge_config, server, dataset, systems, create_judging_run) -> dict:
@@ -273,6 +316,19 @@ def main() -> None:
             results["d"] = scale_run(
                 args, judge_config, server, dataset, systems, create_judging_run
             )
+            rubric = protocol_for(config)
+            question_of = {r.pk: texts[r.question_id][0] for r in responses}
+            reference_of = {r.pk: texts[r.question_id][1] for r in responses}
+            bodies = [
+                {
+                    "model": "floor",
+                    "messages": rubric.messages(question_of[r.pk], r.text, reference_of[r.pk]),
+                    **config.sampling(2023 + k),
+                }
+                for k in range(args.scale_seeds)
+                for r in responses
+            ]
+            results["e"] = bare_floor(server, bodies, args.scale_concurrency, args.latency)
     finally:
         server_process.terminate()
         server_process.wait(timeout=10)
@@ -332,6 +388,13 @@ def main() -> None:
             f"requests; resident memory {row['rss_start_mib']:.0f} MiB at the start, "
             f"peak +{row['rss_growth_mib']:.0f} MiB "
             f"({row['rss_growth_mib'] * 1024 / row['items']:.1f} KiB per item)"
+        )
+        floor = results["e"]
+        print(
+            f"(e) the machine's floor: {floor['requests']} bare requests from "
+            f"{floor['concurrency']} threads (an httpx client each, nothing else) took "
+            f"{floor['seconds']:.2f} s, {floor['over_ideal']:.2f}x the ideal; (d) is "
+            f"{row['seconds'] / floor['seconds']:.2f}x that floor"
         )
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(
