@@ -1,0 +1,160 @@
+"""Anytime-valid estimates for a human study that looks at its data after
+every rating and stops when its question is answered.
+
+A fixed-n confidence interval is valid once, at the n chosen in advance; a
+study that checks "is the interval narrow enough yet?" after every rating and
+stops the first time it is would cover the truth far less often than 95%.
+A confidence sequence is a sequence of intervals that cover the truth at
+every time at once with probability 1 - alpha, so any stopping rule keeps the
+coverage.
+
+Used here: the asymptotic confidence sequence of Waudby-Smith, Arnold, Wu,
+Howard & Ramdas ("Time-uniform central limit theory and asymptotic confidence
+sequences", Annals of Statistics 2024, Theorem 2.2), the Robbins normal
+mixture boundary with the running sample variance:
+
+    mean_t +- sqrt( 2 (t s_t^2 rho^2 + 1) / (t^2 rho^2)
+                    * log( sqrt(t s_t^2 rho^2 + 1) / alpha ) )
+
+with rho^2 = (2 log(1/alpha) + log(1 + 2 log(1/alpha))) / (t_opt * scale^2)
+making it tightest near t_opt observations of variance scale^2. The boundary
+is the two-sided normal mixture of the `confseq` package
+(`TwoSidedNormalMixture`, `best_rho`), written out here because that package
+builds C++ with Boost for these three lines.
+
+Each observation of a study is an active-inference increment (Zrnic &
+Candes, ICML 2024, "Active Statistical Inference"; its sequential form as in
+Zrnic & Candes' section on sequential sampling): a response drawn at random
+from the pool, its judge score f always known, sent to a human with a
+probability pi chosen before its label is seen (higher where the judge is
+unsure, never below a floor: `analysis.items_for_humans.inclusion_probabilities`),
+and
+
+    z_t = lambda_t f_t + (Y_t - lambda_t f_t) xi_t / pi_t
+
+where xi_t is 1 if it was sent and Y_t the human's score. E[z_t] is the
+pool's human mean whatever the judge's bias; lambda_t (power tuning, clipped
+to [0, 1]) is computed from the increments before t only, so that it is
+predictable and the sequence stays valid.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+
+def mixture_radius(
+    count: np.ndarray, variance: np.ndarray, alpha: float, t_opt: float, scale: float = 1.0
+) -> np.ndarray:
+    """The half-width of the asymptotic confidence sequence after `count`
+    observations with running variance `variance` (arrays of one length)."""
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha {alpha}: between 0 and 1.")
+    if t_opt <= 0 or scale <= 0:
+        raise ValueError("t_opt and scale: positive.")
+    log_inverse = math.log(1 / alpha)
+    # confseq's TwoSidedNormalMixture::best_rho(v_opt, alpha), in intrinsic time
+    mixture = (t_opt * scale**2) / (2 * log_inverse + math.log(1 + 2 * log_inverse))
+    intrinsic = count * variance  # t s_t^2
+    return (
+        np.sqrt((intrinsic + mixture) * (np.log1p(intrinsic / mixture) + 2 * log_inverse)) / count
+    )
+
+
+@dataclass(frozen=True)
+class ConfidenceSequence:
+    """Per observation t (0-based: after t + 1 of them): the running mean and
+    the anytime-valid interval."""
+
+    mean: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+
+    @property
+    def half_width(self) -> np.ndarray:
+        return (self.upper - self.lower) / 2
+
+
+def confidence_sequence(
+    values: np.ndarray,
+    *,
+    alpha: float = 0.05,
+    t_opt: float = 100,
+    scale: float = 1.0,
+    running_intersection: bool = True,
+    bounds: tuple[float, float] | None = None,
+) -> ConfidenceSequence:
+    """The asymptotic confidence sequence for the mean of `values`, observed
+    in order. `scale` is a guess of their standard deviation made before any
+    is seen (it only moves where the sequence is tightest). With
+    `running_intersection` each interval is also cut to the earlier ones (still
+    valid: every one of them covers at once). `bounds` clips to a known range."""
+    values = np.asarray(values, dtype=float)
+    if values.ndim != 1 or not len(values):
+        raise ValueError("values: a non-empty sequence of numbers.")
+    if not np.isfinite(values).all():
+        raise ValueError("values: finite numbers only.")
+    count = np.arange(1, len(values) + 1, dtype=float)
+    mean = np.cumsum(values) / count
+    # running population variance, with the first observation's taken as 0
+    squares = np.cumsum(values**2) / count
+    variance = np.maximum(squares - mean**2, 0.0)
+    radius = mixture_radius(count, variance, alpha, t_opt, scale)
+    lower, upper = mean - radius, mean + radius
+    if bounds is not None:
+        lower, upper = np.clip(lower, *bounds), np.clip(upper, *bounds)
+    if running_intersection:
+        lower, upper = np.maximum.accumulate(lower), np.minimum.accumulate(upper)
+        # an empty intersection (possible for an asymptotic sequence): keep the last
+        # non-empty interval's centre, zero width
+        empty = lower > upper
+        if empty.any():
+            middle = (lower + upper) / 2
+            lower = np.where(empty, middle, lower)
+            upper = np.where(empty, middle, upper)
+    return ConfidenceSequence(mean, lower, upper)
+
+
+def active_increments(
+    judge: np.ndarray,
+    human: np.ndarray,
+    sent: np.ndarray,
+    probability: np.ndarray,
+    *,
+    tune: bool = True,
+    burn_in: int = 10,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The increments z_t and the lambda_t each used. `human[t]` is read only
+    where `sent[t]`. Without `tune`, lambda is 1 (plain prediction-powered);
+    with it, lambda_t minimises the variance of z estimated on the increments
+    before t (1 until `burn_in` labels were seen), clipped to [0, 1]."""
+    judge = np.asarray(judge, dtype=float)
+    sent = np.asarray(sent, dtype=bool)
+    probability = np.asarray(probability, dtype=float)
+    if not (len(judge) == len(sent) == len(probability) == len(human)):
+        raise ValueError("judge, human, sent and probability: one entry per observation.")
+    if ((probability <= 0) | (probability > 1)).any():
+        raise ValueError("probability: in (0, 1] for every observation.")
+    weight = np.where(sent, 1.0 / probability, 0.0)
+    labels = np.where(sent, np.asarray(human, dtype=float), 0.0)
+    if not np.isfinite(labels).all():
+        raise ValueError("human: a finite score for every observation sent.")
+    a = labels * weight  # z = a + lambda * b
+    b = judge * (1 - weight)
+    lambdas = np.ones(len(judge))
+    if tune:
+        # predictable: lambda_t from the increments 0 .. t-1
+        n = np.arange(len(judge), dtype=float)
+        sum_a, sum_b = np.cumsum(a) - a, np.cumsum(b) - b
+        sum_ab, sum_bb = np.cumsum(a * b) - a * b, np.cumsum(b * b) - b * b
+        labelled_before = np.cumsum(sent) - sent
+        with np.errstate(divide="ignore", invalid="ignore"):
+            cov = sum_ab / n - (sum_a / n) * (sum_b / n)
+            var_b = sum_bb / n - (sum_b / n) ** 2
+            tuned = np.clip(-cov / var_b, 0.0, 1.0)
+        ready = (labelled_before >= burn_in) & (var_b > 0) & np.isfinite(tuned)
+        lambdas = np.where(ready, tuned, 1.0)
+    return a + lambdas * b, lambdas
