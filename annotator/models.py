@@ -543,6 +543,14 @@ class AuditEvent(models.Model):
         PROLIFIC_PLACES = "prolific_places", "Places changed on Prolific"
         PROLIFIC_APPROVED = "prolific_approved", "Approved on Prolific"
         PROLIFIC_REJECTED = "prolific_rejected", "Rejected on Prolific"
+        PROLIFIC_TRANSITION = "prolific_transition", "Paused, started or stopped on Prolific"
+        BONUS_SET_UP = "bonus_set_up", "Bonus set up on Prolific"
+        BONUS_REFUSED = "bonus_refused", "Bonus refused by Prolific"
+        BONUS_PAID = "bonus_paid", "Bonus paid"
+        BONUS_UNKNOWN = "bonus_unknown", "Bonus pay request without an answer"
+        MESSAGED = "messaged", "Sent a message on Prolific"
+        GROUP_ADDED = "group_added", "Added to a participant group"
+        GROUP_REMOVED = "group_removed", "Removed from a participant group"
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="audit_events")
     participant = models.ForeignKey(
@@ -560,3 +568,12 @@ class AuditEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.action} ({self.created_at:%Y-%m-%d %H:%M})"
+
+
+# Bonuses and participant groups (their own module; registered with the app here).
+from annotator.prolific_records import (  # noqa: E402, F401
+    BonusLine,
+    BonusPayment,
+    ParticipantGroup,
+    ParticipantGroupMember,
+)

@@ -11,6 +11,9 @@ annotator.validation.
 - participants: stale work, exclusion, reinstatement, quota refill, places returned
 - judgments: the study's evaluator, and its ratings as judgments (or verdicts)
 - prolific_sync: the study on Prolific (create, publish, submissions, review)
+- messages: message participants on Prolific; pause, start or stop the study there
+- bonuses: bonuses set up and paid on Prolific, at most once
+- groups: participant groups (allowlists, blocklists) kept across studies
 
 Each change is a pair. `check_<action>` is what callers call: atomic, it
 validates, takes the locks the change needs, and calls `do_<action>`.

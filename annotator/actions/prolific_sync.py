@@ -13,6 +13,7 @@ from django.db import transaction
 from django.urls import reverse
 
 from annotator.actions.audit import Action, audit
+from annotator.actions.groups import group_filters
 from annotator.actions.locks import lock_study
 from annotator.actions.participants import check_mark_returned
 from annotator.errors import StudyError
@@ -55,7 +56,7 @@ def prolific_draft(study: Study, base_url: str) -> dict[str, Any]:
             }
         )
     what = "which of two answers" if study.is_pairwise else "how well answers"
-    return {
+    draft = {
         "name": study.name,
         "internal_name": f"concord-study-{study.pk}",
         "description": f"Rate {what} to questions about a work meeting match the correct answers.",
@@ -67,6 +68,10 @@ def prolific_draft(study: Study, base_url: str) -> dict[str, Any]:
         "reward": reward_in_pence(study.hourly_pay, study.estimated_minutes),
         "device_compatibility": ["desktop", "tablet", "mobile"],
     }
+    # recruited through or around participant groups (annotator.actions.groups)
+    if filters := group_filters(study):
+        draft["filters"] = filters
+    return draft
 
 
 @transaction.atomic

@@ -1,16 +1,35 @@
 """A local HTTP server that speaks the part of Prolific's API Concord uses.
 
-Studies and submissions live in memory; tests add submissions and read what
-Concord sent. `fail_next` makes the next requests answer 500.
+Studies, submissions, bonus payments, messages and participant groups live in
+memory; tests add submissions and read what Concord sent. `fail_next` makes
+the next requests answer 500; `drop_next` makes the next requests take
+effect and then close the connection without an answer (a lost answer: the
+caller cannot know whether it happened). As on Prolific, paying a bulk bonus
+payment pays again for every request (`paid` lists each payment made), and a
+bonus or a message to someone without a submission in the study is a 400.
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import re
 import threading
 import uuid
+from decimal import Decimal, InvalidOperation
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+STUDY_FIELDS = (
+    "name",
+    "external_study_url",
+    "completion_codes",
+    "total_available_places",
+    "estimated_completion_time",
+    "reward",
+)
+TRANSITIONS = {"PUBLISH": "ACTIVE", "PAUSE": "PAUSED", "START": "ACTIVE", "STOP": "COMPLETED"}
+Answer = tuple[int, dict | str]
 
 
 class FakeProlific:
@@ -21,6 +40,11 @@ class FakeProlific:
         self.submissions: dict[str, dict] = {}
         self.requests: list[tuple[str, str, dict | None]] = []
         self.fail_next = 0
+        self.drop_next = 0
+        self.bulk_bonuses: dict[str, dict] = {}
+        self.paid: list[tuple[str, str, Decimal]] = []  # (bulk id, participant, amount)
+        self.messages: list[dict] = []
+        self.groups: dict[str, dict] = {}
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -35,6 +59,9 @@ class FakeProlific:
 
             def do_PATCH(self):
                 fake.handle(self, "PATCH")
+
+            def do_DELETE(self):
+                fake.handle(self, "DELETE")
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/api/v1/"
@@ -58,6 +85,9 @@ class FakeProlific:
         }
         return submission_id
 
+    def took_part(self, study_id: str) -> set[str]:
+        return {s["participant_id"] for s in self.submissions.values() if s["study_id"] == study_id}
+
     def handle(self, request: BaseHTTPRequestHandler, method: str) -> None:
         length = int(request.headers.get("Content-Length") or 0)
         body = json.loads(request.rfile.read(length)) if length else None
@@ -68,67 +98,145 @@ class FakeProlific:
         if self.fail_next:
             self.fail_next -= 1
             return self.reply(request, 500, {"error": "Internal error"})
+        status, payload = self.answer(method, path, body or {})
+        if self.drop_next:  # it happened, but the answer is lost
+            self.drop_next -= 1
+            request.close_connection = True
+            return None
+        return self.reply(request, status, payload)
+
+    def answer(self, method: str, path: str, body: dict) -> Answer:
+        """What Prolific answers (status, JSON), having done what it does."""
+        for route in (self.study_routes, self.bonus_routes, self.people_routes):
+            if (answer := route(method, path, body)) is not None:
+                return answer
+        return 404, {"error": f"unknown {method} {path}"}
+
+    def study_routes(self, method: str, path: str, body: dict) -> Answer | None:
         if method == "POST" and path == "/studies/":
-            missing = [
-                k
-                for k in (
-                    "name",
-                    "external_study_url",
-                    "completion_codes",
-                    "total_available_places",
-                    "estimated_completion_time",
-                    "reward",
-                )
-                if k not in body
-            ]
+            missing = [k for k in STUDY_FIELDS if k not in body]
             if missing:
-                return self.reply(request, 400, {"error": f"missing {missing}"})
+                return 400, {"error": f"missing {missing}"}
             study = {**body, "id": uuid.uuid4().hex[:24], "status": "UNPUBLISHED"}
             self.studies[study["id"]] = study
-            return self.reply(request, 201, study)
+            return 201, study
         if method == "PATCH" and (match := re.fullmatch(r"/studies/(\w+)/", path)):
             study = self.studies.get(match[1])
             if study is None:
-                return self.reply(request, 404, {"error": "no such study"})
+                return 404, {"error": "no such study"}
             places = body.get("total_available_places")
             if not isinstance(places, int) or places < 1:
-                return self.reply(request, 400, {"error": "total_available_places"})
+                return 400, {"error": "total_available_places"}
             study["total_available_places"] = places
-            return self.reply(request, 200, study)
+            return 200, study
         if match := re.fullmatch(r"/studies/(\w+)/transition/", path):
             study = self.studies.get(match[1])
             if study is None:
-                return self.reply(request, 404, {"error": "no such study"})
-            study["status"] = "ACTIVE" if body.get("action") == "PUBLISH" else study["status"]
-            return self.reply(request, 200, study)
+                return 404, {"error": "no such study"}
+            if body.get("action") not in TRANSITIONS:
+                return 400, {"error": f"unknown action {body.get('action')!r}"}
+            study["status"] = TRANSITIONS[body["action"]]
+            return 200, study
         if match := re.fullmatch(r"/studies/(\w+)/submissions/(?:\?page=(\d+))?", path):
             page = int(match[2] or 1)
             mine = [s for s in self.submissions.values() if s["study_id"] == match[1]]
             chunk = mine[(page - 1) * self.page_size : page * self.page_size]
             more = len(mine) > page * self.page_size
             next_link = {"href": f"{self.url}studies/{match[1]}/submissions/?page={page + 1}"}
-            return self.reply(
-                request,
-                200,
-                {
-                    "results": chunk,
-                    "_links": {"next": next_link if more else {"href": None}},
-                },
-            )
+            return 200, {
+                "results": chunk,
+                "_links": {"next": next_link if more else {"href": None}},
+            }
         if match := re.fullmatch(r"/submissions/(\w+)/transition/", path):
             submission = self.submissions.get(match[1])
             if submission is None:
-                return self.reply(request, 404, {"error": "no such submission"})
+                return 404, {"error": "no such submission"}
             if body.get("action") == "REJECT" and (
                 len(body.get("message", "")) < 100 or not body.get("rejection_category")
             ):
-                return self.reply(request, 400, {"error": "message of 100+ chars and category"})
+                return 400, {"error": "message of 100+ chars and category"}
             submission["status"] = {"APPROVE": "APPROVED", "REJECT": "REJECTED"}[body["action"]]
-            return self.reply(request, 200, submission)
-        return self.reply(request, 404, {"error": f"unknown {method} {path}"})
+            return 200, submission
+        if method == "POST" and path == "/submissions/bulk-approve/":
+            ids = body.get("submission_ids") or []
+            unknown = [i for i in ids if i not in self.submissions]
+            if not ids or unknown:
+                return 400, {"error": f"unknown submissions {unknown}"}
+            for i in ids:
+                self.submissions[i]["status"] = "APPROVED"
+            return 200, "Bulk approve in progress"
+        return None
+
+    def bonus_routes(self, method: str, path: str, body: dict) -> Answer | None:
+        if method == "POST" and path == "/submissions/bonus-payments/":
+            study_id = body.get("study_id", "")
+            lines = []
+            for row in csv.reader(io.StringIO(body.get("csv_bonuses", ""))):
+                try:
+                    pid, amount = row[0], Decimal(row[1])
+                except (IndexError, ValueError, InvalidOperation):
+                    return 400, {"error": f"bad CSV line {row}"}
+                if len(row) != 2 or not amount.is_finite() or amount <= 0:
+                    return 400, {"error": f"bad CSV line {row}"}
+                lines.append((pid, amount))
+            strangers = sorted({pid for pid, _ in lines} - self.took_part(study_id))
+            if not lines or strangers:
+                return 400, {"error": f"Participants not in the study: {strangers}"}
+            amount = int(sum(a for _, a in lines) * 100)
+            fees = round(amount / 3)
+            bulk_id = uuid.uuid4().hex[:24]
+            self.bulk_bonuses[bulk_id] = {"study_id": study_id, "lines": lines}
+            return 201, {
+                "id": bulk_id,
+                "study": study_id,
+                "amount": amount,
+                "fees": fees,
+                "total_amount": amount + fees,
+            }
+        if method == "POST" and (match := re.fullmatch(r"/bulk-bonus-payments/(\w+)/pay/", path)):
+            bulk = self.bulk_bonuses.get(match[1])
+            if bulk is None:
+                return 404, {"error": "no such bonus payment"}
+            # not idempotent, as on Prolific: every request pays
+            self.paid += [(match[1], pid, amount) for pid, amount in bulk["lines"]]
+            return 202, {}
+        return None
+
+    def people_routes(self, method: str, path: str, body: dict) -> Answer | None:
+        if method == "POST" and path == "/messages/bulk/":
+            ids, text, study_id = (
+                body.get("ids") or [],
+                body.get("body") or "",
+                body.get("study_id"),
+            )
+            if not ids or not text.strip() or not study_id:
+                return 400, {"error": "ids, body and study_id are required"}
+            strangers = sorted(set(ids) - self.took_part(study_id))
+            if strangers:
+                return 400, {"error": f"Participants not in the study: {strangers}"}
+            self.messages += [{"to": pid, "body": text, "study_id": study_id} for pid in ids]
+            return 200, {}
+        if method == "POST" and path == "/participant-groups/":
+            if not body.get("name") or not (body.get("workspace_id") or body.get("project_id")):
+                return 400, {"error": "name and workspace_id or project_id are required"}
+            group_id = uuid.uuid4().hex[:24]
+            self.groups[group_id] = {"id": group_id, "name": body["name"], "members": set()}
+            return 201, {"id": group_id, "name": body["name"]}
+        if match := re.fullmatch(r"/participant-groups/(\w+)/participants/", path):
+            group = self.groups.get(match[1])
+            if group is None:
+                return 404, {"error": "no such group"}
+            ids = set(body.get("participant_ids") or [])
+            if method == "POST":
+                group["members"] |= ids
+            elif method == "DELETE":
+                group["members"] -= ids
+            members = [{"participant_id": m} for m in sorted(group["members"])]
+            return 200, {"results": members}
+        return None
 
     @staticmethod
-    def reply(request: BaseHTTPRequestHandler, status: int, payload: dict) -> None:
+    def reply(request: BaseHTTPRequestHandler, status: int, payload: dict | str) -> None:
         data = json.dumps(payload).encode()
         request.send_response(status)
         request.send_header("Content-Type", "application/json")
