@@ -225,7 +225,9 @@ def do_finish_paying(
 
 
 @transaction.atomic
-def check_settle_bonuses(payment: BonusPayment, paid: bool, actor: User) -> BonusPayment:
+def check_settle_bonuses(
+    payment: BonusPayment, paid: bool, actor: User | None = None
+) -> BonusPayment:
     """A researcher records what Prolific shows for a payment left PAYING:
     paid, or not paid (then it is SET_UP again and may be paid). Takes the
     payment's row lock."""

@@ -186,3 +186,37 @@ def do_review_on_prolific(
         actor=actor,
         detail=message,
     )
+
+
+def check_approve_completed(study: Study, client: ProlificClient, actor: User | None = None) -> int:
+    """Approve on Prolific, in one request, the submissions of every accepted
+    participant whose work is complete (excluded and failed-check participants
+    are left for a person to review); how many. Refuses a study not on
+    Prolific, then do_approve_completed."""
+    if not study.prolific_study_id:
+        raise StudyError("This study is not on Prolific.")
+    done = list(
+        Participant.objects.filter(
+            study=study,
+            status=Participant.Status.ACCEPTED,
+            assignment__status=Assignment.Status.COMPLETED,
+        )
+        .exclude(assignment__prolific_session_id="")
+        .select_related("assignment")
+    )
+    if not done:
+        return 0
+    do_approve_completed(study, done, client, actor)
+    return len(done)
+
+
+def do_approve_completed(
+    study: Study, participants: list[Participant], client: ProlificClient, actor: User | None
+) -> None:
+    """Needs no lock: nothing stored changes but audit events (Prolific skips
+    submissions approved already)."""
+    client.bulk_approve(
+        study.prolific_study_id, [p.assignment.prolific_session_id for p in participants]
+    )
+    for participant in participants:
+        audit(study, Action.PROLIFIC_APPROVED, participant=participant, actor=actor)

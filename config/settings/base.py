@@ -253,6 +253,8 @@ CONCORD_WORKER_BEAT_SECONDS = float(os.environ.get("CONCORD_WORKER_BEAT_SECONDS"
 # Prolific's API, optional: without a token studies are set up on Prolific by hand.
 PROLIFIC_API_TOKEN = os.environ.get("PROLIFIC_API_TOKEN", "")
 PROLIFIC_API_URL = os.environ.get("PROLIFIC_API_URL", "https://api.prolific.com/api/v1/")
+# the workspace Prolific keeps participant groups in (annotator.actions.groups)
+PROLIFIC_WORKSPACE_ID = os.environ.get("PROLIFIC_WORKSPACE_ID", "")
 # The address participants reach Concord at, for the study URL given to Prolific.
 CONCORD_PUBLIC_URL = os.environ.get("CONCORD_PUBLIC_URL", "")
 

@@ -244,3 +244,43 @@ def test_participant_groups_carry_raters_to_the_next_study(on_prolific, prolific
     assert prolific.groups[block.prolific_id]["members"] == set()
     assert not ParticipantGroupMember.objects.filter(group=block).exists()
     assert AuditEvent.objects.filter(action="group_removed", participant=people["CLARA"]).exists()
+
+
+def test_the_prolific_command(on_prolific, prolific, settings):
+    from io import StringIO
+
+    from django.core.management import CommandError, call_command
+
+    study, people = on_prolific
+    settings.PROLIFIC_API_TOKEN, settings.PROLIFIC_API_URL = prolific.token, prolific.url
+    Assignment.objects.filter(participant__in=[people["ANNA"], people["BORIS"]]).update(
+        status=Assignment.Status.COMPLETED
+    )
+
+    def run(*args: str) -> str:
+        out = StringIO()
+        call_command("prolific", *args, stdout=out)
+        return out.getvalue()
+
+    bonus = ("bonus", str(study.pk), "--amount", "1.50", "--qualified", "--reason", "careful")
+    assert "Bonus 1: Paid, 400 pence with fees" in run(*bonus, "--key", "pilot", "--pay")
+    assert "nothing new" in run(*bonus, "--key", "pilot", "--pay")  # run twice: paid once
+    assert len(prolific.paid) == 2 and BonusPayment.objects.count() == 1
+    with pytest.raises(CommandError, match="in pounds, not pence"):
+        run("bonus", str(study.pk), "--amount", "150", "--participants", "ANNA", "--reason", "r")
+    with pytest.raises(CommandError, match="Not participants"):
+        run("message", str(study.pk), "--participants", "ANNA,ZED", "--body", "hi")
+    assert "to 3 participant(s)" in run("message", str(study.pk), "--all", "--body", "Thanks!")
+    # submissions known from a sync are approved in one request
+    from annotator.actions.prolific_sync import check_sync_prolific_submissions
+
+    check_sync_prolific_submissions(study, ProlificClient(prolific.token, prolific.url))
+    assert "Approved 2 completed submission(s)" in run("approve", str(study.pk))
+    approved = {
+        s["participant_id"] for s in prolific.submissions.values() if s["status"] == "APPROVED"
+    }
+    assert approved == {"ANNA", "BORIS"}
+    assert "PAUSE" in run("pause", str(study.pk))
+    settings.PROLIFIC_API_TOKEN = ""
+    with pytest.raises(CommandError, match="PROLIFIC_API_TOKEN"):
+        run("approve", str(study.pk))
