@@ -72,56 +72,48 @@ def paper_pool(data: Path) -> dict[str, np.ndarray]:
 
 
 def replay(rng, pool, probability, residuals, args) -> dict:
-    """One study. Each system is drawn from until its own interval is narrow
-    enough (the loop sends its next places to the systems still open; a
-    system's sequence is valid at whatever time it stops), then the study is
+    """One study (analysis.study_plan.run_system per system): each system is
+    drawn from until its own interval is narrow enough, then the study is
     answered if all of them stopped within the budget. Returns, per way of
     stopping, what it found and paid."""
-    from analysis.anytime import active_increments, confidence_sequence
+    from analysis.study_plan import Goal, run_system
 
-    draws = args.max_draws
-    result: dict = {}
-    per_system = []
-    for s in range(len(SYSTEMS)):
-        item = rng.choice(np.flatnonzero(pool["system"] == s), draws)
-        sent = rng.random(draws) < probability[item]
-        ratings = np.clip(pool["gold-human-eval"][item] + rng.choice(residuals, draws), 1, 10)
-        # each place sent is paid until a participant returns it (dropout)
-        cost = np.cumsum(np.where(sent, rng.geometric(1 - args.dropout, draws), 0))
-        z, _ = active_increments(
-            pool["gpt-4-eval"][item], np.where(sent, ratings, np.nan), sent, probability[item]
+    goal = Goal(
+        width=args.width,
+        min_labels=args.min_labels,
+        t_opt=args.t_opt,
+        scale=args.scale,
+        max_draws=args.max_draws,
+    )
+    gold = pool["gold-human-eval"]
+
+    def crowd(item: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        return np.clip(gold[item] + rng.choice(residuals, len(item)), 1, 10)
+
+    per_system = [
+        run_system(
+            rng,
+            np.flatnonzero(pool["system"] == s),
+            pool["gpt-4-eval"],
+            probability,
+            crowd,
+            goal,
+            args.dropout,
         )
-        sequence = confidence_sequence(z, t_opt=args.t_opt, scale=args.scale)
-        count = np.arange(1, draws + 1)
-        variance = np.maximum(np.cumsum(z**2) / count - sequence.mean**2, 0)
-        fixed = Z95 * np.sqrt(variance / count)
-        # no interval is trusted before --min-labels human ratings (nor a
-        # fixed-n one before 10)
-        enough = np.cumsum(sent) >= max(args.min_labels, 1)
-        ways = {
-            "sequence": (sequence.lower, sequence.upper),
-            "fixed": (sequence.mean - fixed, sequence.mean + fixed),
-        }
-        found = {}
-        for name, (lower, upper) in ways.items():
-            narrow = ((upper - lower) / 2 <= args.width) & enough & (count >= 10)
-            k = int(np.argmax(narrow)) if narrow.any() else draws - 1
-            found[name] = {
-                "stopped": bool(narrow.any()),
-                "labels": int(sent[: k + 1].sum()),
-                "paid": int(cost[k]),
-                "covered": bool(lower[k] <= args.truth[s] <= upper[k]),
-            }
-        per_system.append(found)
-    for name in ("sequence", "fixed"):
-        rows = [found[name] for found in per_system]
-        paid = sum(row["paid"] for row in rows)
-        answered = all(row["stopped"] for row in rows) and paid <= args.budget
+        for s in range(len(SYSTEMS))
+    ]
+    result: dict = {}
+    for name, way in (("sequence", "sequence"), ("fixed", "peeked")):
+        stops = [found[way] for found in per_system]
+        paid = sum(stop.paid for stop in stops)
+        answered = all(stop.stopped for stop in stops) and paid <= args.budget
         result[name] = {
             "stopped": "answered" if answered else "budget",
-            "labels": sum(row["labels"] for row in rows),
+            "labels": sum(stop.labels for stop in stops),
             "paid": paid,
-            "covered": [row["covered"] for row in rows],
+            "covered": [
+                bool(stop.lower <= args.truth[s] <= stop.upper) for s, stop in enumerate(stops)
+            ],
         }
     return result
 
