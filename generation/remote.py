@@ -52,7 +52,7 @@ def run_remote(run: GenerationRun, config: GenerationConfig, lease: Lease) -> st
     with CallPool(caller, RunWatch(run, caller, lease), config.max_concurrency) as pool:
         for meeting, indexes in jobs:
             pool.submit(_turns, run, config, caller, meeting, indexes, failures, tokenizer)
-        pool.drive(lambda _: None)
+        pool.drive()
     GenerationRun.objects.filter(pk=run.pk).update(failed=len(failures))
     if caller.breaker.is_open:
         return f"{stopped_message(caller)}: resume the run when it answers again."

@@ -324,15 +324,14 @@ def _judge_pending(run: JudgingRun, lease: Lease) -> None:
     except ProviderSetupError as error:
         finish(run, JudgingRun.Status.FAILED, str(error))
         return
-    items = list(
-        JudgeItem.objects.filter(run=run, status=JudgeItem.Status.PENDING).select_related(
-            "response", "opponent"
-        )
-    )
+    # the items' ids only: each chunk is loaded as it goes out, so that a run of
+    # tens of thousands of items holds a window of them, not all
+    to_judge = JudgeItem.objects.filter(run=run, status=JudgeItem.Status.PENDING)
+    item_ids = list(to_judge.order_by("pk").values_list("pk", flat=True))
     texts = {
         q: (text, reference)
         for q, text, reference in QuestionText.objects.filter(
-            dataset=run.dataset, question_id__in={i.response.question_id for i in items}
+            dataset=run.dataset, question_id__in=to_judge.values("response__question_id")
         ).values_list("question_id", "text", "reference_answer")
     }
     protocol = judge_for(config)
@@ -352,15 +351,22 @@ def _judge_pending(run: JudgingRun, lease: Lease) -> None:
         if time.monotonic() - last_flush > 0.25:  # progress every quarter second
             flush()
 
-    with CallPool(caller, watch_run, config.max_concurrency) as pool:
+    def handed_over(result: ItemResult | None) -> None:
+        if result is not None:  # None: skipped after a halt
+            add(result)
+
+    with CallPool(caller, watch_run, config.max_concurrency, handed_over) as pool:
         # Items go out a chunk at a time as soon as the ledger was asked about
         # them, so the first requests leave while the rest are prepared. Items
         # whose first answer the ledger holds are judged here at once, with no
         # thread and no query.
-        for start in range(0, len(items), config.max_concurrency):
+        for start in range(0, len(item_ids), config.max_concurrency):
+            ids = item_ids[start : start + config.max_concurrency]
+            loaded = JudgeItem.objects.select_related("response", "opponent").in_bulk(ids)
             chunk = [
-                (item, first_request(item, config, caller, protocol, texts))
-                for item in items[start : start + config.max_concurrency]
+                (loaded[pk], first_request(loaded[pk], config, caller, protocol, texts))
+                for pk in ids
+                if pk in loaded
             ]
             caller.prefetch(request for _, request in chunk)
             for item, request in chunk:
@@ -368,7 +374,7 @@ def _judge_pending(run: JudgingRun, lease: Lease) -> None:
                     add(judge_item(item, config, caller, protocol, request))
                 else:
                     pool.submit(judge_item, item, config, caller, protocol, request)
-        pool.drive(lambda result: add(result) if result is not None else None)
+        pool.drive()
         flush()
     pending = JudgeItem.objects.filter(run=run, status=JudgeItem.Status.PENDING).count()
     human = JudgeItem.objects.filter(run=run, status=JudgeItem.Status.NEEDS_HUMAN).count()

@@ -1,9 +1,10 @@
 """The loop a run's calls go through, shared by judging and generation.
 
 `CallPool` is a run's calling threads (as many as the model's
-max_concurrency): work is submitted to it, and `drive` takes the results as
-they come and, every quarter second whatever the threads are doing (all of
-them may be waiting for a server's Retry-After), looks at the run: a cancel or
+max_concurrency): work is submitted to it, at most twice as many pieces at a
+time as there are threads, and it hands the results over as they come and,
+every quarter second whatever the threads are doing (all of them may be
+waiting for a server's Retry-After), looks at the run: a cancel or
 a lost lease halts the caller, which ends every wait at once, and a wait the
 server asked for is written on the run ("waiting for the server until ...")
 so that the monitor can say it. When the pool closes, every calling thread's
@@ -15,7 +16,8 @@ from __future__ import annotations
 
 import datetime
 import threading
-from collections.abc import Callable, Iterable
+import time
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from types import TracebackType
 from typing import Any, TypeVar, cast
@@ -59,34 +61,34 @@ class RunWatch:
             )
 
 
-def drive(
-    futures: Iterable[Future[T]],
-    on_result: Callable[[T], None],
-    watch: Callable[[], None],
-    every: float = WATCH_SECONDS,
-) -> None:
-    """Hand each future's result to `on_result` as it finishes (a bug in a
-    calling thread reaches the caller here), and call `watch` at least every
-    `every` seconds until all are done."""
-    pending = set(futures)
-    while pending:
-        finished, pending = wait(pending, timeout=every, return_when=FIRST_COMPLETED)
-        for future in finished:
-            on_result(future.result())
-        watch()
-
-
 class CallPool:
     """A run's calling threads. Use as a context manager: on leaving, the
-    threads finish, their database connections and the caller are closed."""
+    threads finish, their database connections and the caller are closed.
 
-    def __init__(self, caller: ModelCaller, watch: Callable[[], None], threads: int) -> None:
+    At most `window` pieces of work (twice the threads) are submitted and not
+    yet handed over: `submit` waits, handing results to `on_result` as they
+    come, while the window is full. A run of tens of thousands of items then
+    holds a few hundred of them (their prompts, their results) at a time, not
+    all of them. `drive` hands over the rest."""
+
+    def __init__(
+        self,
+        caller: ModelCaller,
+        watch: Callable[[], None],
+        threads: int,
+        on_result: Callable[[Any], None] | None = None,
+        every: float = WATCH_SECONDS,
+    ) -> None:
         self.caller = caller
         self.watch = watch
+        self.every = every
+        self.on_result: Callable[[Any], None] = on_result or (lambda result: None)
+        self.window = 2 * max(1, threads)
         self.executor = ThreadPoolExecutor(max_workers=max(1, threads))
-        self.futures: list[Future[Any]] = []
+        self.pending: set[Future[Any]] = set()
         self.connections: dict[int, BaseDatabaseWrapper] = {}
         self.guard = threading.Lock()
+        self.watched = time.monotonic()
 
     def __enter__(self) -> CallPool:
         return self
@@ -119,7 +121,7 @@ class CallPool:
 
     def submit(self, work: Callable[..., T], *args: Any) -> None:
         """Run `work(*args)` on a calling thread (nothing once the caller halted:
-        its result is then None)."""
+        its result is then None); first wait while the window is full."""
 
         def call() -> T | None:
             self._own_connection()
@@ -127,13 +129,26 @@ class CallPool:
                 return None
             return work(*args)
 
-        self.futures.append(self.executor.submit(call))
+        while len(self.pending) >= self.window:
+            self._hand_over()
+        self.pending.add(self.executor.submit(call))
 
-    def drive(self, on_result: Callable[[Any], None]) -> None:
+    def drive(self) -> None:
         """Hand every submitted work's result to `on_result` (None for work
         skipped after a halt) as it comes, watching the run."""
-        futures, self.futures = self.futures, []
-        drive(futures, on_result, self.watch)
+        while self.pending:
+            self._hand_over()
+
+    def _hand_over(self) -> None:
+        """Wait up to `every` seconds for work to finish, hand over what did (a
+        bug in a calling thread reaches the caller here), and look at the run
+        when `every` seconds have passed since the last look."""
+        finished, self.pending = wait(self.pending, timeout=self.every, return_when=FIRST_COMPLETED)
+        for future in finished:
+            self.on_result(future.result())
+        if time.monotonic() - self.watched >= self.every or not finished:
+            self.watched = time.monotonic()
+            self.watch()
 
 
 def stopped_message(caller: ModelCaller) -> str:

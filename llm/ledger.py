@@ -13,7 +13,7 @@ import hashlib
 import json
 import queue
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
@@ -26,6 +26,18 @@ from llm.text import storable
 T = TypeVar("T")
 
 PREFETCH_CHUNK = 1000
+
+
+class OnRecord:
+    """In a ledger's memory: this request's answer is written; ask the
+    database for it again when it is needed (the answer, with its messages,
+    is not kept in memory for the rest of the run)."""
+
+    def __repr__(self) -> str:
+        return "ON_RECORD"
+
+
+ON_RECORD = OnRecord()
 
 
 def request_hash(endpoint: str, model: str, messages: list[dict], params: dict) -> str:
@@ -58,37 +70,47 @@ class Ledger:
         self.purpose = purpose
         self.template_version = template_version
         self.parser_version = parser_version
-        self.answers: dict[str, LLMCall | None] = {}  # None: looked up, no answer
+        # None: looked up, no answer; ON_RECORD: answered in this run and written
+        self.answers: dict[str, LLMCall | OnRecord | None] = {}
         self.last_attempt: dict[str, int] = {}
         self.lock = threading.Lock()
 
-    def prefetch(self, digests) -> None:
+    def prefetch(self, digests: Iterable[str]) -> None:
         """Look up many requests at once (the raw messages are not loaded)."""
         todo = [d for d in dict.fromkeys(digests) if d not in self.answers]
         for start in range(0, len(todo), PREFETCH_CHUNK):
-            chunk = todo[start : start + PREFETCH_CHUNK]
-            found: dict[str, LLMCall | None] = dict.fromkeys(chunk)
-            attempts: dict[str, int] = {}
-            for call in (
-                LLMCall.objects.filter(request_hash__in=chunk)
-                .defer("messages")
-                .order_by("request_hash", "attempt")
-            ):
-                attempts[call.request_hash] = call.attempt
-                if call.status == LLMCall.Status.OK:
-                    found[call.request_hash] = call  # the latest answer wins
-            with self.lock:
-                self.answers.update(found)
-                self.last_attempt.update(attempts)
+            self._look_up(todo[start : start + PREFETCH_CHUNK])
+
+    def _look_up(self, digests: list[str]) -> None:
+        found: dict[str, LLMCall | None] = dict.fromkeys(digests)
+        attempts: dict[str, int] = {}
+        for call in (
+            LLMCall.objects.filter(request_hash__in=digests)
+            .defer("messages")
+            .order_by("request_hash", "attempt")
+        ):
+            attempts[call.request_hash] = call.attempt
+            if call.status == LLMCall.Status.OK:
+                found[call.request_hash] = call  # the latest answer wins
+        with self.lock:
+            for digest, answer in found.items():
+                held = self.answers.get(digest)
+                # an answer of this run not yet written stays (the query missed it)
+                if answer is not None or not isinstance(held, LLMCall):
+                    self.answers[digest] = answer
+            for digest, attempt in attempts.items():
+                self.last_attempt[digest] = max(attempt, self.last_attempt.get(digest, -1))
 
     def answer(self, digest: str) -> LLMCall | None:
         """The latest answer to this request, if any."""
         with self.lock:
-            if digest in self.answers:
-                return self.answers[digest]
-        self.prefetch([digest])
+            held = self.answers.get(digest, ON_RECORD)
+            if digest in self.answers and not isinstance(held, OnRecord):
+                return held
+        self._look_up([digest])
         with self.lock:
-            return self.answers[digest]
+            answer = self.answers[digest]
+        return None if isinstance(answer, OnRecord) else answer
 
     def knows(self, digest: str) -> bool:
         """Whether this request was looked up (its answer and last attempt are known)."""
@@ -96,11 +118,13 @@ class Ledger:
             return digest in self.answers or digest in self.last_attempt
 
     def answer_in_memory(self, digest: str) -> tuple[bool, LLMCall | None]:
-        """(looked up, answer): no query."""
+        """(looked up, answer): no query. An answer written earlier in this run
+        counts as not looked up (the caller asks the database)."""
         with self.lock:
-            if digest in self.answers:
-                return True, self.answers[digest]
-            return False, None
+            held = self.answers.get(digest, ON_RECORD)
+            if isinstance(held, OnRecord):
+                return False, None
+            return True, held
 
     def new_call(self, digest: str, messages: list[dict], params: dict, **fields) -> LLMCall:
         """An unsaved call under the request's next attempt number, taken now (so
@@ -137,6 +161,16 @@ class Ledger:
         except IntegrityError:
             for call in calls:
                 self._write_one(call)
+        self._forget(calls)
+
+    def _forget(self, calls: list[LLMCall]) -> None:
+        """Written answers leave memory (the database has them): a run of tens
+        of thousands of requests keeps a marker per request, not every call's
+        messages."""
+        with self.lock:
+            for call in calls:
+                if self.answers.get(call.request_hash) is call:
+                    self.answers[call.request_hash] = ON_RECORD
 
     def _write_one(self, call: LLMCall) -> None:
         for _ in range(5):

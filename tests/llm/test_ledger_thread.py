@@ -165,3 +165,29 @@ def test_a_thread_sends_its_next_request_only_once_its_last_call_is_recorded():
         held.join()
     assert other.call.pk is not None and results["second"].call.pk is not None
     assert LLMCall.objects.count() == 3
+
+
+def test_a_written_answer_leaves_memory_and_is_still_answered_from_the_ledger():
+    """After its call is written, the ledger keeps a marker for the request, not
+    the call with its messages; the same request later in the run is answered
+    from the database, with no second request to the server."""
+    from llm.ledger import ON_RECORD
+
+    with FakeOpenAI() as server:
+        config = ModelConfig(base_url=server.url, model="m", server="vllm")
+        caller = ModelCaller(config, LLMCall.Purpose.JUDGE)
+        request = caller.request(MESSAGES, {"temperature": 0.0, "max_tokens": 8})
+        first = caller.complete(request, write_behind=True)
+        caller.flush()
+        assert caller.ledger.answers[request.digest] is ON_RECORD
+        again = caller.complete(request)
+        assert caller.cached(request).pk == first.call.pk
+        caller.close()
+    assert server.count == 1
+    assert again.cached and again.call.pk == first.call.pk
+    assert again.call.raw_output == first.call.raw_output
+    # a request answered but not yet written stays in memory for the next one
+    ledger = Ledger("http://x/v1", "m", "judge")
+    unsaved = new_call(ledger, 99)
+    ledger._look_up([unsaved.request_hash])  # the database does not have it yet
+    assert ledger.answer_in_memory(unsaved.request_hash) == (True, unsaved)
