@@ -14,9 +14,9 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from analysis.exports import export
+from analysis.management.selection_options import add_selection_arguments
 from analysis.render import FORMATS
 from analysis.selection import PARAMETERS, Selection, SelectionError
-from corpus.choices import DatasetVersion, Language, Mode
 
 
 def selection_of(options: dict) -> Selection:
@@ -34,26 +34,17 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--format", choices=FORMATS, default="html")
         parser.add_argument("--output", required=True, help="File to write ('-': standard output).")
-        parser.add_argument("--dataset-version", choices=DatasetVersion.values)
-        parser.add_argument("--split")
-        parser.add_argument("--mode", choices=Mode.values)
-        parser.add_argument("--language", help=f"Dataset language (default {Language.ENGLISH}).")
-        parser.add_argument("--benchmark", help="Benchmark slug, e.g. elitr-bench.")
-        parser.add_argument("--systems", help="Comma-separated system names.")
-        parser.add_argument("--evaluators", help="Comma-separated evaluator names.")
-        parser.add_argument("--study", help="A human study's id: its responses only.")
+        add_selection_arguments(
+            parser,
+            reference_help="The evaluator correlations and rankings are read against (default: "
+            "the human evaluator covering most of the selection).",
+        )
         parser.add_argument(
             "--judges", help="Comma-separated judges to assess (default: every non-human one)."
         )
         parser.add_argument(
             "--humans", help="Comma-separated human evaluators for the judge-trust section."
         )
-        parser.add_argument(
-            "--reference",
-            help="The evaluator correlations and rankings are read against (default: the human "
-            "evaluator covering most of the selection).",
-        )
-        parser.add_argument("--gold", dest="gold_evaluator", help="Former name of --reference.")
         parser.add_argument(
             "--ppi-labels", help="The evaluator whose ratings are PPI's labelled set (reference)."
         )

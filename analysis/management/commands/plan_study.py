@@ -20,8 +20,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from analysis.management.selection_options import add_selection_arguments
 from analysis.selection import Selection, SelectionError
-from corpus.choices import DatasetVersion, Language, Mode
 
 
 class Command(BaseCommand):
@@ -38,13 +38,9 @@ class Command(BaseCommand):
         parser.add_argument("--floor", type=float, default=0.3, help="Uniform share of pi.")
         parser.add_argument("--replays", type=int, default=300)
         parser.add_argument("--json", action="store_true", help="The plan as JSON.")
-        parser.add_argument("--dataset-version", choices=DatasetVersion.values)
-        parser.add_argument("--split")
-        parser.add_argument("--mode", choices=Mode.values)
-        parser.add_argument("--language", default=Language.ENGLISH)
-        parser.add_argument("--benchmark")
-        parser.add_argument("--systems", help="Comma-separated system names.")
-        parser.add_argument("--reference", help="The human evaluator (default: the rule's).")
+        add_selection_arguments(
+            parser, reference_help="The human evaluator (default: the reference rule's)."
+        )
 
     def handle(self, *args: str, **options: Any) -> None:
         import numpy as np

@@ -8,8 +8,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from analysis.management.selection_options import add_selection_arguments
 from analysis.selection import ITEM_METHODS, Selection, SelectionError
-from corpus.choices import DatasetVersion, Language, Mode
 
 
 class Command(BaseCommand):
@@ -21,18 +21,9 @@ class Command(BaseCommand):
         parser.add_argument("--kind", choices=("gold", "crowd"), required=True)
         parser.add_argument("--name", required=True, help="The new study's name.")
         parser.add_argument("--raters", type=int, default=1, help="Raters per task (1).")
-        parser.add_argument("--dataset-version", choices=DatasetVersion.values)
-        parser.add_argument("--split")
-        parser.add_argument("--mode", choices=Mode.values)
-        parser.add_argument("--language", default=Language.ENGLISH)
-        parser.add_argument("--benchmark")
-        parser.add_argument("--systems", help="Comma-separated system names.")
-        parser.add_argument("--evaluators", help="Comma-separated evaluator names.")
-        parser.add_argument("--study", help="A human study's id: its responses only.")
+        add_selection_arguments(parser, reference_help="The reference evaluator.")
         parser.add_argument("--judges", help="Comma-separated judges (default: every non-human).")
         parser.add_argument("--humans", help="Comma-separated human evaluators (not judges).")
-        parser.add_argument("--reference", help="The reference evaluator.")
-        parser.add_argument("--gold", dest="gold_evaluator", help="Former name of --reference.")
 
     def handle(self, *args: str, **options: Any) -> None:
         from analysis.items_for_humans import create_study
