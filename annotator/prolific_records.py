@@ -54,6 +54,13 @@ class BonusPayment(models.Model):
     def __str__(self) -> str:
         return f"Bonus {self.pk} of {self.study_id} ({self.get_status_display()})"
 
+    @property
+    def total_text(self) -> str:
+        """What Prolific said it will deduct, as money ("" before it said)."""
+        if self.total_pence is None:
+            return ""
+        return f"GBP {self.total_pence / 100:,.2f}"
+
 
 class BonusLine(models.Model):
     payment = models.ForeignKey(BonusPayment, on_delete=models.PROTECT, related_name="lines")

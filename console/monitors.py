@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import uuid
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING
 from django.db.models import Count, Q
 from django.utils import timezone
 
+from annotator.actions.groups import qualified_raters
 from annotator.models import AuditEvent, Participant, Study
 from annotator.quality import ParticipantQuality
 from annotator.wording import audit_detail
@@ -307,3 +309,14 @@ def rater_plot_figure(row: ParticipantQuality, scale_max: int) -> Figure:
     return rater_figure(
         row.rater, row.gold_pairs, row.scores, scale_max, row.gold_correlation, row.gold_note
     )
+
+
+def prolific_card(study: Study) -> dict:
+    """The monitor's card of a study on Prolific: its bonus payments, how
+    many raters qualify for a bonus, and a fresh key for the bonus form (one
+    payment however often the form is sent)."""
+    return {
+        "bonus_payments": list(study.bonus_payments.prefetch_related("lines")[:20]),
+        "bonus_key": uuid.uuid4().hex,
+        "qualified_count": len(qualified_raters(study)),
+    }

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from console.views import documents, home, runs, studies
+from console.views import documents, home, prolific, runs, studies
 
 app_name = "console"
 urlpatterns = [
@@ -17,6 +17,10 @@ urlpatterns = [
     path("studies/<int:pk>/live/", studies.study_live, name="study_live"),
     path("studies/<int:pk>/refill/", studies.study_refill, name="study_refill"),
     path("studies/<int:pk>/status/<str:action>/", studies.study_status, name="study_status"),
+    path("studies/<int:pk>/bonus/", prolific.study_bonus, name="study_bonus"),
+    path("studies/<int:pk>/message/", prolific.study_message, name="study_message"),
+    path("bonuses/<int:pk>/pay/", prolific.study_bonus_pay, name="bonus_pay"),
+    path("bonuses/<int:pk>/settle/", prolific.study_bonus_settle, name="bonus_settle"),
     path("participants/<int:pk>/exclude/", studies.participant_exclude, name="exclude"),
     path("participants/<int:pk>/reinstate/", studies.participant_reinstate, name="reinstate"),
     path(

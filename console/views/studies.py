@@ -136,6 +136,8 @@ def study_context(request: HttpRequest, study: Study, note: dict | None = None) 
         context["completion_url"] = completion_url(study.completion_code)
         context["failed_check"] = monitors.failed_check_label(study)
         context["failed_check_url"] = completion_url(study.failed_attention_code)
+        if study.prolific_study_id:
+            context["prolific"] = monitors.prolific_card(study)
     else:
         context["gold_url"] = base.rstrip("/") + reverse("annotator:gold_home")
     context["report_links"] = report_links(study_selection(study))
