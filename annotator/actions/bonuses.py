@@ -169,16 +169,18 @@ def check_pay_bonuses(
     payment: BonusPayment, client: ProlificClient, actor: User | None = None
 ) -> BonusPayment:
     """Pay a payment that is set up, at most once: marks it PAYING (committed)
-    before the request, then do_finish_paying with what came back."""
-    with transaction.atomic():
-        locked = BonusPayment.objects.select_for_update().get(pk=payment.pk)
-        if locked.status != Status.SET_UP:
-            raise StudyConflict(
-                f"Only a bonus set up on Prolific can be paid; this one is "
-                f"{locked.get_status_display().lower()}."
-            )
-        locked.status, locked.error = Status.PAYING, ""
-        locked.save(update_fields=["status", "error"])
+    before the request, then do_finish_paying with what came back. The mark is
+    one conditional UPDATE, so of two clicks at once (on any database) one
+    pays and the other is refused."""
+    claimed = BonusPayment.objects.filter(pk=payment.pk, status=Status.SET_UP).update(
+        status=Status.PAYING, error=""
+    )
+    locked = BonusPayment.objects.get(pk=payment.pk)
+    if not claimed:
+        raise StudyConflict(
+            f"Only a bonus set up on Prolific can be paid; this one is "
+            f"{locked.get_status_display().lower()}."
+        )
     try:
         client.pay_bonuses(locked.prolific_id)
     except ProlificError as error:

@@ -223,3 +223,36 @@ def test_rename_after_ratings_keeps_one_evaluator(data):
 def _fields(study: Study, **changes) -> dict:
     values = {f.attname: getattr(study, f.attname) for f in Study._meta.concrete_fields}
     return values | changes
+
+
+def test_two_clicks_on_pay_at_once_pay_once(data):
+    """Prolific pays a bonus again for every pay request: of two at once, one
+    is sent and the other refused."""
+    from annotator.actions.bonuses import (
+        check_pay_bonuses,
+        check_record_bonuses,
+        check_set_up_bonuses,
+    )
+    from annotator.actions.prolific_sync import check_create_on_prolific
+    from annotator.prolific_api import ProlificClient
+    from tests.fakes.prolific_server import FakeProlific
+
+    study = make_study(raters=TRIALS)
+    with FakeProlific() as prolific:
+        client = ProlificClient(prolific.token, prolific.url)
+        for trial in range(TRIALS):
+            if not study.prolific_study_id:
+                check_create_on_prolific(study, client, "https://c.example.org")
+            pid = f"RATER{trial}"
+            participant = check_start_assignment(study, pid=pid).participant
+            prolific.add_submission(study.prolific_study_id, pid, "AWAITING REVIEW")
+            payment, _ = check_record_bonuses(study, {participant: "1.00"}, "race", f"race{trial}")
+            payment = check_set_up_bonuses(payment, client)
+            before = len(prolific.paid)
+            outcomes = race(
+                lambda p=payment: check_pay_bonuses(p, client),
+                lambda p=payment: check_pay_bonuses(p, client),
+            )
+            no_crash(outcomes)
+            assert sorted(o.split(":")[0] for o in outcomes) == ["ok", "refused"]
+            assert len(prolific.paid) == before + 1

@@ -263,7 +263,8 @@ def test_the_prolific_command(on_prolific, prolific, settings):
         return out.getvalue()
 
     bonus = ("bonus", str(study.pk), "--amount", "1.50", "--qualified", "--reason", "careful")
-    assert "Bonus 1: Paid, 400 pence with fees" in run(*bonus, "--key", "pilot", "--pay")
+    paid = run(*bonus, "--key", "pilot", "--pay")
+    assert f"Bonus {BonusPayment.objects.get().pk}: Paid, 400 pence with fees" in paid
     assert "nothing new" in run(*bonus, "--key", "pilot", "--pay")  # run twice: paid once
     assert len(prolific.paid) == 2 and BonusPayment.objects.count() == 1
     with pytest.raises(CommandError, match="in pounds, not pence"):
