@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -59,15 +60,29 @@ class CallResult:
 
 class RequestLocks:
     """One lock per request hash, so that identical requests in one run (the
-    same prompt for two responses with the same text) make one call, not two."""
+    same prompt for two responses with the same text) make one call, not two.
+    A lock lives while someone holds or waits for it: a run of tens of
+    thousands of requests keeps only those in flight."""
 
     def __init__(self) -> None:
-        self.locks: dict[str, threading.Lock] = {}
+        self.locks: dict[str, tuple[threading.Lock, int]] = {}
         self.guard = threading.Lock()
 
-    def __call__(self, digest: str) -> threading.Lock:
+    @contextmanager
+    def __call__(self, digest: str) -> Iterator[None]:
         with self.guard:
-            return self.locks.setdefault(digest, threading.Lock())
+            lock, users = self.locks.get(digest) or (threading.Lock(), 0)
+            self.locks[digest] = (lock, users + 1)
+        try:
+            with lock:
+                yield
+        finally:
+            with self.guard:
+                lock, users = self.locks[digest]
+                if users == 1:
+                    del self.locks[digest]
+                else:
+                    self.locks[digest] = (lock, users - 1)
 
 
 class ModelCaller:

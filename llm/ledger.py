@@ -28,18 +28,6 @@ T = TypeVar("T")
 PREFETCH_CHUNK = 1000
 
 
-class OnRecord:
-    """In a ledger's memory: this request's answer is written; ask the
-    database for it again when it is needed (the answer, with its messages,
-    is not kept in memory for the rest of the run)."""
-
-    def __repr__(self) -> str:
-        return "ON_RECORD"
-
-
-ON_RECORD = OnRecord()
-
-
 def request_hash(endpoint: str, model: str, messages: list[dict], params: dict) -> str:
     canonical = json.dumps(
         {"base_url": endpoint.rstrip("/"), "model": model, "messages": messages, "params": params},
@@ -70,8 +58,8 @@ class Ledger:
         self.purpose = purpose
         self.template_version = template_version
         self.parser_version = parser_version
-        # None: looked up, no answer; ON_RECORD: answered in this run and written
-        self.answers: dict[str, LLMCall | OnRecord | None] = {}
+        # None: looked up, no answer (an answer written is forgotten: _forget)
+        self.answers: dict[str, LLMCall | None] = {}
         self.last_attempt: dict[str, int] = {}
         self.lock = threading.Lock()
 
@@ -104,13 +92,11 @@ class Ledger:
     def answer(self, digest: str) -> LLMCall | None:
         """The latest answer to this request, if any."""
         with self.lock:
-            held = self.answers.get(digest, ON_RECORD)
-            if digest in self.answers and not isinstance(held, OnRecord):
-                return held
+            if digest in self.answers:
+                return self.answers[digest]
         self._look_up([digest])
         with self.lock:
-            answer = self.answers[digest]
-        return None if isinstance(answer, OnRecord) else answer
+            return self.answers.get(digest)
 
     def knows(self, digest: str) -> bool:
         """Whether this request was looked up (its answer and last attempt are known)."""
@@ -119,12 +105,11 @@ class Ledger:
 
     def answer_in_memory(self, digest: str) -> tuple[bool, LLMCall | None]:
         """(looked up, answer): no query. An answer written earlier in this run
-        counts as not looked up (the caller asks the database)."""
+        was forgotten: not looked up (the caller asks the database)."""
         with self.lock:
-            held = self.answers.get(digest, ON_RECORD)
-            if isinstance(held, OnRecord):
-                return False, None
-            return True, held
+            if digest in self.answers:
+                return True, self.answers[digest]
+            return False, None
 
     def new_call(self, digest: str, messages: list[dict], params: dict, **fields) -> LLMCall:
         """An unsaved call under the request's next attempt number, taken now (so
@@ -164,13 +149,15 @@ class Ledger:
         self._forget(calls)
 
     def _forget(self, calls: list[LLMCall]) -> None:
-        """Written answers leave memory (the database has them): a run of tens
-        of thousands of requests keeps a marker per request, not every call's
-        messages."""
+        """Written answers leave memory (the database has them; the same
+        request again is looked up there, its answer and its last attempt): a
+        run of tens of thousands of requests keeps the ones in flight, not
+        every call with its messages."""
         with self.lock:
             for call in calls:
                 if self.answers.get(call.request_hash) is call:
-                    self.answers[call.request_hash] = ON_RECORD
+                    del self.answers[call.request_hash]
+                    self.last_attempt.pop(call.request_hash, None)
 
     def _write_one(self, call: LLMCall) -> None:
         for _ in range(5):

@@ -168,18 +168,18 @@ def test_a_thread_sends_its_next_request_only_once_its_last_call_is_recorded():
 
 
 def test_a_written_answer_leaves_memory_and_is_still_answered_from_the_ledger():
-    """After its call is written, the ledger keeps a marker for the request, not
-    the call with its messages; the same request later in the run is answered
-    from the database, with no second request to the server."""
-    from llm.ledger import ON_RECORD
-
+    """After its call is written, the ledger forgets the request (the call
+    with its messages, its last attempt); the same request later in the run is
+    answered from the database, with no second request to the server."""
     with FakeOpenAI() as server:
         config = ModelConfig(base_url=server.url, model="m", server="vllm")
         caller = ModelCaller(config, LLMCall.Purpose.JUDGE)
         request = caller.request(MESSAGES, {"temperature": 0.0, "max_tokens": 8})
         first = caller.complete(request, write_behind=True)
         caller.flush()
-        assert caller.ledger.answers[request.digest] is ON_RECORD
+        assert request.digest not in caller.ledger.answers
+        assert request.digest not in caller.ledger.last_attempt
+        assert caller.locks.locks == {}  # no lock is kept for a request answered
         again = caller.complete(request)
         assert caller.cached(request).pk == first.call.pk
         caller.close()
