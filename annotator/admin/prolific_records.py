@@ -9,18 +9,8 @@ from django.contrib import admin
 from django.db.models import Model
 from django.http import HttpRequest
 
+from annotator.admin.records import ReadOnlyAdmin
 from annotator.models import BonusLine, BonusPayment, ParticipantGroup, ParticipantGroupMember
-
-
-class ReadOnly(admin.ModelAdmin):
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
-        return False
 
 
 class BonusLineInline(admin.TabularInline):
@@ -34,7 +24,7 @@ class BonusLineInline(admin.TabularInline):
 
 
 @admin.register(BonusPayment)
-class BonusPaymentAdmin(ReadOnly):
+class BonusPaymentAdmin(ReadOnlyAdmin):
     list_display = ("pk", "study", "status", "reason", "total_pence", "created_at", "paid_at")
     list_filter = ("status", "study")
     list_select_related = ("study",)
@@ -52,6 +42,6 @@ class MemberInline(admin.TabularInline):
 
 
 @admin.register(ParticipantGroup)
-class ParticipantGroupAdmin(ReadOnly):
+class ParticipantGroupAdmin(ReadOnlyAdmin):
     list_display = ("name", "kind", "prolific_id", "created_at")
     inlines = [MemberInline]

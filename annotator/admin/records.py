@@ -42,50 +42,38 @@ class AssignmentAdmin(admin.ModelAdmin):
         return f"{obj.rated_n}/{len(obj.item_order)}"
 
 
-@admin.register(Rating)
-class RatingAdmin(admin.ModelAdmin):
-    list_display = ("assignment", "item", "score", "seconds", "created_at", "updated_at")
-    list_filter = ("item__study",)
-    list_select_related = ("assignment__participant", "assignment__task", "item")
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Shown, never added, changed or deleted by hand: ratings are the
+    participants' own (exclusion is the researcher's tool), items stay as they
+    were shown, audit events and payments as they happened."""
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
     def has_change_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
-        return False  # ratings are the participants' own; exclusion is the researcher's tool
+        return False
 
     def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
         return False
 
 
+@admin.register(Rating)
+class RatingAdmin(ReadOnlyAdmin):
+    list_display = ("assignment", "item", "score", "seconds", "created_at", "updated_at")
+    list_filter = ("item__study",)
+    list_select_related = ("assignment__participant", "assignment__task", "item")
+
+
 @admin.register(Item)
-class ItemAdmin(admin.ModelAdmin):
+class ItemAdmin(ReadOnlyAdmin):
     list_display = ("question", "task", "kind")
     list_filter = ("study",)
     list_select_related = ("task",)
     search_fields = ("question",)
 
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
-        return False  # what was rated stays as it was shown
-
-    def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
-        return False
-
 
 @admin.register(AuditEvent)
-class AuditEventAdmin(admin.ModelAdmin):
+class AuditEventAdmin(ReadOnlyAdmin):
     list_display = ("created_at", "study", "participant", "actor", "action", "detail")
     list_filter = ("study", "action")
     list_select_related = ("study", "participant", "actor")
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
-        return False
