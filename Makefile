@@ -30,7 +30,7 @@ test: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # Every app, checked by mypy (with django-stubs).
-MYPY_PACKAGES ?= config users runs llm corpus generation judging annotator analysis console demo
+MYPY_PACKAGES ?= config users runs llm corpus generation judging annotator analysis adaptive console demo
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -102,7 +102,7 @@ def stratified_sample(frame: pd.DataFrame, count: int, seed: int) -> tuple[list,
     return sorted(chosen), pd.Series(probabilities, dtype=float)
 
 
-def inclusion_probabilities(weights: pd.Series, count: int, floor: float = FLOOR) -> pd.Series:
+def inclusion_probabilities(weights: pd.Series, count: float, floor: float = FLOOR) -> pd.Series:
     """Probabilities proportional to `weights` (spreads) mixed with a uniform
     floor, summing to `count`, capped at 1 (those capped are certain; the rest
     share what is left, again in proportion)."""

@@ -94,6 +94,10 @@ class ProlificClient:
     def create_study(self, payload: dict) -> dict:
         return self._request("POST", "studies/", payload)
 
+    def study(self, study_id: str) -> dict:
+        """The study as Prolific has it (its `status`: UNPUBLISHED, ACTIVE, PAUSED, COMPLETED)."""
+        return self._request("GET", f"studies/{checked_ids([study_id])[0]}/")
+
     def publish_study(self, study_id: str) -> dict:
         return self.transition_study(study_id, "PUBLISH")
 

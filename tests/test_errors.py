@@ -17,10 +17,10 @@ from annotator.models import Participant, Study
 from config.api import exception_handler
 from config.errors import ConcordError, Conflict, Invalid, NotFound, UpstreamError
 from corpus.models import Dataset
+from demo.fake_prolific import FakeProlific
 from judging.judging_runs import ensure_metric_evaluators
 from judging.models import Evaluator, JudgingRun
 from tests.annotator.conftest import entry_url, make_study
-from tests.fakes.prolific_server import FakeProlific
 from tests.judging.test_human_review import needs_human
 
 pytestmark = pytest.mark.django_db

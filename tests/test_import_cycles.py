@@ -20,6 +20,7 @@ APPS = [
     "judging",
     "annotator",
     "analysis",
+    "adaptive",
     "console",
     "demo",
 ]

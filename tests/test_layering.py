@@ -6,7 +6,17 @@ from pathlib import Path
 
 from tests.conftest import REPO
 
-ORDER = ["runs", "llm", "corpus", "generation", "judging", "annotator", "analysis", "console"]
+ORDER = [
+    "runs",
+    "llm",
+    "corpus",
+    "generation",
+    "judging",
+    "annotator",
+    "analysis",
+    "adaptive",
+    "console",
+]
 
 
 def imported_apps(path: Path) -> set[tuple[int, str]]:

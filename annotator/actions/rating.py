@@ -19,6 +19,7 @@ from annotator.errors import StudyError
 from annotator.models import Assignment, Item, Rating, Study
 from annotator.quality import auto_flag
 from annotator.selectors import may_continue, missing_positions
+from annotator.signals import task_completed
 
 MAX_SECONDS_PER_VISIT = 3600.0
 MAX_COMMENT = 2000
@@ -297,4 +298,7 @@ def do_complete_assignment(study: Study, assignment: Assignment) -> str:
         )
     auto_flag(assignment.participant)
     do_sync_rater_judgments(study, assignment.participant)
+    # after the commit: an adaptive study may have its answer now (adaptive.signals)
+    study_id = study.pk
+    transaction.on_commit(lambda: task_completed.send(sender=Study, study_id=study_id))
     return code

@@ -57,6 +57,7 @@ INSTALLED_APPS = [
     "judging",
     "annotator",
     "analysis",
+    "adaptive",
     "console",
     "demo",
 ]
@@ -230,6 +231,10 @@ CELERY_BEAT_SCHEDULE = {
     "release-stale-study-work": {
         "task": "annotator.release_stale_work",
         "schedule": 300.0,  # seconds
+    },
+    "advance-adaptive-studies": {
+        "task": "adaptive.advance_all",
+        "schedule": 60.0,
     },
 }
 

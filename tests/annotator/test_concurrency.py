@@ -235,7 +235,7 @@ def test_two_clicks_on_pay_at_once_pay_once(data):
     )
     from annotator.actions.prolific_sync import check_create_on_prolific
     from annotator.prolific_api import ProlificClient
-    from tests.fakes.prolific_server import FakeProlific
+    from demo.fake_prolific import FakeProlific
 
     study = make_study(raters=TRIALS)
     with FakeProlific() as prolific:

@@ -15,7 +15,7 @@ from annotator.errors import StudyError
 from annotator.models import Assignment, AuditEvent
 from annotator.prolific_api import ProlificClient, ProlificError
 from annotator.selectors import task_loads
-from tests.fakes.prolific_server import FakeProlific
+from demo.fake_prolific import FakeProlific
 
 pytestmark = pytest.mark.django_db
 

@@ -1,5 +1,5 @@
 """Bonuses, messages, study transitions and participant groups on Prolific,
-against the local server that speaks its API (tests/fakes/prolific_server.py),
+against the local server that speaks its API (demo/fake_prolific.py),
 where paying a bonus twice pays twice, as on Prolific."""
 
 from decimal import Decimal
@@ -27,8 +27,8 @@ from annotator.actions.prolific_sync import check_create_on_prolific, prolific_d
 from annotator.errors import StudyConflict, StudyError
 from annotator.models import Assignment, AuditEvent, BonusPayment, ParticipantGroupMember
 from annotator.prolific_api import ProlificClient, ProlificError
+from demo.fake_prolific import FakeProlific
 from tests.annotator.conftest import make_study
-from tests.fakes.prolific_server import FakeProlific
 
 pytestmark = pytest.mark.django_db
 BASE = "https://concord.example.org"

@@ -22,10 +22,10 @@ from annotator.prolific_api import ProlificClient
 from annotator.quality import participant_quality
 from annotator.selectors import selection
 from corpus.models import Dataset, Document
+from demo.fake_prolific import FakeProlific
 from generation.models import System
 from judging.models import Evaluator, Judgment, PairwiseVerdict
 from tests.annotator.conftest import make_study
-from tests.fakes.prolific_server import FakeProlific
 
 pytestmark = pytest.mark.django_db
 

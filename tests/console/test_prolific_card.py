@@ -15,9 +15,9 @@ from annotator.actions.prolific_sync import check_create_on_prolific
 from annotator.actions.rating import check_complete_assignment
 from annotator.models import AuditEvent, BonusPayment
 from annotator.prolific_api import ProlificClient
+from demo.fake_prolific import FakeProlific
 from tests.analysis.test_scope import gold_score
 from tests.annotator.conftest import rate_as_a_person
-from tests.fakes.prolific_server import FakeProlific
 
 pytestmark = pytest.mark.django_db
 

@@ -8,7 +8,8 @@ import pytest
 from judging import scores
 from tests.conftest import REPO
 
-PRODUCT = ["runs", "llm", "corpus", "generation", "judging", "annotator", "analysis", "console"]
+PRODUCT = ["runs", "llm", "corpus", "generation", "judging", "annotator", "analysis"]
+PRODUCT += ["adaptive", "console"]
 ROWS = {"Judgment", "PairwiseVerdict"}
 
 

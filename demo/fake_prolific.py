@@ -117,9 +117,12 @@ class FakeProlific:
             missing = [k for k in STUDY_FIELDS if k not in body]
             if missing:
                 return 400, {"error": f"missing {missing}"}
-            study = {**body, "id": uuid.uuid4().hex[:24], "status": "UNPUBLISHED"}
-            self.studies[study["id"]] = study
-            return 201, study
+            created = {**body, "id": uuid.uuid4().hex[:24], "status": "UNPUBLISHED"}
+            self.studies[created["id"]] = created
+            return 201, created
+        if method == "GET" and (match := re.fullmatch(r"/studies/(\w+)/", path)):
+            study = self.studies.get(match[1])
+            return (200, study) if study is not None else (404, {"error": "no such study"})
         if method == "PATCH" and (match := re.fullmatch(r"/studies/(\w+)/", path)):
             study = self.studies.get(match[1])
             if study is None:
@@ -182,16 +185,16 @@ class FakeProlific:
             strangers = sorted({pid for pid, _ in lines} - self.took_part(study_id))
             if not lines or strangers:
                 return 400, {"error": f"Participants not in the study: {strangers}"}
-            amount = int(sum(a for _, a in lines) * 100)
-            fees = round(amount / 3)
+            pence = int(sum(a for _, a in lines) * 100)
+            fees = round(pence / 3)
             bulk_id = uuid.uuid4().hex[:24]
             self.bulk_bonuses[bulk_id] = {"study_id": study_id, "lines": lines}
             return 201, {
                 "id": bulk_id,
                 "study": study_id,
-                "amount": amount,
+                "amount": pence,
                 "fees": fees,
-                "total_amount": amount + fees,
+                "total_amount": pence + fees,
             }
         if method == "POST" and (match := re.fullmatch(r"/bulk-bonus-payments/(\w+)/pay/", path)):
             bulk = self.bulk_bonuses.get(match[1])

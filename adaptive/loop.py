@@ -1,0 +1,441 @@
+"""The loop of an adaptive study: plan, start, waves, the automatic stop, and
+the researcher's stop, budget and deadline changes. Every decision is a
+Decision row. `advance` is the one step the worker repeats (after every
+completed task, and every minute): it updates the estimates, stops the study
+when its goal is met or its budget or time is spent, and sends the next wave
+when the last one is rated.
+
+Locks: every change takes the adaptive study's row first (`lock`), then the
+annotator actions it calls take their studies' rows (annotator.actions'
+order), so two workers advancing one study at once do one step each.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from datetime import datetime
+
+import numpy as np
+from django.db import transaction
+from django.db.models import Count, Q, Sum
+from django.utils import timezone
+
+from adaptive.errors import AdaptiveError
+from adaptive.estimates import estimates, goal_met, unanswered
+from adaptive.models import AdaptiveStudy, Decision, Draw, Snapshot
+from adaptive.planning import make_plan
+from adaptive.pool import build_pool
+from adaptive.reporting import final_report
+from annotator.actions.settings import check_save_study
+from annotator.actions.status import check_set_study_status
+from annotator.models import Assignment, Study
+from annotator.prolific_api import reward_in_pence
+from annotator.prolific_records import BonusPayment
+from generation.models import Response
+from users.models import User
+
+MIN_WAVE = 10  # draws per system: a smaller wave is not worth a Prolific study
+
+
+def lock(adaptive: AdaptiveStudy | int) -> AdaptiveStudy:
+    pk = adaptive if isinstance(adaptive, int) else adaptive.pk
+    return AdaptiveStudy.objects.select_for_update().get(pk=pk)
+
+
+def decide(
+    adaptive: AdaptiveStudy, action: str, detail: str, actor: User | None = None
+) -> Decision:
+    return Decision.objects.create(adaptive=adaptive, action=action, detail=detail, actor=actor)
+
+
+# --- planning -------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def create(adaptive: AdaptiveStudy, systems: list, actor: User | None = None) -> AdaptiveStudy:
+    """Save a new adaptive study with its pool and its plan; nothing is spent.
+    Raises AdaptiveError saying what is wrong (nothing saved then)."""
+    if adaptive.pk is not None:
+        raise AdaptiveError("This adaptive study exists already.")
+    if (
+        AdaptiveStudy.objects.filter(name=adaptive.name).exists()
+        or Study.objects.filter(name__startswith=f"{adaptive.name} · wave").exists()
+    ):
+        raise AdaptiveError(f"The name '{adaptive.name}' is taken; choose another.")
+    if adaptive.goal == AdaptiveStudy.Goal.MEANS and not (adaptive.half_width or 0) > 0:
+        raise AdaptiveError("The means goal needs a positive half-width w.")
+    if adaptive.goal == AdaptiveStudy.Goal.RANKING and not 0 < (adaptive.probability or 0) < 1:
+        raise AdaptiveError("The ranking goal needs a probability p between 0 and 1.")
+    if adaptive.deadline <= timezone.now():
+        raise AdaptiveError("The deadline has passed already.")
+    if not 0 < adaptive.minutes_per_item <= 60 or adaptive.hourly_pay <= 0:
+        raise AdaptiveError("Minutes per item in (0, 60], and a positive hourly pay.")
+    if adaptive.draws_per_wave < MIN_WAVE:
+        raise AdaptiveError(f"At least {MIN_WAVE} draws per system and wave.")
+    adaptive.pool = build_pool(
+        adaptive.dataset,
+        adaptive.mode,
+        systems,
+        adaptive.judge,
+        adaptive.uncertainty_judge,
+        adaptive.send_rate,
+        adaptive.floor,
+    )
+    adaptive.plan = make_plan(adaptive, systems)
+    adaptive.created_by = actor
+    adaptive.save()
+    adaptive.systems.set(systems)
+    decide(adaptive, Decision.Action.PLANNED, adaptive.plan["summary"], actor)
+    return adaptive
+
+
+# --- money ----------------------------------------------------------------------------------
+
+
+def batches(adaptive: AdaptiveStudy) -> list[Study]:
+    return list(
+        Study.objects.filter(pk__in=Draw.objects.filter(adaptive=adaptive).values("study"))
+        .annotate(task_count=Count("tasks", distinct=True))
+        .order_by("pk")
+    )
+
+
+def place_pence(study: Study, fee_share: float) -> float:
+    return reward_in_pence(study.hourly_pay, study.estimated_minutes) * (1 + fee_share)
+
+
+def money(adaptive: AdaptiveStudy) -> dict[str, float]:
+    """Pence spent (completed places and paid bonuses, fees included) and
+    reserved (places of batches not yet taken up)."""
+    spent = reserved = 0.0
+    for study in batches(adaptive):
+        done = Assignment.objects.filter(
+            task__study=study,
+            status__in=[Assignment.Status.COMPLETED, Assignment.Status.NOT_QUALIFIED],
+        ).count()
+        spent += done * place_pence(study, adaptive.fee_share)
+        if study.status != Study.Status.CLOSED:
+            places = study.task_count * study.raters_per_task  # type: ignore[attr-defined]
+            reserved += max(places - done, 0) * place_pence(study, adaptive.fee_share)
+    bonuses = BonusPayment.objects.filter(
+        study__in=[s.pk for s in batches(adaptive)], status=BonusPayment.Status.PAID
+    ).aggregate(total=Sum("total_pence"))["total"]
+    return {"spent": spent + float(bonuses or 0), "reserved": reserved}
+
+
+# --- waves ----------------------------------------------------------------------------------
+
+
+def draw_wave(adaptive: AdaptiveStudy, wave: int, system_ids: list[int], count: int) -> list[Draw]:
+    """`count` draws per system, with replacement, each sent with its recorded
+    probability (unsaved). The generator is seeded by the study and the wave."""
+    rng = np.random.default_rng([adaptive.seed, wave])
+    last = dict(
+        Draw.objects.filter(adaptive=adaptive)
+        .values("system_id")
+        .annotate(top=Count("pk"))
+        .values_list("system_id", "top")
+    )
+    draws = []
+    for system_id in system_ids:
+        rows = sorted(int(r) for r, entry in adaptive.pool.items() if entry[0] == system_id)
+        picked = rng.choice(rows, count)
+        sent = rng.random(count)
+        for index, rid in enumerate(picked):
+            probability = adaptive.pool[str(rid)][2]
+            draws.append(
+                Draw(
+                    adaptive=adaptive,
+                    system_id=system_id,
+                    position=last.get(system_id, 0) + index,
+                    wave=wave,
+                    response_id=int(rid),
+                    probability=probability,
+                    sent=bool(sent[index] < probability),
+                )
+            )
+    return draws
+
+
+def split_into_batches(draws: list[Draw]) -> list[list[Draw]]:
+    """The k-th sending of a response in a wave goes to batch k: a study rates a
+    response once, so a response sent twice is rated twice, by two people."""
+    seen: dict[int, int] = defaultdict(int)
+    out: list[list[Draw]] = []
+    for draw in draws:
+        if not draw.sent:
+            continue
+        k = seen[draw.response_id]
+        seen[draw.response_id] += 1
+        if k == len(out):
+            out.append([])
+        out[k].append(draw)
+    return out
+
+
+def batch_minutes(adaptive: AdaptiveStudy, batch: list[Draw]) -> int:
+    """A place's minutes: the largest task's items at the minutes per item (one
+    reward per Prolific study, so no participant is paid below the rate)."""
+    documents = Response.objects.filter(pk__in=[d.response_id for d in batch]).values_list(
+        "question__document_id", flat=True
+    )
+    sizes: dict[int, int] = defaultdict(int)
+    for document_id in documents:
+        sizes[document_id] += 1
+    return max(1, math.ceil(max(sizes.values()) * adaptive.minutes_per_item))
+
+
+def wave_cost(adaptive: AdaptiveStudy, parts: list[list[Draw]]) -> float:
+    total = 0.0
+    for batch in parts:
+        tasks = len(
+            set(
+                Response.objects.filter(pk__in=[d.response_id for d in batch]).values_list(
+                    "question__document_id", flat=True
+                )
+            )
+        )
+        reward = reward_in_pence(adaptive.hourly_pay, batch_minutes(adaptive, batch))
+        total += tasks * reward * (1 + adaptive.fee_share)
+    return total
+
+
+def create_batch(adaptive: AdaptiveStudy, wave: int, k: int, batch: list[Draw]) -> Study:
+    """An ordinary study of the population's kind that rates the batch's
+    responses once each, opened at once."""
+    responses = list(
+        Response.objects.filter(pk__in=[d.response_id for d in batch]).select_related(
+            "run", "question"
+        )
+    )
+    study = Study(
+        name=f"{adaptive.name} · wave {wave}" + (f" · batch {k + 1}" if k else ""),
+        kind=adaptive.population,
+        dataset=adaptive.dataset,
+        mode=adaptive.mode,
+        seed=None,
+        raters_per_task=1,
+        hourly_pay=adaptive.hourly_pay,
+        estimated_minutes=batch_minutes(adaptive, batch),
+    )
+
+    def choose(saved: Study) -> None:
+        saved.systems.set({r.run.system_id for r in responses})
+        saved.documents.set({r.question.document_id for r in responses})
+        saved.responses.set([r.pk for r in responses])
+
+    check_save_study(study, [], after_save=choose)
+    check_set_study_status(study, Study.Status.OPEN)
+    for draw in batch:
+        draw.study = study
+    return study
+
+
+def send_wave(adaptive: AdaptiveStudy, system_ids: list[int], actor: User | None = None) -> str:
+    """Draw the next wave for these systems and open its batches; a wave that
+    would not fit the budget is halved until it does (or stops the study).
+    Needs the adaptive study's lock."""
+    wave = (
+        Draw.objects.filter(adaptive=adaptive)
+        .order_by("-wave")
+        .values_list("wave", flat=True)
+        .first()
+        or 0
+    ) + 1
+    left = adaptive.budget_pence - sum(money(adaptive).values())
+    count = adaptive.draws_per_wave
+    while count >= MIN_WAVE:
+        draws = draw_wave(adaptive, wave, system_ids, count)
+        parts = split_into_batches(draws)
+        cost = wave_cost(adaptive, parts)
+        if cost <= left:
+            break
+        count //= 2
+    else:
+        begin_stop(
+            adaptive,
+            f"budget spent: GBP {left / 100:.2f} left, not enough for a wave of {MIN_WAVE} "
+            "draws per system",
+        )
+        return "stopping"
+    if not parts:  # nothing was sent: the judge's scores alone move the estimates
+        Draw.objects.bulk_create(draws)
+        decide(adaptive, Decision.Action.WAVE, f"wave {wave}: {len(draws)} draws, none sent", actor)
+        return "wave"
+    for k, batch in enumerate(parts):
+        create_batch(adaptive, wave, k, batch)
+    Draw.objects.bulk_create(draws)
+    sent = sum(len(b) for b in parts)
+    decide(
+        adaptive,
+        Decision.Action.WAVE,
+        f"wave {wave}: {count} draws for each of {len(system_ids)} systems, {sent} sent to "
+        f"humans in {len(parts)} batch(es), up to GBP {cost / 100:.2f}",
+        actor,
+    )
+    return "wave"
+
+
+# --- the step ---------------------------------------------------------------------------------
+
+
+def work_in_progress(adaptive: AdaptiveStudy) -> int:
+    return Assignment.objects.filter(
+        task__study__in=[s.pk for s in batches(adaptive)], status=Assignment.Status.ACTIVE
+    ).count()
+
+
+def record_snapshot(adaptive: AdaptiveStudy, found: list, met: bool) -> Snapshot | None:
+    """A point of the monitor's plot, when the labels changed since the last one."""
+    labels = sum(e.labels for e in found)
+    last = Snapshot.objects.filter(adaptive=adaptive).order_by("-created_at", "-pk").first()
+    if last is not None and last.labels == labels and last.met == met:
+        return None
+    return Snapshot.objects.create(
+        adaptive=adaptive,
+        labels=labels,
+        spent_pence=money(adaptive)["spent"],
+        met=met,
+        estimates=[e.as_dict() for e in found],
+    )
+
+
+@transaction.atomic
+def start(adaptive: AdaptiveStudy, actor: User | None = None) -> AdaptiveStudy:
+    adaptive = lock(adaptive)
+    if adaptive.status != AdaptiveStudy.Status.PLANNED:
+        raise AdaptiveError(f"'{adaptive.name}' is {adaptive.status}: only a planned study starts.")
+    adaptive.status = AdaptiveStudy.Status.RUNNING
+    adaptive.started_at = timezone.now()
+    adaptive.save(update_fields=["status", "started_at"])
+    decide(adaptive, Decision.Action.STARTED, adaptive.goal_text(), actor)
+    send_wave(adaptive, [s.pk for s in adaptive.systems.all()], actor)
+    return adaptive
+
+
+@transaction.atomic
+def advance(adaptive: AdaptiveStudy | int, now: datetime | None = None) -> str:
+    """One step; says what it did ("idle", "wave", "stopping", "finished")."""
+    adaptive = lock(adaptive)
+    now = now or timezone.now()
+    if adaptive.status not in (AdaptiveStudy.Status.RUNNING, AdaptiveStudy.Status.STOPPING):
+        return "idle"
+    found = estimates(adaptive)
+    met = goal_met(adaptive, found)
+    record_snapshot(adaptive, found, met)
+    if adaptive.status == AdaptiveStudy.Status.RUNNING:
+        if met:
+            begin_stop(adaptive, "the goal is met")
+            return "stopping"
+        if now >= adaptive.deadline:
+            begin_stop(adaptive, "time is up: the deadline passed before the goal was met")
+            return "stopping"
+        if any(e.pending for e in found):
+            return "idle"
+        return send_wave(adaptive, unanswered(adaptive, found))
+    if work_in_progress(adaptive):
+        return "idle"
+    finish(adaptive, found, met)
+    return "finished"
+
+
+def begin_stop(adaptive: AdaptiveStudy, reason: str, actor: User | None = None) -> None:
+    """No new arrivals: every open batch is paused (work in progress may finish).
+    Needs the adaptive study's lock."""
+    for study in batches(adaptive):
+        if study.status == Study.Status.OPEN:
+            check_set_study_status(study, Study.Status.PAUSED, actor)
+    adaptive.status = AdaptiveStudy.Status.STOPPING
+    adaptive.stop_reason = reason[:200]
+    adaptive.save(update_fields=["status", "stop_reason"])
+    decide(adaptive, Decision.Action.STOPPING, reason, actor)
+
+
+def finish(adaptive: AdaptiveStudy, found: list, met: bool) -> None:
+    """Close every batch and write the report. Needs the adaptive study's lock."""
+    for study in batches(adaptive):
+        check_set_study_status(study, Study.Status.CLOSED)
+    adaptive.status = AdaptiveStudy.Status.FINISHED
+    adaptive.finished_at = timezone.now()
+    adaptive.report = final_report(adaptive, found, met, money(adaptive))
+    adaptive.save(update_fields=["status", "finished_at", "report"])
+    decide(adaptive, Decision.Action.FINISHED, adaptive.report["answer"])
+
+
+# --- the researcher's decisions ---------------------------------------------------------------
+
+
+@transaction.atomic
+def stop(adaptive: AdaptiveStudy, actor: User | None, reason: str = "") -> AdaptiveStudy:
+    adaptive = lock(adaptive)
+    if adaptive.status == AdaptiveStudy.Status.PLANNED:
+        adaptive.status = AdaptiveStudy.Status.FINISHED
+        adaptive.stop_reason = "stopped before it started"
+        adaptive.finished_at = timezone.now()
+        adaptive.save(update_fields=["status", "stop_reason", "finished_at"])
+        decide(adaptive, Decision.Action.FINISHED, adaptive.stop_reason, actor)
+    elif adaptive.status == AdaptiveStudy.Status.RUNNING:
+        begin_stop(
+            adaptive,
+            f"stopped by {actor or 'a researcher'}" + (f": {reason}" if reason else ""),
+            actor,
+        )
+    else:
+        raise AdaptiveError(f"'{adaptive.name}' is {adaptive.status} already.")
+    return adaptive
+
+
+@transaction.atomic
+def change_budget(adaptive: AdaptiveStudy, pence: int, actor: User | None) -> AdaptiveStudy:
+    adaptive = lock(adaptive)
+    if adaptive.status in (AdaptiveStudy.Status.STOPPING, AdaptiveStudy.Status.FINISHED):
+        raise AdaptiveError(
+            f"'{adaptive.name}' is {adaptive.status}: its budget no longer matters."
+        )
+    committed = sum(money(adaptive).values())
+    if pence < committed:
+        raise AdaptiveError(
+            f"GBP {pence / 100:.2f} is below what is spent or reserved already "
+            f"(GBP {committed / 100:.2f})."
+        )
+    before = adaptive.budget_pence
+    adaptive.budget_pence = pence
+    adaptive.save(update_fields=["budget_pence"])
+    decide(
+        adaptive, Decision.Action.BUDGET, f"GBP {before / 100:.2f} -> GBP {pence / 100:.2f}", actor
+    )
+    return adaptive
+
+
+@transaction.atomic
+def change_deadline(
+    adaptive: AdaptiveStudy, deadline: datetime, actor: User | None
+) -> AdaptiveStudy:
+    adaptive = lock(adaptive)
+    if adaptive.status in (AdaptiveStudy.Status.STOPPING, AdaptiveStudy.Status.FINISHED):
+        raise AdaptiveError(f"'{adaptive.name}' is {adaptive.status}: it cannot be extended.")
+    if deadline <= timezone.now():
+        raise AdaptiveError("The new deadline has passed already.")
+    before = adaptive.deadline
+    adaptive.deadline = deadline
+    adaptive.save(update_fields=["deadline"])
+    decide(
+        adaptive,
+        Decision.Action.DEADLINE,
+        f"{before:%Y-%m-%d %H:%M} -> {deadline:%Y-%m-%d %H:%M}",
+        actor,
+    )
+    return adaptive
+
+
+def running_ids() -> list[int]:
+    return list(
+        AdaptiveStudy.objects.filter(
+            Q(status=AdaptiveStudy.Status.RUNNING) | Q(status=AdaptiveStudy.Status.STOPPING)
+        ).values_list("pk", flat=True)
+    )
+
+
+def owner_of(study_id: int) -> int | None:
+    return Draw.objects.filter(study_id=study_id).values_list("adaptive_id", flat=True).first()

@@ -1,0 +1,90 @@
+"""The plan shown before anything is spent (analysis.study_plan's simulation
+on the adaptive study's own pool): paid places expected and in the worst 1 of
+20, their cost, the chance of an answer within the budget, the waves, and
+what a fixed uniform design would need."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from adaptive.models import AdaptiveStudy
+from adaptive.pool import judge_means
+from analysis.study_plan import Budget, Goal, plan
+
+PLAN_REPLAYS = 200
+DROPOUT = 0.1  # the share of places returned unfinished (paid again), as planned
+
+
+def plan_width(
+    adaptive: AdaptiveStudy, judge: np.ndarray, code: np.ndarray
+) -> tuple[float, float, str]:
+    """The half-width and alpha the plan simulates, and how they were chosen."""
+    if adaptive.goal == AdaptiveStudy.Goal.MEANS:
+        return float(adaptive.half_width or 0), adaptive.alpha, ""
+    systems = int(code.max()) + 1
+    means = sorted(float(judge[code == s].mean()) for s in range(systems))
+    gaps = [b - a for a, b in zip(means, means[1:], strict=False)] or [1.0]
+    width = max(min(gaps) / 2, 0.05)
+    alpha = (1 - float(adaptive.probability or 0.95)) / systems
+    return (
+        width,
+        alpha,
+        f"the ranking planned as every system's mean within +-{width:.2f} (half the smallest "
+        f"gap between the judge's system means) at alpha {alpha:.4f} per system (Bonferroni)",
+    )
+
+
+def make_plan(adaptive: AdaptiveStudy, systems: list) -> dict:
+    ids = sorted(adaptive.pool, key=int)
+    names = sorted(s.name for s in systems)
+    by_id = {s.pk: s.name for s in systems}
+    judge = np.array([adaptive.pool[r][1] for r in ids], float)
+    code = np.array([names.index(by_id[adaptive.pool[r][0]]) for r in ids])
+    probability = np.array([adaptive.pool[r][2] for r in ids], float)
+    human = None
+    if adaptive.prior_humans is not None:
+        known = judge_means(adaptive.prior_humans, [int(r) for r in ids])
+        human = np.array([known.get(int(r), np.nan) for r in ids], float)
+    width, alpha, how = plan_width(adaptive, judge, code)
+    reward = max(int(float(adaptive.hourly_pay) * 100 * adaptive.minutes_per_item / 60), 1)
+    result = plan(
+        judge,
+        code,
+        names,
+        human,
+        Goal(
+            width=width,
+            alpha=alpha,
+            min_labels=adaptive.min_labels,
+            t_opt=adaptive.t_opt,
+            scale=adaptive.scale,
+        ),
+        Budget(
+            pence=adaptive.budget_pence,
+            reward_pence=reward,
+            fee_share=adaptive.fee_share,
+            dropout=DROPOUT,
+        ),
+        probability=probability,
+        replays=PLAN_REPLAYS,
+        seed=adaptive.seed,
+    )
+    sent_per_wave = adaptive.send_rate * adaptive.draws_per_wave * len(names)
+    out = result.as_dict()
+    out["waves_median"] = math.ceil(result.labels_median / max(sent_per_wave, 1))
+    out["raters_per_item"] = 1
+    out["minutes_per_item"] = adaptive.minutes_per_item
+    out["hourly_pay"] = str(adaptive.hourly_pay)
+    out["summary"] = result.summary()
+    out["assumptions"] = (
+        result.assumptions
+        + ([how] if how else [])
+        + [
+            f"{DROPOUT:.0%} of places returned unfinished and paid again",
+            "a place's reward is the planned minutes per item; the loop pays a batch's places on "
+            "its largest task, so it spends more than planned when tasks differ in size",
+        ]
+    )
+    return out

@@ -1,0 +1,91 @@
+"""The pool an adaptive study draws from, fixed when it is planned: every
+response of the chosen systems' runs, the judge's score of each, and the
+probability a draw of it is sent to a human.
+
+The probability rises with the disagreement between the judge and the
+uncertainty judge and never falls below a uniform floor
+(analysis.items_for_humans.inclusion_probabilities, the rule "Select items
+for humans" records); per system it averages `send_rate`. It is recorded on
+every draw before any label of it is seen, which is what keeps the
+inverse-probability weighted estimate unbiased (Zrnic & Candes 2024)."""
+
+from __future__ import annotations
+
+import pandas as pd
+from django.db.models import Avg
+
+from adaptive.errors import AdaptiveError
+from analysis.items_for_humans import inclusion_probabilities
+from corpus.models import Dataset
+from generation.models import GenerationRun, Response, System
+from judging.models import Evaluator, Judgment
+
+
+def judge_means(evaluator: Evaluator, response_ids: list[int]) -> dict[int, float]:
+    """The evaluator's mean score (common 1-10 scale) per response it scored."""
+    return {
+        rid: float(score)
+        for rid, score in Judgment.objects.filter(evaluator=evaluator, response_id__in=response_ids)
+        .values("response_id")
+        .annotate(mean=Avg("score"))
+        .values_list("response_id", "mean")
+    }
+
+
+def build_pool(
+    dataset: Dataset,
+    mode: str,
+    systems: list[System],
+    judge: Evaluator,
+    uncertainty_judge: Evaluator | None,
+    send_rate: float,
+    floor: float,
+) -> dict[str, list]:
+    """Per response id (a string, as JSON keeps it): [system id, judge score,
+    probability]. Refuses systems without a run, and a judge that has not
+    scored every response (the increments need the judge's score on every draw)."""
+    if len(systems) < 1:
+        raise AdaptiveError("Choose at least one system.")
+    if not 0 < send_rate <= 1 or not 0 < floor <= 1:
+        raise AdaptiveError("The send rate and the floor are in (0, 1].")
+    runs = {
+        run.system_id: run
+        for run in GenerationRun.objects.filter(
+            dataset=dataset, mode=mode, system__in=systems, seed__isnull=True
+        )
+    }
+    missing = [s.name for s in systems if s.pk not in runs]
+    if missing:
+        raise AdaptiveError(
+            f"No {mode} run on {dataset} (without a seed) for: {', '.join(missing)}."
+        )
+    responses = dict(
+        Response.objects.filter(run__in=runs.values()).values_list("pk", "run__system_id")
+    )
+    ids = sorted(responses)
+    scores = judge_means(judge, ids)
+    unscored = [rid for rid in ids if rid not in scores]
+    if unscored:
+        raise AdaptiveError(
+            f"{judge.name} has not scored {len(unscored)} of the {len(ids)} responses of these "
+            "systems: the loop needs the judge's score on every response it may draw. "
+            "Run the judge on them first."
+        )
+    if uncertainty_judge is not None:
+        other = judge_means(uncertainty_judge, ids)
+        spread = pd.Series(
+            {rid: abs(scores[rid] - other[rid]) if rid in other else 0.0 for rid in ids}
+        )
+    else:
+        spread = pd.Series(1.0, index=ids)
+    pool: dict[str, list] = {}
+    for system_id in sorted({responses[rid] for rid in ids}):
+        mine = [rid for rid in ids if responses[rid] == system_id]
+        probability = inclusion_probabilities(
+            spread.loc[mine],
+            count=send_rate * len(mine),
+            floor=floor,
+        )
+        for rid in mine:
+            pool[str(rid)] = [system_id, scores[rid], max(float(probability[rid]), 1e-6)]
+    return pool

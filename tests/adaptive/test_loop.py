@@ -1,0 +1,147 @@
+"""The whole loop on the paper's data: a researcher states a goal, simulated
+participants (bots rating as the gold annotator did, with noise and
+dropout) take the batches' places on the fake Prolific server wave after
+wave, and the loop stops itself, closes the studies there, pays the bonus
+and writes its report."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from adaptive import loop
+from adaptive.estimates import estimates
+from adaptive.models import AdaptiveStudy, Decision, Draw, Snapshot
+from adaptive.prolific import sync_on_prolific
+from annotator.models import Study
+from annotator.prolific_api import ProlificClient
+from demo.bots import rate_as_bots
+from demo.fake_prolific import FakeProlific
+from judging.models import Judgment
+from tests.adaptive.conftest import make
+
+pytestmark = pytest.mark.django_db
+
+
+def run_to_the_end(adaptive, paper, prolific, client, rng, most_steps=60):
+    for _ in range(most_steps):
+        sync_on_prolific(adaptive.pk, client)
+        for study in loop.batches(adaptive):
+            if study.status == Study.Status.OPEN:
+                rate_as_bots(
+                    study, lambda rid: paper["truth"][rid], rng, prolific=prolific, dropout=0.1
+                )
+        loop.advance(adaptive.pk)
+        adaptive.refresh_from_db()
+        if adaptive.status == AdaptiveStudy.Status.FINISHED:
+            sync_on_prolific(adaptive.pk, client)
+            return adaptive
+    raise AssertionError(f"still {adaptive.status} after {most_steps} steps")
+
+
+def test_the_loop_answers_its_goal_and_closes_everything(paper, researcher):
+    adaptive = make(paper, researcher, on_prolific=True, bonus_pence=50, closing_message="Thanks!")
+    assert adaptive.status == AdaptiveStudy.Status.PLANNED
+    assert adaptive.plan["places_median"] > 0
+    assert 0 <= adaptive.plan["answered_within_budget"] <= 1
+    assert not Draw.objects.filter(adaptive=adaptive).exists()  # nothing spent before start
+
+    with FakeProlific() as prolific:
+        client = ProlificClient(prolific.token, prolific.url)
+        loop.start(adaptive, researcher)
+        first = loop.batches(adaptive)
+        assert first and all(s.status == Study.Status.OPEN for s in first)
+        sync_on_prolific(adaptive.pk, client)
+        assert {
+            prolific.studies[s.prolific_study_id]["status"] for s in loop.batches(adaptive)
+        } == {"ACTIVE"}
+        adaptive = run_to_the_end(adaptive, paper, prolific, client, np.random.default_rng(1))
+
+        report = adaptive.report
+        assert report["met"] is True and adaptive.stop_reason == "the goal is met"
+        for estimate in report["estimates"]:
+            assert estimate["upper"] - estimate["lower"] <= 2 * 1.0 + 1e-9
+            assert estimate["labels"] >= 20
+        # the report counts exactly the labels the batches' judgments hold
+        batches = loop.batches(adaptive)
+        evaluators = [s.evaluator_id for s in batches]
+        assert report["labels"] <= Judgment.objects.filter(evaluator_id__in=evaluators).count()
+        assert report["spent_pence"] <= adaptive.budget_pence
+        # every batch closed, here and on Prolific
+        assert all(s.status == Study.Status.CLOSED for s in batches)
+        assert {prolific.studies[s.prolific_study_id]["status"] for s in batches} == {"COMPLETED"}
+        # the bonus, paid once per accepted participant, and the closing message
+        paid = [p for p in prolific.paid]
+        assert paid and len({who for _, who, _ in paid}) == len(paid)
+        assert {m["body"] for m in prolific.messages} == {"Thanks!"}
+        assert {m["to"] for m in prolific.messages} == {who for _, who, _ in paid}
+        sent = len(prolific.messages)
+        sync_on_prolific(adaptive.pk, client)  # again: nothing is paid or sent twice
+        assert len(prolific.paid) == len(paid)
+        assert len(prolific.messages) == sent
+
+    actions = list(Decision.objects.filter(adaptive=adaptive).values_list("action", flat=True))
+    assert actions[:3] == ["planned", "started", "wave"]
+    assert "prolific" not in actions  # no request failed
+    assert actions[actions.index("stopping") :][:2] == ["stopping", "finished"]
+    assert actions.count("bonus") == actions.count("message") == len(batches)
+    assert actions.count("wave") >= 2  # it took more than one wave
+    snapshots = list(Snapshot.objects.filter(adaptive=adaptive))
+    assert len(snapshots) >= 2
+    assert [s.labels for s in snapshots] == sorted(s.labels for s in snapshots)
+    assert snapshots[-1].met
+
+
+def test_budget_spent_stops_the_loop_without_an_answer(paper):
+    adaptive = make(paper, half_width=0.2, budget_pence=3000, name="Adaptive: small budget")
+    loop.start(adaptive)
+    rng = np.random.default_rng(2)
+    for _ in range(30):
+        for study in loop.batches(adaptive):
+            if study.status == Study.Status.OPEN:
+                rate_as_bots(study, lambda rid: paper["truth"][rid], rng, dropout=0)
+        loop.advance(adaptive.pk)
+        adaptive.refresh_from_db()
+        if adaptive.status == AdaptiveStudy.Status.FINISHED:
+            break
+    assert adaptive.status == AdaptiveStudy.Status.FINISHED
+    assert adaptive.stop_reason.startswith("budget spent")
+    assert adaptive.report["met"] is False
+    assert adaptive.report["answer"].startswith("Not answered (budget spent")
+    assert adaptive.report["spent_pence"] <= 3000
+
+
+def test_estimates_match_a_direct_computation(paper):
+    """The monitor's interval equals the increments and sequence computed by
+    hand from the same draws and labels."""
+    from analysis.anytime import active_increments, confidence_sequence
+
+    adaptive = make(paper, name="Adaptive: direct")
+    loop.start(adaptive)
+    rng = np.random.default_rng(3)
+    for study in loop.batches(adaptive):
+        rate_as_bots(study, lambda rid: paper["truth"][rid], rng, dropout=0)
+    found = {e.system_id: e for e in estimates(adaptive)}
+    labels = {
+        (j.evaluator.study.pk, j.response_id): j.score
+        for j in Judgment.objects.filter(
+            evaluator__study__in=loop.batches(adaptive)
+        ).select_related("evaluator__study")
+    }
+    for system in paper["systems"]:
+        draws = list(Draw.objects.filter(adaptive=adaptive, system=system).order_by("position"))
+        judge = [adaptive.pool[str(d.response_id)][1] for d in draws]
+        human = [labels.get((d.study_id, d.response_id), np.nan) for d in draws]
+        z, _ = active_increments(
+            np.array(judge),
+            np.array(human),
+            np.array([d.sent for d in draws]),
+            np.array([d.probability for d in draws]),
+        )
+        sequence = confidence_sequence(
+            z, alpha=0.05, t_opt=adaptive.t_opt, scale=adaptive.scale, bounds=(1, 10)
+        )
+        assert found[system.pk].draws == len(draws)
+        assert found[system.pk].mean == pytest.approx(sequence.mean[-1], abs=1e-12)
+        assert found[system.pk].lower == pytest.approx(sequence.lower[-1], abs=1e-12)
+        assert found[system.pk].upper == pytest.approx(sequence.upper[-1], abs=1e-12)
