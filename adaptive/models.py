@@ -127,6 +127,10 @@ class AdaptiveStudy(models.Model):
         return self.name
 
     @property
+    def budget_gbp(self) -> float:
+        return self.budget_pence / 100
+
+    @property
     def place_pence(self) -> float:
         """One rated item's cost, the platform's fee included."""
         return float(self.hourly_pay) * 100 * self.minutes_per_item / 60 * (1 + self.fee_share)

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from console.views import documents, home, prolific, runs, studies
+from console.views import adaptive, documents, home, prolific, runs, studies
 
 app_name = "console"
 urlpatterns = [
@@ -29,6 +29,11 @@ urlpatterns = [
         name="allow_other_device",
     ),
     path("participants/<int:pk>/plot.svg", studies.participant_plot, name="participant_plot"),
+    path("adaptive/", adaptive.adaptive_list, name="adaptive_list"),
+    path("adaptive/new/", adaptive.adaptive_new, name="adaptive_new"),
+    path("adaptive/<int:pk>/", adaptive.adaptive_detail, name="adaptive"),
+    path("adaptive/<int:pk>/plot.svg", adaptive.adaptive_plot, name="adaptive_plot"),
+    path("adaptive/<int:pk>/<str:action>/", adaptive.adaptive_action, name="adaptive_action"),
     path("workers/", runs.workers, name="workers"),
     path("workers/inspect/", runs.workers_inspect, name="workers_inspect"),
     path("documents/", documents.documents, name="documents"),

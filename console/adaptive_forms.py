@@ -1,0 +1,119 @@
+"""The form that states an adaptive study's goal and budget (adaptive.loop
+plans it; nothing is spent until the researcher starts it)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from decimal import Decimal
+
+from django import forms
+from django.db.models import Q
+from django.utils import timezone
+
+from adaptive.models import AdaptiveStudy
+from corpus.models import Dataset
+from generation.models import System
+from judging.models import Evaluator
+
+HUMAN_KINDS = [Evaluator.Kind.GOLD_HUMAN, Evaluator.Kind.CROWD_HUMAN]
+
+
+class NewAdaptiveStudyForm(forms.ModelForm):
+    budget_gbp = forms.DecimalField(
+        label="Budget (GBP)",
+        min_value=Decimal("1"),
+        max_value=Decimal("100000"),
+        decimal_places=2,
+        help_text="Money for places, the platform's fee included.",
+    )
+    bonus_gbp = forms.DecimalField(
+        label="Bonus at the end (GBP per accepted participant)",
+        min_value=Decimal("0"),
+        max_value=Decimal("20"),
+        decimal_places=2,
+        initial=Decimal("0"),
+        required=False,
+    )
+
+    class Meta:
+        model = AdaptiveStudy
+        fields = [
+            "name",
+            "goal",
+            "half_width",
+            "probability",
+            "population",
+            "dataset",
+            "mode",
+            "systems",
+            "judge",
+            "uncertainty_judge",
+            "prior_humans",
+            "deadline",
+            "hourly_pay",
+            "minutes_per_item",
+            "draws_per_wave",
+            "send_rate",
+            "floor",
+            "min_labels",
+            "on_prolific",
+            "closing_message",
+        ]
+        widgets = {
+            "systems": forms.CheckboxSelectMultiple,
+            "deadline": forms.DateTimeInput(attrs={"type": "datetime-local"}),
+            "closing_message": forms.Textarea(attrs={"rows": 2}),
+        }
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["dataset"].queryset = Dataset.objects.select_related("benchmark")  # type: ignore[attr-defined]
+        self.fields["systems"].queryset = System.objects.order_by("name")  # type: ignore[attr-defined]
+        # imported scores count as what they were (the paper's are "imported")
+        human = Q(kind__in=HUMAN_KINDS) | Q(
+            kind=Evaluator.Kind.IMPORTED, config__original_kind__in=HUMAN_KINDS
+        )
+        judges = Evaluator.objects.exclude(human).order_by("name")
+        self.fields["judge"].queryset = judges  # type: ignore[attr-defined]
+        self.fields["uncertainty_judge"].queryset = judges  # type: ignore[attr-defined]
+        humans = Evaluator.objects.filter(human).order_by("name")
+        self.fields["prior_humans"].queryset = humans  # type: ignore[attr-defined]
+        self.fields["deadline"].initial = (timezone.now() + timedelta(days=7)).strftime(
+            "%Y-%m-%dT%H:%M"
+        )
+
+    def clean(self) -> dict:
+        data = super().clean() or {}
+        goal = data.get("goal")
+        if goal == AdaptiveStudy.Goal.MEANS and not (data.get("half_width") or 0) > 0:
+            self.add_error("half_width", "The means goal needs a half-width above 0.")
+        if goal == AdaptiveStudy.Goal.RANKING and not 0 < (data.get("probability") or 0) < 1:
+            self.add_error("probability", "The ranking goal needs p between 0 and 1.")
+        for name in ("send_rate", "floor"):
+            value = data.get(name)
+            if value is not None and not 0 < value <= 1:
+                self.add_error(name, "Between 0 (excluded) and 1.")
+        if (data.get("half_width") or 1) <= 0 or (data.get("minutes_per_item") or 1) <= 0:
+            self.add_error(None, "Widths and minutes are positive.")
+        return data
+
+    def save(self, commit: bool = False) -> AdaptiveStudy:
+        adaptive = super().save(commit=False)
+        adaptive.budget_pence = int(self.cleaned_data["budget_gbp"] * 100)
+        adaptive.bonus_pence = int((self.cleaned_data.get("bonus_gbp") or 0) * 100)
+        return adaptive
+
+
+class BudgetForm(forms.Form):
+    budget_gbp = forms.DecimalField(
+        label="New budget (GBP)",
+        min_value=Decimal("0"),
+        max_value=Decimal("100000"),
+        decimal_places=2,
+    )
+
+
+class DeadlineForm(forms.Form):
+    deadline = forms.DateTimeField(
+        label="New deadline", widget=forms.DateTimeInput(attrs={"type": "datetime-local"})
+    )

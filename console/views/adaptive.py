@@ -1,0 +1,143 @@
+"""Adaptive study pages: the goal and budget form, the plan before anything
+is spent, and the monitor (estimates against the goal, money, waves,
+decisions) with the researcher's start, stop, budget and deadline. Every
+change goes through adaptive.loop, which records it as a decision."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib import messages
+from django.db import transaction
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_POST
+
+from adaptive import loop
+from adaptive.errors import AdaptiveError
+from adaptive.models import AdaptiveStudy, Decision, Snapshot
+from console.adaptive_forms import BudgetForm, DeadlineForm, NewAdaptiveStudyForm
+from console.views.common import researcher_required
+from users.permissions import signed_in_user
+
+
+@researcher_required
+@require_GET
+def adaptive_list(request: HttpRequest) -> HttpResponse:
+    return render(
+        request,
+        "console/adaptive_list.html",
+        {"studies": AdaptiveStudy.objects.all()[:100], "nav": "adaptive"},
+    )
+
+
+@researcher_required
+def adaptive_new(request: HttpRequest) -> HttpResponse:
+    form = NewAdaptiveStudyForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        adaptive = form.save()
+        try:
+            loop.create(adaptive, list(form.cleaned_data["systems"]), signed_in_user(request))
+        except AdaptiveError as error:
+            form.add_error(None, str(error))
+        else:
+            messages.info(request, "Planned: nothing is spent until you start it.")
+            return redirect("console:adaptive", pk=adaptive.pk)
+    return render(
+        request,
+        "console/form.html",
+        {
+            "form": form,
+            "title": "New adaptive study",
+            "submit": "Plan it",
+            "intro": "State what the humans must answer and the money and time it may take. "
+            "Concord simulates the study on the data at hand and shows the plan; nothing is "
+            "spent until you start it.",
+            "nav": "adaptive",
+        },
+    )
+
+
+def monitor_context(adaptive: AdaptiveStudy) -> dict:
+    from adaptive.estimates import estimates
+
+    found = estimates(adaptive) if adaptive.status != AdaptiveStudy.Status.PLANNED else []
+    last = Snapshot.objects.filter(adaptive=adaptive).order_by("-created_at", "-pk").first()
+    money = loop.money(adaptive)
+    return {
+        "adaptive": adaptive,
+        "estimates": found,
+        "money": {k: v / 100 for k, v in money.items()},
+        "budget": adaptive.budget_pence / 100,
+        "batches": loop.batches(adaptive),
+        "decisions": Decision.objects.filter(adaptive=adaptive).select_related("actor"),
+        "plot_version": f"{last.pk if last else 0}-{adaptive.budget_pence}",
+        "plan_cost": {
+            "median": adaptive.plan.get("cost_median_pence", 0) / 100,
+            "p95": adaptive.plan.get("cost_p95_pence", 0) / 100,
+        },
+        "report_spent": (adaptive.report or {}).get("spent_pence", 0) / 100,
+        "simulated": getattr(settings, "CONCORD_DEMO_SIMULATED_PARTICIPANTS", False),
+        "nav": "adaptive",
+    }
+
+
+@researcher_required
+@require_GET
+def adaptive_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    adaptive = get_object_or_404(AdaptiveStudy, pk=pk)
+    context = monitor_context(adaptive)
+    context["budget_form"] = BudgetForm(initial={"budget_gbp": context["budget"]})
+    context["deadline_form"] = DeadlineForm(
+        initial={"deadline": timezone.localtime(adaptive.deadline).strftime("%Y-%m-%dT%H:%M")}
+    )
+    template = "console/_adaptive_live.html" if request.GET.get("live") else "console/adaptive.html"
+    return render(request, template, context)
+
+
+@researcher_required
+@require_GET
+def adaptive_plot(request: HttpRequest, pk: int) -> HttpResponse:
+    from adaptive.plot import monitor_svg
+
+    adaptive = get_object_or_404(AdaptiveStudy, pk=pk)
+    response = HttpResponse(monitor_svg(adaptive), content_type="image/svg+xml")
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@researcher_required
+@require_POST
+def adaptive_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
+    from adaptive.tasks import advance_adaptive
+
+    adaptive = get_object_or_404(AdaptiveStudy, pk=pk)
+    actor = signed_in_user(request)
+    try:
+        if action == "start":
+            loop.start(adaptive, actor)
+            note = "Started: the first wave is open."
+        elif action == "stop":
+            loop.stop(adaptive, actor, (request.POST.get("reason") or "")[:150])
+            note = "Stopping: no new arrivals; work in progress may finish."
+        elif action == "budget":
+            form = BudgetForm(request.POST)
+            if not form.is_valid():
+                raise AdaptiveError("Give the new budget as an amount such as 250.00.")
+            loop.change_budget(adaptive, int(form.cleaned_data["budget_gbp"] * 100), actor)
+            note = "Budget changed."
+        elif action == "deadline":
+            deadline_form = DeadlineForm(request.POST)
+            if not deadline_form.is_valid():
+                raise AdaptiveError("Give the new deadline as a date and time.")
+            loop.change_deadline(adaptive, deadline_form.cleaned_data["deadline"], actor)
+            note = "Deadline changed."
+        else:
+            raise AdaptiveError(f"Unknown action {action!r}: start, stop, budget or deadline.")
+    except AdaptiveError as error:
+        messages.error(request, str(error))
+    else:
+        messages.info(request, note)
+        # the step and Prolific's side on the worker, once this is committed
+        transaction.on_commit(lambda: advance_adaptive.delay(adaptive.pk))
+    return redirect("console:adaptive", pk=adaptive.pk)

@@ -1,0 +1,121 @@
+"""The console's adaptive study pages: the goal form, the plan before
+anything is spent, start, the monitor and its plot, the researcher's
+decisions (each recorded), and what a bad request gets."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from django.urls import reverse
+from django.utils.html import escape
+
+from adaptive import loop
+from adaptive.models import AdaptiveStudy, Decision, Draw
+from demo.bots import rate_as_bots
+
+pytestmark = pytest.mark.django_db
+
+
+def form_data(paper, **changes):
+    data = {
+        "name": "Adaptive from the console",
+        "goal": "means",
+        "half_width": "1.0",
+        "population": "crowd",
+        "dataset": paper["dataset"].pk,
+        "mode": "st",
+        "systems": [s.pk for s in paper["systems"]],
+        "judge": paper["judge"].pk,
+        "uncertainty_judge": paper["other"].pk,
+        "prior_humans": paper["silver"].pk,
+        "deadline": "2099-01-01T12:00",
+        "hourly_pay": "9.00",
+        "minutes_per_item": "2",
+        "draws_per_wave": "80",
+        "send_rate": "0.3",
+        "floor": "0.3",
+        "min_labels": "20",
+        "budget_gbp": "300",
+        "bonus_gbp": "0",
+        "closing_message": "",
+    }
+    data.update(changes)
+    return data
+
+
+def test_plan_start_monitor_and_decide(client, researcher, paper):
+    client.force_login(researcher)
+    assert client.get(reverse("console:adaptive_list")).status_code == 200
+    assert client.get(reverse("console:adaptive_new")).status_code == 200
+    answer = client.post(reverse("console:adaptive_new"), form_data(paper))
+    assert answer.status_code == 302, answer.context["form"].errors
+    adaptive = AdaptiveStudy.objects.get(name="Adaptive from the console")
+    assert adaptive.budget_pence == 30000 and adaptive.created_by == researcher
+    page = client.get(answer["Location"]).content.decode()
+    # the plan, before anything is spent
+    assert "Chance of an answer within the budget" in page
+    assert escape(adaptive.plan["summary"]) in page
+    assert not Draw.objects.filter(adaptive=adaptive).exists()
+
+    answer = client.post(reverse("console:adaptive_action", args=[adaptive.pk, "start"]))
+    assert answer.status_code == 302
+    adaptive.refresh_from_db()
+    assert adaptive.status == "running" and Draw.objects.filter(adaptive=adaptive).exists()
+    rng = np.random.default_rng(0)
+    for study in loop.batches(adaptive):
+        rate_as_bots(study, lambda rid: paper["truth"][rid], rng, dropout=0)
+    loop.advance(adaptive.pk)
+    page = client.get(reverse("console:adaptive", args=[adaptive.pk])).content.decode()
+    assert 'id="adaptive-estimates"' in page and "GPT-4" in page
+    live = client.get(reverse("console:adaptive", args=[adaptive.pk]), {"live": "1"})
+    assert live.content.decode().startswith('<div id="adaptive-live"')
+    plot = client.get(reverse("console:adaptive_plot", args=[adaptive.pk]))
+    assert plot["Content-Type"] == "image/svg+xml" and b"<svg" in plot.content
+
+    # below what is spent or reserved: refused, nothing changes
+    client.post(
+        reverse("console:adaptive_action", args=[adaptive.pk, "budget"]), {"budget_gbp": "1"}
+    )
+    adaptive.refresh_from_db()
+    assert adaptive.budget_pence == 30000
+    client.post(
+        reverse("console:adaptive_action", args=[adaptive.pk, "budget"]), {"budget_gbp": "400"}
+    )
+    client.post(
+        reverse("console:adaptive_action", args=[adaptive.pk, "deadline"]),
+        {"deadline": "2099-06-01T12:00"},
+    )
+    client.post(
+        reverse("console:adaptive_action", args=[adaptive.pk, "stop"]), {"reason": "enough"}
+    )
+    adaptive.refresh_from_db()
+    assert adaptive.budget_pence == 40000 and adaptive.deadline.year == 2099
+    assert adaptive.status == "stopping" and "enough" in adaptive.stop_reason
+    trail = list(Decision.objects.filter(adaptive=adaptive).values_list("action", "actor"))
+    assert ("budget", researcher.pk) in trail and ("deadline", researcher.pk) in trail
+    assert ("stopping", researcher.pk) in trail
+    # a stopped study cannot be started or stopped again
+    answer = client.post(
+        reverse("console:adaptive_action", args=[adaptive.pk, "start"]), follow=True
+    )
+    assert "only a planned study starts" in answer.content.decode()
+
+
+def test_bad_forms_and_strangers(client, researcher, gold_annotator, paper):
+    client.force_login(researcher)
+    answer = client.post(reverse("console:adaptive_new"), form_data(paper, half_width=""))
+    assert answer.status_code == 200 and "needs a half-width" in answer.content.decode()
+    answer = client.post(reverse("console:adaptive_new"), form_data(paper, send_rate="1.5"))
+    assert "Between 0" in answer.content.decode()
+    answer = client.post(
+        reverse("console:adaptive_new"), form_data(paper, judge=paper["other"].pk, systems=[])
+    )
+    assert answer.status_code == 200
+    assert not AdaptiveStudy.objects.exists()
+    answer = client.post(
+        reverse("console:adaptive_new"), form_data(paper, deadline="2001-01-01T00:00")
+    )
+    assert "deadline has passed" in answer.content.decode()
+    assert not AdaptiveStudy.objects.exists()
+    client.force_login(gold_annotator)
+    assert client.get(reverse("console:adaptive_list")).status_code == 403
