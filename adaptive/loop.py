@@ -327,15 +327,17 @@ def advance(adaptive: AdaptiveStudy | int, now: datetime | None = None) -> str:
     if adaptive.status == AdaptiveStudy.Status.RUNNING:
         if met:
             begin_stop(adaptive, "the goal is met")
-            return "stopping"
-        if now >= adaptive.deadline:
+        elif now >= adaptive.deadline:
             begin_stop(adaptive, "time is up: the deadline passed before the goal was met")
-            return "stopping"
-        if any(e.pending for e in found):
+        elif any(e.pending for e in found):
             return "idle"
-        return send_wave(adaptive, unanswered(adaptive, found))
+        else:
+            done = send_wave(adaptive, unanswered(adaptive, found))
+            if adaptive.status == AdaptiveStudy.Status.RUNNING:
+                return done
+    # stopping: done once no work is in progress (at once when none was)
     if work_in_progress(adaptive):
-        return "idle"
+        return "stopping"
     finish(adaptive, found, met)
     return "finished"
 

@@ -12,14 +12,16 @@ through annotator.actions.bonuses, which pays at most once.
 from __future__ import annotations
 
 from django.conf import settings
+from django.db import transaction
 
 from adaptive.loop import batches, decide
 from adaptive.models import AdaptiveStudy, Decision
 from annotator.actions.bonuses import check_pay_bonuses, check_record_bonuses, check_set_up_bonuses
+from annotator.actions.locks import lock_study
 from annotator.actions.messages import check_message_participants
 from annotator.actions.prolific_sync import (
-    check_create_on_prolific,
     check_sync_prolific_submissions,
+    do_create_on_prolific,
 )
 from annotator.errors import StudyError
 from annotator.models import Assignment, Participant, Study
@@ -46,12 +48,16 @@ def base_url() -> str:
     return settings.CONCORD_PUBLIC_URL or "http://127.0.0.1:8000"
 
 
+@transaction.atomic
 def sync_batch(study: Study, client: ProlificClient) -> str | None:
-    """One batch brought to its wanted state; the transition made, if any."""
+    """One batch brought to its wanted state; the transition made, if any.
+    Under the batch study's lock: two workers stepping at once must not both
+    create or move it (the second reads what the first did, and does nothing)."""
+    study = lock_study(study)
     if not study.prolific_study_id:
         if study.status != Study.Status.OPEN:
             return None  # never recruited: nothing to stop there
-        check_create_on_prolific(study, client, base_url())
+        do_create_on_prolific(study, client, base_url())
     state = str(client.study(study.prolific_study_id).get("status", ""))
     move = MOVES.get((state, WANTED[study.status]))
     if move is not None:
@@ -68,7 +74,7 @@ def sync_on_prolific(adaptive_id: int, client: ProlificClient | None = None) -> 
     if not adaptive.on_prolific:
         return []
     client = client or prolific_client_or_none()
-    if client is None:
+    if client is None:  # not a decision: nothing was tried (the monitor says so)
         return ["PROLIFIC_API_TOKEN is not set: the batches are not on Prolific."]
     errors = []
     for study in batches(adaptive):

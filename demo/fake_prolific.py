@@ -33,7 +33,7 @@ Answer = tuple[int, dict | str]
 
 
 class FakeProlific:
-    def __init__(self, token: str = "test-token", page_size: int = 2) -> None:
+    def __init__(self, token: str = "test-token", page_size: int = 2, port: int = 0) -> None:
         self.token = token
         self.page_size = page_size
         self.studies: dict[str, dict] = {}
@@ -63,7 +63,7 @@ class FakeProlific:
             def do_DELETE(self):
                 fake.handle(self, "DELETE")
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/api/v1/"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 

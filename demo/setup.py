@@ -69,6 +69,7 @@ class DemoSetup:
     username: str
     password: str
     study: Study | None = None
+    adaptive: str = ""  # what became of the demo's adaptive study
     # the other benchmarks' reports (title, path), in their authors' shape
     benchmark_reports: list[tuple[str, str]] = field(default_factory=list)
     # what the printout adds under the data's origin: that the synthetic meeting's
@@ -132,6 +133,15 @@ def ensure_demo_study(benchmark_slug: str) -> Study | None:
     check_build_items(study)
     check_set_study_status(study, Study.Status.OPEN)
     return study
+
+
+def demo_adaptive_study(study: Study | None, simulated: bool) -> str:
+    """The planned adaptive study beside the demo study (demo.simulated)."""
+    from demo.simulated import ensure_demo_adaptive_study
+
+    if study is None:
+        return "no data for it"
+    return ensure_demo_adaptive_study(study.dataset, list(study.systems.all()), simulated)
 
 
 def retire_demo_study(study: Study) -> None:
@@ -208,6 +218,7 @@ def set_up_demo(
     allow_download: bool = True,
     force_synthetic: bool = False,
     password: str | None = None,
+    simulated: bool | None = None,
 ) -> DemoSetup:
     Path(settings.VAR_DIR).mkdir(parents=True, exist_ok=True)
     call_command("migrate", interactive=False, verbosity=0)
@@ -219,6 +230,9 @@ def set_up_demo(
     setup.study = ensure_demo_study(
         (SYNTHETIC_ELITR_BENCH if setup.synthetic else ELITR_BENCH)["slug"]
     )
+    if simulated is None:
+        simulated = settings.CONCORD_DEMO_SIMULATED_PARTICIPANTS
+    setup.adaptive = demo_adaptive_study(setup.study, simulated)
     if setup.synthetic:
         setup.notes = [INVENTED_NOTE, offline_hint()]
     setup.benchmark_reports = set_up_other_benchmarks(report)

@@ -255,6 +255,10 @@ CONCORD_RUN_REAP_SECONDS = float(os.environ.get("CONCORD_RUN_REAP_SECONDS", "15"
 # console's workers panel (runs.workers).
 CONCORD_WORKER_BEAT_SECONDS = float(os.environ.get("CONCORD_WORKER_BEAT_SECONDS", "5"))
 
+# The demo's switch: bots on a fake Prolific server take the places of adaptive
+# studies (demo.simulated); the console says so on every adaptive study's page.
+CONCORD_DEMO_SIMULATED_PARTICIPANTS = env_bool("CONCORD_DEMO_SIMULATED_PARTICIPANTS", False)
+
 # Prolific's API, optional: without a token studies are set up on Prolific by hand.
 PROLIFIC_API_TOKEN = os.environ.get("PROLIFIC_API_TOKEN", "")
 PROLIFIC_API_URL = os.environ.get("PROLIFIC_API_URL", "https://api.prolific.com/api/v1/")

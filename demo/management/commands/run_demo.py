@@ -38,6 +38,13 @@ class Command(BaseCommand):
             "--port", type=int, default=int(os.environ.get("CONCORD_DEMO_PORT", 8000))
         )
         parser.add_argument("--no-download", action="store_true", help="Never try GitHub.")
+        parser.add_argument(
+            "--simulated-participants",
+            action="store_true",
+            default=settings.CONCORD_DEMO_SIMULATED_PARTICIPANTS,
+            help="Bots on a fake Prolific server take the adaptive studies' places "
+            "(also CONCORD_DEMO_SIMULATED_PARTICIPANTS=1). Nobody real takes part.",
+        )
 
     def handle(self, *args: str, **options: Any) -> None:
         try:
@@ -45,6 +52,7 @@ class Command(BaseCommand):
                 self.stdout.write,
                 allow_download=not options["no_download"],
                 password=os.environ.get("CONCORD_DEMO_PASSWORD"),
+                simulated=options["simulated_participants"],
             )
         except ImportFailure as failure:
             raise CommandError(str(failure)) from None
@@ -57,14 +65,32 @@ class Command(BaseCommand):
         web_command = [sys.executable, str(settings.BASE_DIR / "manage.py"), "runserver"]
         web_command += [f"127.0.0.1:{port}", "--noreload"]
         base = f"http://127.0.0.1:{port}"
-        # Ctrl-C, `kill` or a closed terminal reach this process, which stops both
+        simulated = options["simulated_participants"]
+        environment = dict(os.environ)
+        if simulated:
+            # the web server and the worker talk to the fake Prolific as Prolific
+            from demo.simulated import TOKEN
+
+            environment |= {
+                "CONCORD_DEMO_SIMULATED_PARTICIPANTS": "1",
+                "PROLIFIC_API_TOKEN": TOKEN,
+                "PROLIFIC_API_URL": f"http://127.0.0.1:{port + 790}/api/v1/",
+                "CONCORD_PUBLIC_URL": base,
+            }
+        # Ctrl-C, `kill` or a closed terminal reach this process, which stops them all
         with Supervisor() as supervisor:
-            supervisor.start("worker", worker_command, cwd=settings.BASE_DIR)
-            supervisor.start("web server", web_command, cwd=settings.BASE_DIR)
+            if simulated:
+                bots = [sys.executable, str(settings.BASE_DIR / "manage.py")]
+                bots += ["simulate_participants", "--port", str(port + 790)]
+                supervisor.start(
+                    "simulated participants", bots, cwd=settings.BASE_DIR, env=environment
+                )
+            supervisor.start("worker", worker_command, cwd=settings.BASE_DIR, env=environment)
+            supervisor.start("web server", web_command, cwd=settings.BASE_DIR, env=environment)
             # print the URLs only once they answer, after the servers' own start-up lines
             supervisor.wait(60, until=lambda: _answers(f"{base}/admin/login/"))
             if not supervisor.stop_requested and supervisor.stopped_child() is None:
-                self.stdout.write(self.banner(setup, base, broker))
+                self.stdout.write(self.banner(setup, base, broker, simulated))
                 supervisor.wait()
             crashed = supervisor.crashed_child()
             self.stdout.write("Stopping…")
@@ -73,7 +99,7 @@ class Command(BaseCommand):
                 f"The {crashed.name} stopped (exit code {crashed.exit_code}); see the log above."
             )
 
-    def banner(self, setup: DemoSetup, base: str, broker: str) -> str:
+    def banner(self, setup: DemoSetup, base: str, broker: str, simulated: bool = False) -> str:
         embedded = " (embedded, files under var/)" if broker.startswith("filesystem") else ""
         whose = (
             "the synthetic meeting's evaluators, every score invented"
@@ -102,8 +128,16 @@ class Command(BaseCommand):
             f"  Report:      {base}{setup.report_path}",
             *report_note,
             *(f"  {title + ':':<13}{base}{path}" for title, path in setup.benchmark_reports),
+            f"  Adaptive:    {base}/console/adaptive/  (demo study {setup.adaptive})",
+            (
+                "               SIMULATED PARTICIPANTS ON: bots on a fake Prolific server take "
+                "the places; nobody real, no money"
+                if simulated
+                else "               (bots as participants: "
+                "CONCORD_DEMO_SIMULATED_PARTICIPANTS=1 make demo)"
+            ),
             f"  Celery:      worker on queues {WORKER_QUEUES} via "
             f"{broker.split('://')[0]}{embedded}",
-            "Press Ctrl-C to stop both.",
+            "Press Ctrl-C to stop them all.",
         ]
         return "\n".join(lines)
