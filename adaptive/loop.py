@@ -22,7 +22,7 @@ from django.db.models import Count, Q, Sum
 from django.utils import timezone
 
 from adaptive.errors import AdaptiveError
-from adaptive.estimates import estimates, goal_met, unanswered
+from adaptive.estimates import SystemEstimate, estimates, goal_met, unanswered
 from adaptive.models import AdaptiveStudy, Decision, Draw, Snapshot
 from adaptive.planning import make_plan
 from adaptive.pool import build_pool
@@ -127,9 +127,35 @@ def money(adaptive: AdaptiveStudy) -> dict[str, float]:
 # --- waves ----------------------------------------------------------------------------------
 
 
-def draw_wave(adaptive: AdaptiveStudy, wave: int, system_ids: list[int], count: int) -> list[Draw]:
-    """`count` draws per system, with replacement, each sent with its recorded
-    probability (unsaved). The generator is seeded by the study and the wave."""
+def wave_sizes(adaptive: AdaptiveStudy, found: list[SystemEstimate]) -> dict[int, int]:
+    """Draws for each system whose part of the goal is open. For the means
+    goal, about what its interval still needs (the half-width falls roughly as
+    1/sqrt(draws); a quarter more, for the sequence's slower fall), so that the
+    last wave does not pay for far more than the goal needs; at most
+    `draws_per_wave`, at least MIN_WAVE."""
+    open_ = set(unanswered(adaptive, found))
+    sizes = {}
+    for e in found:
+        if e.system_id not in open_:
+            continue
+        size = adaptive.draws_per_wave
+        width = float(adaptive.half_width or 0)
+        if (
+            adaptive.goal == AdaptiveStudy.Goal.MEANS
+            and e.labels >= adaptive.min_labels
+            and e.draws
+            and width > 0
+        ):
+            needed = e.draws * ((e.half_width / width) ** 2 - 1) * 1.25
+            size = int(min(max(math.ceil(needed), MIN_WAVE), adaptive.draws_per_wave))
+        sizes[e.system_id] = size
+    return sizes
+
+
+def draw_wave(adaptive: AdaptiveStudy, wave: int, counts: dict[int, int]) -> list[Draw]:
+    """counts[system] draws per system, with replacement, each sent with its
+    recorded probability (unsaved). The generator is seeded by the study and
+    the wave."""
     rng = np.random.default_rng([adaptive.seed, wave])
     last = dict(
         Draw.objects.filter(adaptive=adaptive)
@@ -138,7 +164,7 @@ def draw_wave(adaptive: AdaptiveStudy, wave: int, system_ids: list[int], count: 
         .values_list("system_id", "top")
     )
     draws = []
-    for system_id in system_ids:
+    for system_id, count in sorted(counts.items()):
         rows = sorted(int(r) for r, entry in adaptive.pool.items() if entry[0] == system_id)
         picked = rng.choice(rows, count)
         sent = rng.random(count)
@@ -158,19 +184,42 @@ def draw_wave(adaptive: AdaptiveStudy, wave: int, system_ids: list[int], count: 
     return draws
 
 
-def split_into_batches(draws: list[Draw]) -> list[list[Draw]]:
+def split_into_batches(draws: list[Draw], by_task_size: bool = True) -> list[list[Draw]]:
     """The k-th sending of a response in a wave goes to batch k: a study rates a
-    response once, so a response sent twice is rated twice, by two people."""
+    response once, so a response sent twice is rated twice, by two people.
+
+    With `by_task_size` (crowd studies: a task is a meeting's items), each batch
+    is cut further so that its tasks have about the same number of items (no
+    two sizes more than 1.5x apart): a Prolific study has one reward, paid for
+    its largest task, so mixing a 2-item task with a 12-item one would pay
+    six times the rate for the small one."""
     seen: dict[int, int] = defaultdict(int)
-    out: list[list[Draw]] = []
+    rounds: list[list[Draw]] = []
     for draw in draws:
         if not draw.sent:
             continue
         k = seen[draw.response_id]
         seen[draw.response_id] += 1
-        if k == len(out):
-            out.append([])
-        out[k].append(draw)
+        if k == len(rounds):
+            rounds.append([])
+        rounds[k].append(draw)
+    if not by_task_size:
+        return rounds
+    document_of = dict(
+        Response.objects.filter(pk__in={d.response_id for d in draws if d.sent}).values_list(
+            "pk", "question__document_id"
+        )
+    )
+    out = []
+    for batch in rounds:
+        sizes: dict[int, int] = defaultdict(int)
+        for draw in batch:
+            sizes[document_of[draw.response_id]] += 1
+        buckets: dict[int, list[Draw]] = defaultdict(list)
+        for draw in batch:
+            size = sizes[document_of[draw.response_id]]
+            buckets[int(math.log(size) / math.log(1.5) + 1e-9)].append(draw)
+        out += [buckets[b] for b in sorted(buckets, reverse=True)]
     return out
 
 
@@ -232,10 +281,10 @@ def create_batch(adaptive: AdaptiveStudy, wave: int, k: int, batch: list[Draw]) 
     return study
 
 
-def send_wave(adaptive: AdaptiveStudy, system_ids: list[int], actor: User | None = None) -> str:
-    """Draw the next wave for these systems and open its batches; a wave that
-    would not fit the budget is halved until it does (or stops the study).
-    Needs the adaptive study's lock."""
+def send_wave(adaptive: AdaptiveStudy, counts: dict[int, int], actor: User | None = None) -> str:
+    """Draw the next wave (counts[system] draws each) and open its batches; a
+    wave that would not fit the budget is halved until it does (or stops the
+    study). Needs the adaptive study's lock."""
     wave = (
         Draw.objects.filter(adaptive=adaptive)
         .order_by("-wave")
@@ -244,21 +293,22 @@ def send_wave(adaptive: AdaptiveStudy, system_ids: list[int], actor: User | None
         or 0
     ) + 1
     left = adaptive.budget_pence - sum(money(adaptive).values())
-    count = adaptive.draws_per_wave
-    while count >= MIN_WAVE:
-        draws = draw_wave(adaptive, wave, system_ids, count)
-        parts = split_into_batches(draws)
+    share = 1.0
+    while True:
+        sizes = {s: max(int(n * share), MIN_WAVE) for s, n in counts.items()}
+        draws = draw_wave(adaptive, wave, sizes)
+        parts = split_into_batches(draws, adaptive.population == AdaptiveStudy.Population.CROWD)
         cost = wave_cost(adaptive, parts)
         if cost <= left:
             break
-        count //= 2
-    else:
-        begin_stop(
-            adaptive,
-            f"budget spent: GBP {left / 100:.2f} left, not enough for a wave of {MIN_WAVE} "
-            "draws per system",
-        )
-        return "stopping"
+        if all(n <= MIN_WAVE for n in sizes.values()):
+            begin_stop(
+                adaptive,
+                f"budget spent: GBP {left / 100:.2f} left, not enough for a wave of {MIN_WAVE} "
+                "draws per system",
+            )
+            return "stopping"
+        share /= 2
     if not parts:  # nothing was sent: the judge's scores alone move the estimates
         Draw.objects.bulk_create(draws)
         decide(adaptive, Decision.Action.WAVE, f"wave {wave}: {len(draws)} draws, none sent", actor)
@@ -270,8 +320,9 @@ def send_wave(adaptive: AdaptiveStudy, system_ids: list[int], actor: User | None
     decide(
         adaptive,
         Decision.Action.WAVE,
-        f"wave {wave}: {count} draws for each of {len(system_ids)} systems, {sent} sent to "
-        f"humans in {len(parts)} batch(es), up to GBP {cost / 100:.2f}",
+        f"wave {wave}: {sum(sizes.values())} draws over {len(sizes)} system(s) "
+        f"({', '.join(str(n) for n in sizes.values())}), {sent} sent to humans in "
+        f"{len(parts)} batch(es), up to GBP {cost / 100:.2f}",
         actor,
     )
     return "wave"
@@ -310,7 +361,7 @@ def start(adaptive: AdaptiveStudy, actor: User | None = None) -> AdaptiveStudy:
     adaptive.started_at = timezone.now()
     adaptive.save(update_fields=["status", "started_at"])
     decide(adaptive, Decision.Action.STARTED, adaptive.goal_text(), actor)
-    send_wave(adaptive, [s.pk for s in adaptive.systems.all()], actor)
+    send_wave(adaptive, {s.pk: adaptive.draws_per_wave for s in adaptive.systems.all()}, actor)
     return adaptive
 
 
@@ -332,7 +383,7 @@ def advance(adaptive: AdaptiveStudy | int, now: datetime | None = None) -> str:
         elif any(e.pending for e in found):
             return "idle"
         else:
-            done = send_wave(adaptive, unanswered(adaptive, found))
+            done = send_wave(adaptive, wave_sizes(adaptive, found))
             if adaptive.status == AdaptiveStudy.Status.RUNNING:
                 return done
     # stopping: done once no work is in progress (at once when none was)

@@ -1,5 +1,6 @@
-"""The monitor's plot: each system's anytime-valid interval as human labels
-come in, against the goal, and the money spent against the budget. Drawn with
+"""The monitor's plot over time: each system's anytime-valid interval (it
+changes after every completed task), against the goal, and the money spent
+against the budget. Drawn with
 matplotlib's object API (no pyplot: no global state between a server's threads)."""
 
 from __future__ import annotations
@@ -20,11 +21,19 @@ def monitor_svg(adaptive: AdaptiveStudy) -> bytes:
     FigureCanvasSVG(figure)
     left, right = figure.subplots(1, 2, width_ratios=[2, 1])
     names = sorted({e["name"] for s in snapshots for e in s.estimates})
-    labels = [s.labels for s in snapshots]
+    start = adaptive.started_at or (snapshots[0].created_at if snapshots else None)
+
+    def minutes(snapshot: Snapshot) -> float:
+        return (snapshot.created_at - start).total_seconds() / 60 if start else 0.0
+
+    times = [minutes(s) for s in snapshots]
     for index, name in enumerate(names):
         colour = COLOURS[index % len(COLOURS)]
         rows = [
-            (s.labels, e) for s in snapshots for e in s.estimates if e["name"] == name and e["mean"]
+            (minutes(s), e)
+            for s in snapshots
+            for e in s.estimates
+            if e["name"] == name and e["mean"]
         ]
         if not rows:
             continue
@@ -51,7 +60,7 @@ def monitor_svg(adaptive: AdaptiveStudy) -> bytes:
                 linewidth=0.8,
             )
     left.set_ylim(1, 10)
-    left.set_xlabel("human ratings")
+    left.set_xlabel("minutes since the start")
     left.set_ylabel("mean human score (1-10)")
     goal = (
         f"goal: every interval within +-{adaptive.half_width:g} (dotted: the goal's width "
@@ -62,9 +71,9 @@ def monitor_svg(adaptive: AdaptiveStudy) -> bytes:
     left.set_title(goal, fontsize=9)
     if names:
         left.legend(fontsize=8, loc="lower right")
-    right.step(labels, [s.spent_pence / 100 for s in snapshots], where="post", color="#444")
+    right.step(times, [s.spent_pence / 100 for s in snapshots], where="post", color="#444")
     right.axhline(adaptive.budget_pence / 100, color="#d62728", linestyle="dashed", linewidth=1)
-    right.set_xlabel("human ratings")
+    right.set_xlabel("minutes since the start")
     right.set_ylabel("GBP spent")
     right.set_title(f"budget GBP {adaptive.budget_pence / 100:,.2f} (dashed)", fontsize=9)
     right.set_ylim(0, max(adaptive.budget_pence / 100 * 1.05, 1))

@@ -145,3 +145,25 @@ def test_estimates_match_a_direct_computation(paper):
         assert found[system.pk].mean == pytest.approx(sequence.mean[-1], abs=1e-12)
         assert found[system.pk].lower == pytest.approx(sequence.lower[-1], abs=1e-12)
         assert found[system.pk].upper == pytest.approx(sequence.upper[-1], abs=1e-12)
+
+
+def test_batches_rate_each_response_once_and_group_tasks_of_like_size(paper):
+    from collections import Counter
+
+    from generation.models import Response
+
+    adaptive = make(paper, name="Adaptive: batches")
+    draws = loop.draw_wave(adaptive, 1, {s.pk: 400 for s in paper["systems"]})
+    sent = [d for d in draws if d.sent]
+    # with 400 draws of a system's 130 responses, some are sent twice or more
+    assert max(Counter(d.response_id for d in sent).values()) >= 2
+    parts = loop.split_into_batches(draws)
+    assert sorted(id(d) for part in parts for d in part) == sorted(id(d) for d in sent)
+    document_of = dict(Response.objects.values_list("pk", "question__document_id"))
+    for part in parts:
+        assert len({d.response_id for d in part}) == len(part)  # once per study
+        sizes = Counter(document_of[d.response_id] for d in part).values()
+        assert max(sizes) <= 1.5 * min(sizes)  # one reward fits every task
+    # gold studies have one task: only the rounds
+    rounds = loop.split_into_batches(draws, by_task_size=False)
+    assert len(rounds) == max(Counter(d.response_id for d in sent).values())
