@@ -70,6 +70,5 @@ def test_a_researcher_runs_an_adaptive_study_to_its_answer(browser, live_server,
         "() => { const img = document.querySelector('#adaptive-plot');"
         " return img.complete && img.naturalWidth > 0; }"
     )
-    page.screenshot(path="/tmp/adaptive_page.png", full_page=True)
     decisions = page.inner_text("#adaptive-decisions")
     assert "Started" in decisions and "Wave sent" in decisions and "Finished" in decisions
