@@ -6,6 +6,7 @@ from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 from rest_framework.routers import APIRootView, DefaultRouter
 
+from adaptive.api.views import AdaptiveStudyViewSet
 from analysis.views import (
     benchmark_report_page,
     report_api,
@@ -52,6 +53,7 @@ router.register("judging-runs", JudgingRunViewSet)
 router.register("judge-items", JudgeItemViewSet)
 router.register("studies", StudyViewSet, basename="study")
 router.register("participants", ParticipantViewSet)
+router.register("adaptive-studies", AdaptiveStudyViewSet, basename="adaptive-study")
 
 # Under /api/, a URL no route matches answers JSON like every other API error.
 handler404 = "config.api.not_found"

@@ -13,12 +13,14 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
-from adaptive import loop
 from adaptive.errors import AdaptiveError
 from adaptive.models import AdaptiveStudy, Decision, Snapshot
 from console.adaptive_forms import BudgetForm, DeadlineForm, NewAdaptiveStudyForm
 from console.views.common import researcher_required
 from users.permissions import signed_in_user
+
+# adaptive.loop loads numpy and pandas: imported by the views that need it, not
+# when the server starts (tests/test_startup.py)
 
 
 @researcher_required
@@ -33,6 +35,8 @@ def adaptive_list(request: HttpRequest) -> HttpResponse:
 
 @researcher_required
 def adaptive_new(request: HttpRequest) -> HttpResponse:
+    from adaptive import loop
+
     form = NewAdaptiveStudyForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         adaptive = form.save()
@@ -59,6 +63,7 @@ def adaptive_new(request: HttpRequest) -> HttpResponse:
 
 
 def monitor_context(adaptive: AdaptiveStudy) -> dict:
+    from adaptive import loop
     from adaptive.estimates import estimates
 
     found = estimates(adaptive) if adaptive.status != AdaptiveStudy.Status.PLANNED else []
@@ -109,6 +114,7 @@ def adaptive_plot(request: HttpRequest, pk: int) -> HttpResponse:
 @researcher_required
 @require_POST
 def adaptive_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
+    from adaptive import loop
     from adaptive.tasks import advance_adaptive
 
     adaptive = get_object_or_404(AdaptiveStudy, pk=pk)

@@ -1,0 +1,139 @@
+from __future__ import annotations
+
+from datetime import datetime
+from decimal import Decimal
+
+from django.utils import timezone
+from rest_framework import serializers
+
+from adaptive.models import AdaptiveStudy, Decision
+
+
+class AdaptiveStudySerializer(serializers.ModelSerializer):
+    """An adaptive study: what it must answer, its budget and its settings; the
+    plan, status and report are Concord's (read-only)."""
+
+    half_width = serializers.FloatField(
+        min_value=0.01, max_value=9, required=False, allow_null=True
+    )
+    probability = serializers.FloatField(
+        min_value=0.5, max_value=0.9999, required=False, allow_null=True
+    )
+    alpha = serializers.FloatField(min_value=0.001, max_value=0.5, default=0.05)
+    send_rate = serializers.FloatField(min_value=0.01, max_value=1, default=0.3)
+    floor = serializers.FloatField(min_value=0.01, max_value=1, default=0.3)
+    minutes_per_item = serializers.FloatField(min_value=0.1, max_value=60, default=2.0)
+    draws_per_wave = serializers.IntegerField(min_value=10, max_value=5000, default=100)
+    min_labels = serializers.IntegerField(min_value=1, max_value=10000, default=30)
+    budget_pence = serializers.IntegerField(min_value=0, max_value=100_000_000)
+    bonus_pence = serializers.IntegerField(min_value=0, max_value=2000, default=0)
+    hourly_pay = serializers.DecimalField(
+        max_digits=6,
+        decimal_places=2,
+        min_value=Decimal(1),
+        max_value=Decimal(1000),
+        default=Decimal(9),
+    )
+    closing_message = serializers.CharField(max_length=2000, required=False, allow_blank=True)
+
+    class Meta:
+        model = AdaptiveStudy
+        fields = [
+            "id",
+            "name",
+            "goal",
+            "half_width",
+            "probability",
+            "population",
+            "dataset",
+            "mode",
+            "systems",
+            "judge",
+            "uncertainty_judge",
+            "prior_humans",
+            "alpha",
+            "min_labels",
+            "send_rate",
+            "floor",
+            "draws_per_wave",
+            "budget_pence",
+            "deadline",
+            "hourly_pay",
+            "minutes_per_item",
+            "on_prolific",
+            "bonus_pence",
+            "closing_message",
+            "status",
+            "stop_reason",
+            "plan",
+            "report",
+            "created_at",
+            "started_at",
+            "finished_at",
+        ]
+        read_only_fields = [
+            "status",
+            "stop_reason",
+            "plan",
+            "report",
+            "created_at",
+            "started_at",
+            "finished_at",
+        ]
+
+    def validate_name(self, value: str) -> str:
+        value = value.strip()
+        if not value or "\x00" in value:
+            raise serializers.ValidationError("A name, without NUL characters.")
+        return value
+
+    def validate_closing_message(self, value: str) -> str:
+        if "\x00" in value:
+            raise serializers.ValidationError("Text without NUL characters.")
+        return value
+
+    def validate_deadline(self, value: datetime) -> datetime:
+        if value <= timezone.now():
+            raise serializers.ValidationError("The deadline has passed already.")
+        return value
+
+    def validate(self, data: dict) -> dict:
+        goal = data.get("goal", AdaptiveStudy.Goal.MEANS)
+        if goal == AdaptiveStudy.Goal.MEANS and not data.get("half_width"):
+            raise serializers.ValidationError({"half_width": "The means goal needs it."})
+        if goal == AdaptiveStudy.Goal.RANKING and not data.get("probability"):
+            raise serializers.ValidationError({"probability": "The ranking goal needs it."})
+        if not data.get("systems"):
+            raise serializers.ValidationError({"systems": "Choose at least one system."})
+        return data
+
+
+class DecisionSerializer(serializers.ModelSerializer):
+    actor: serializers.StringRelatedField = serializers.StringRelatedField()
+
+    class Meta:
+        model = Decision
+        fields = ["action", "detail", "actor", "created_at"]
+
+
+class EstimateSerializer(serializers.Serializer):
+    system_id = serializers.IntegerField()
+    name = serializers.CharField()
+    mean = serializers.FloatField(allow_null=True)
+    lower = serializers.FloatField()
+    upper = serializers.FloatField()
+    draws = serializers.IntegerField()
+    labels = serializers.IntegerField()
+    pending = serializers.IntegerField()
+
+
+class StopSerializer(serializers.Serializer):
+    reason = serializers.CharField(max_length=150, required=False, allow_blank=True)
+
+
+class BudgetSerializer(serializers.Serializer):
+    budget_pence = serializers.IntegerField(min_value=0, max_value=100_000_000)
+
+
+class DeadlineSerializer(serializers.Serializer):
+    deadline = serializers.DateTimeField()

@@ -1,0 +1,104 @@
+"""/api/adaptive-studies/: plan, start, estimates, decisions, budget,
+deadline, stop; bad input gets a 400 that says why and stores nothing."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from rest_framework.test import APIClient
+
+from adaptive import loop
+from adaptive.models import AdaptiveStudy, Decision
+from demo.bots import rate_as_bots
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def api(researcher):
+    client = APIClient()
+    client.force_login(researcher)
+    return client
+
+
+def body(paper, **changes):
+    data = {
+        "name": "Adaptive through the API",
+        "goal": "means",
+        "half_width": 1.0,
+        "population": "crowd",
+        "dataset": paper["dataset"].pk,
+        "mode": "st",
+        "systems": [s.pk for s in paper["systems"]],
+        "judge": paper["judge"].pk,
+        "uncertainty_judge": paper["other"].pk,
+        "prior_humans": paper["silver"].pk,
+        "budget_pence": 30000,
+        "deadline": "2099-01-01T12:00:00Z",
+        "draws_per_wave": 80,
+        "min_labels": 20,
+    }
+    data.update(changes)
+    return data
+
+
+def test_plan_start_and_decide_through_the_api(api, researcher, paper):
+    answer = api.post("/api/adaptive-studies/", body(paper), format="json")
+    assert answer.status_code == 201, answer.json()
+    created = answer.json()
+    assert created["status"] == "planned" and created["plan"]["places_median"] > 0
+    pk = created["id"]
+    assert api.get(f"/api/adaptive-studies/{pk}/estimates/").json() == []
+    answer = api.post(f"/api/adaptive-studies/{pk}/start/")
+    assert answer.status_code == 200 and answer.json()["status"] == "running"
+    adaptive = AdaptiveStudy.objects.get(pk=pk)
+    rng = np.random.default_rng(0)
+    for study in loop.batches(adaptive):
+        rate_as_bots(study, lambda rid: paper["truth"][rid], rng, dropout=0)
+    estimates = api.get(f"/api/adaptive-studies/{pk}/estimates/").json()
+    assert {e["name"] for e in estimates} == {s.name for s in paper["systems"]}
+    assert all(e["labels"] > 0 and e["lower"] <= e["mean"] <= e["upper"] for e in estimates)
+    answer = api.post(f"/api/adaptive-studies/{pk}/budget/", {"budget_pence": 1}, format="json")
+    assert answer.status_code == 400 and "below what is spent" in answer.json()["detail"]
+    answer = api.post(f"/api/adaptive-studies/{pk}/budget/", {"budget_pence": 40000}, format="json")
+    assert answer.json()["budget_pence"] == 40000
+    answer = api.post(
+        f"/api/adaptive-studies/{pk}/deadline/", {"deadline": "2000-01-01T00:00:00Z"}, format="json"
+    )
+    assert answer.status_code == 400
+    answer = api.post(f"/api/adaptive-studies/{pk}/stop/", {"reason": "enough"}, format="json")
+    assert answer.json()["status"] in ("stopping", "finished")
+    decisions = api.get(f"/api/adaptive-studies/{pk}/decisions/").json()
+    assert [d["action"] for d in decisions][:3] == ["planned", "started", "wave"]
+    assert {"budget", "stopping"} <= {d["action"] for d in decisions}
+    assert any(d["actor"] == "rita" for d in decisions if d["action"] == "budget")
+
+
+@pytest.mark.parametrize(
+    "changes, field",
+    [
+        ({"systems": []}, "systems"),
+        ({"half_width": None}, "half_width"),
+        ({"goal": "ranking", "probability": None}, "probability"),
+        ({"half_width": "Infinity"}, "half_width"),
+        ({"send_rate": 1.5}, "send_rate"),
+        ({"deadline": "2001-01-01T00:00:00Z"}, "deadline"),
+        ({"name": "bad\x00name"}, "name"),
+        ({"budget_pence": -1}, "budget_pence"),
+        ({"judge": 999999}, "judge"),
+    ],
+)
+def test_bad_bodies_are_refused_and_nothing_is_stored(api, paper, changes, field):
+    answer = api.post("/api/adaptive-studies/", body(paper, **changes), format="json")
+    assert answer.status_code == 400
+    assert field in str(answer.json())
+    assert not AdaptiveStudy.objects.exists() and not Decision.objects.exists()
+
+
+def test_a_judge_that_scored_nothing_is_refused_with_the_reason(api, paper):
+    from judging.models import Evaluator
+
+    empty = Evaluator.objects.create(name="a judge with no scores", kind="llm_rubric")
+    answer = api.post("/api/adaptive-studies/", body(paper, judge=empty.pk), format="json")
+    assert answer.status_code == 400 and "has not scored" in answer.json()["detail"]
+    assert not AdaptiveStudy.objects.exists()
