@@ -15,16 +15,20 @@ from __future__ import annotations
 
 import os
 from contextlib import contextmanager
+from datetime import timedelta
 
 import pytest
 import schemathesis
 from django.core.signals import request_finished, request_started
 from django.core.wsgi import get_wsgi_application
 from django.db import close_old_connections, transaction
+from django.utils import timezone
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from rest_framework.authtoken.models import Token
 
+from adaptive.loop import create, start
+from adaptive.models import AdaptiveStudy
 from annotator.actions.arrival import check_start_assignment
 from annotator.actions.rating import check_rate_item
 from annotator.models import Participant, Study
@@ -80,6 +84,7 @@ MODELS = {
     "judge-items": JudgeItem,
     "studies": Study,
     "participants": Participant,
+    "adaptive-studies": AdaptiveStudy,
 }
 
 
@@ -128,6 +133,21 @@ def api_data(two_meetings, researcher, wsgi_requests_in_the_test_transaction):
     dataset = Dataset.objects.get(version="qa", language="en", split="test2")
     create_judging_run(Evaluator.objects.get(name="metric: f1"), dataset, "st", user=researcher)
     needs_human("rubric judge")  # an LLM judge's item whose answer no parser read
+    # an adaptive study running on the synthetic meetings (its first wave open)
+    adaptive = create(
+        AdaptiveStudy(
+            name="Adaptive under fuzzing",
+            half_width=1.0,
+            dataset=dataset,
+            mode="st",
+            judge=Evaluator.objects.get(name="gpt-4-eval"),
+            budget_pence=100000,
+            deadline=timezone.now() + timedelta(days=1),
+            draws_per_wave=10,
+        ),
+        list(System.objects.filter(runs__dataset=dataset, runs__mode="st").distinct()),
+    )
+    start(adaptive)
 
 
 FIXTURE_SHARED = settings(suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -7,9 +7,10 @@ from django.utils import timezone
 from rest_framework import serializers
 
 from adaptive.models import AdaptiveStudy, Decision
+from config.serializers import KnownFieldsMixin
 
 
-class AdaptiveStudySerializer(serializers.ModelSerializer):
+class AdaptiveStudySerializer(KnownFieldsMixin, serializers.ModelSerializer):
     """An adaptive study: what it must answer, its budget and its settings; the
     plan, status and report are Concord's (read-only)."""
 
@@ -109,7 +110,7 @@ class AdaptiveStudySerializer(serializers.ModelSerializer):
 
 
 class DecisionSerializer(serializers.ModelSerializer):
-    actor: serializers.StringRelatedField = serializers.StringRelatedField()
+    actor = serializers.CharField(source="actor.username", read_only=True, allow_null=True)
 
     class Meta:
         model = Decision
@@ -127,13 +128,13 @@ class EstimateSerializer(serializers.Serializer):
     pending = serializers.IntegerField()
 
 
-class StopSerializer(serializers.Serializer):
+class StopSerializer(KnownFieldsMixin, serializers.Serializer):
     reason = serializers.CharField(max_length=150, required=False, allow_blank=True)
 
 
-class BudgetSerializer(serializers.Serializer):
+class BudgetSerializer(KnownFieldsMixin, serializers.Serializer):
     budget_pence = serializers.IntegerField(min_value=0, max_value=100_000_000)
 
 
-class DeadlineSerializer(serializers.Serializer):
+class DeadlineSerializer(KnownFieldsMixin, serializers.Serializer):
     deadline = serializers.DateTimeField()

@@ -43,7 +43,7 @@ class AdaptiveStudyViewSet(
     def get_queryset(self) -> QuerySet[AdaptiveStudy]:
         return AdaptiveStudy.objects.prefetch_related("systems").order_by("-created_at")
 
-    @extend_schema(responses={201: AdaptiveStudySerializer, 400: REFUSED})
+    @extend_schema(responses={201: AdaptiveStudySerializer})
     def create(self, request: Request, *args: object, **kwargs: object) -> Response:
         return super().create(request, *args, **kwargs)
 
@@ -70,7 +70,7 @@ class AdaptiveStudyViewSet(
 
         return self._after(loop.start(self.get_object(), signed_in_user(request)))
 
-    @extend_schema(request=StopSerializer, responses={200: AdaptiveStudySerializer, 400: REFUSED})
+    @extend_schema(request=StopSerializer, responses={200: AdaptiveStudySerializer})
     @action(detail=True, methods=["post"])
     def stop(self, request: Request, pk: str | None = None) -> Response:
         from adaptive import loop
@@ -80,7 +80,7 @@ class AdaptiveStudyViewSet(
         reason = body.validated_data.get("reason", "")
         return self._after(loop.stop(self.get_object(), signed_in_user(request), reason))
 
-    @extend_schema(request=BudgetSerializer, responses={200: AdaptiveStudySerializer, 400: REFUSED})
+    @extend_schema(request=BudgetSerializer, responses={200: AdaptiveStudySerializer})
     @action(detail=True, methods=["post"])
     def budget(self, request: Request, pk: str | None = None) -> Response:
         from adaptive import loop
@@ -90,9 +90,7 @@ class AdaptiveStudyViewSet(
         pence = body.validated_data["budget_pence"]
         return self._after(loop.change_budget(self.get_object(), pence, signed_in_user(request)))
 
-    @extend_schema(
-        request=DeadlineSerializer, responses={200: AdaptiveStudySerializer, 400: REFUSED}
-    )
+    @extend_schema(request=DeadlineSerializer, responses={200: AdaptiveStudySerializer})
     @action(detail=True, methods=["post"])
     def deadline(self, request: Request, pk: str | None = None) -> Response:
         from adaptive import loop

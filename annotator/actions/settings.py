@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from django.db import transaction
+from django.db.models import ProtectedError
 
 from annotator.actions.audit import Action, audit
 from annotator.actions.items import do_build_items
@@ -134,7 +135,16 @@ def check_delete_study(study: Study) -> None:
         raise StudyConflict(
             f"Study '{study.name}' has participants, so it cannot be deleted; close it instead."
         )
-    do_delete_study(study)
+    try:
+        with transaction.atomic():
+            do_delete_study(study)
+    except ProtectedError as error:
+        # another app's records need it (an adaptive study's draws, for its batches)
+        kinds = sorted({str(o._meta.verbose_name_plural) for o in error.protected_objects})
+        raise StudyConflict(
+            f"Study '{study.name}' cannot be deleted: {', '.join(kinds)} refer to it "
+            "(a batch of an adaptive study: stop the adaptive study instead)."
+        ) from None
 
 
 def do_delete_study(study: Study) -> None:

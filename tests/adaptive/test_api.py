@@ -102,3 +102,14 @@ def test_a_judge_that_scored_nothing_is_refused_with_the_reason(api, paper):
     answer = api.post("/api/adaptive-studies/", body(paper, judge=empty.pk), format="json")
     assert answer.status_code == 400 and "has not scored" in answer.json()["detail"]
     assert not AdaptiveStudy.objects.exists()
+
+
+def test_a_batch_study_cannot_be_deleted_from_under_its_adaptive_study(api, paper):
+    from annotator.models import Study
+
+    pk = api.post("/api/adaptive-studies/", body(paper), format="json").json()["id"]
+    api.post(f"/api/adaptive-studies/{pk}/start/")
+    batch = loop.batches(AdaptiveStudy.objects.get(pk=pk))[0]
+    answer = api.delete(f"/api/studies/{batch.pk}/")
+    assert answer.status_code == 409 and "adaptive study" in answer.json()["detail"]
+    assert Study.objects.filter(pk=batch.pk).exists()
