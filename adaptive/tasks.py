@@ -16,8 +16,11 @@ def advance_adaptive(adaptive_id: int) -> str:
     (outside the step's transaction: a slow or failing Prolific never holds
     the study's lock, and the next step retries what did not go through)."""
     from adaptive.loop import advance
+    from adaptive.models import AdaptiveStudy
     from adaptive.prolific import sync_on_prolific
 
+    if not AdaptiveStudy.objects.filter(pk=adaptive_id).exists():
+        return "gone"  # a message older than its study (a test database, a restore)
     done = advance(adaptive_id)
     sync_on_prolific(adaptive_id)
     return done
