@@ -78,10 +78,17 @@ def make_plan(adaptive: AdaptiveStudy, systems: list) -> dict:
     out["minutes_per_item"] = adaptive.minutes_per_item
     out["hourly_pay"] = str(adaptive.hourly_pay)
     out["summary"] = result.summary()
+    source = (
+        f"the disagreement between {adaptive.judge} and {adaptive.uncertainty_judge}"
+        if adaptive.uncertainty_judge
+        else f"the spread of {adaptive.judge}'s repeated scores, where it has several"
+    )
     out["assumptions"] = (
         result.assumptions
         + ([how] if how else [])
         + [
+            f"a draw is sent with a probability from {source} (uniform where none), "
+            f"at least {adaptive.floor:.0%} of the uniform share",
             f"{DROPOUT:.0%} of places returned unfinished and paid again",
             "a rating costs the minutes per item at the hourly pay; the loop pays each batch's "
             "places at its largest task, at most 1.5x its smallest (7% more than planned in "

@@ -3,7 +3,9 @@ response of the chosen systems' runs, the judge's score of each, and the
 probability a draw of it is sent to a human.
 
 The probability rises with the disagreement between the judge and the
-uncertainty judge and never falls below a uniform floor
+uncertainty judge (without one: the spread of the judge's own repeated
+scores, when it scored with several seeds; else uniform) and never falls
+below a uniform floor
 (analysis.items_for_humans.inclusion_probabilities, the rule "Select items
 for humans" records); per system it averages `send_rate`. It is recorded on
 every draw before any label of it is seen, which is what keeps the
@@ -30,6 +32,25 @@ def judge_means(evaluator: Evaluator, response_ids: list[int]) -> dict[int, floa
         .annotate(mean=Avg("score"))
         .values_list("response_id", "mean")
     }
+
+
+def self_consistency(judge: Evaluator, ids: list[int]) -> pd.Series:
+    """The spread of the judge's own repeated scores of each response (a judging
+    run with several seeds at temperature > 0); 1 everywhere (uniform) when it
+    scored each response once."""
+    spread = (
+        pd.DataFrame(
+            Judgment.objects.filter(evaluator=judge, response_id__in=ids).values_list(
+                "response_id", "score"
+            ),
+            columns=["response_id", "score"],
+        )
+        .groupby("response_id")["score"]
+        .std(ddof=0)
+        .reindex(ids)
+        .fillna(0.0)
+    )
+    return spread if spread.max() > 0 else pd.Series(1.0, index=ids)
 
 
 def build_pool(
@@ -77,7 +98,7 @@ def build_pool(
             {rid: abs(scores[rid] - other[rid]) if rid in other else 0.0 for rid in ids}
         )
     else:
-        spread = pd.Series(1.0, index=ids)
+        spread = self_consistency(judge, ids)
     pool: dict[str, list] = {}
     for system_id in sorted({responses[rid] for rid in ids}):
         mine = [rid for rid in ids if responses[rid] == system_id]

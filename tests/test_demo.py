@@ -214,10 +214,9 @@ def default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-@pytest.mark.parametrize("stop", ["ctrl-c", "ctrl-c-started-in-background", "kill"])
-def test_run_demo_serves_and_stops(tmp_path, stop):
-    """`manage.py run_demo`, as `make demo` runs it, on its own embedded defaults."""
-    port = free_port()
+def demo_environment(tmp_path, **settings: str) -> dict[str, str]:
+    """What `make demo` runs on: its embedded defaults (no database or broker of
+    the test run), its files under tmp_path, a known password, and `settings`."""
     env = {
         k: v
         for k, v in os.environ.items()
@@ -226,9 +225,17 @@ def test_run_demo_serves_and_stops(tmp_path, stop):
     env.update(
         CONCORD_VAR_DIR=str(tmp_path / "var"),
         CONCORD_DEMO_PASSWORD="demo-pass-123",
-        CONCORD_ELITR_DATA="",
         PYTHONUNBUFFERED="1",
+        **settings,
     )
+    return env
+
+
+@pytest.mark.parametrize("stop", ["ctrl-c", "ctrl-c-started-in-background", "kill"])
+def test_run_demo_serves_and_stops(tmp_path, stop):
+    """`manage.py run_demo`, as `make demo` runs it, on its own embedded defaults."""
+    port = free_port()
+    env = demo_environment(tmp_path, CONCORD_ELITR_DATA="")
     log = open(tmp_path / "demo.log", "w+")  # noqa: SIM115 (closed below)
     demo = subprocess.Popen(
         [sys.executable, "manage.py", "run_demo", "--no-download", "--port", str(port)],

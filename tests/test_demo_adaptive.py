@@ -18,7 +18,7 @@ import requests
 
 from tests.conftest import ELITR_DATA, REPO, require
 from tests.processes import free_port, session_processes
-from tests.test_demo import wait_for
+from tests.test_demo import demo_environment, wait_for
 
 
 def sign_in(session: requests.Session, base: str, password: str) -> None:
@@ -30,23 +30,14 @@ def sign_in(session: requests.Session, base: str, password: str) -> None:
         headers={"Referer": f"{base}/admin/login/"},
         timeout=10,
     )
-    assert answer.ok and "Log out" in answer.text or "Sign out" in answer.text
+    assert answer.ok and ("Log out" in answer.text or "Sign out" in answer.text)
 
 
 def test_the_demo_runs_an_adaptive_study_with_simulated_participants(tmp_path):
     require((ELITR_DATA / "data.zip").is_file(), "the demo's adaptive study needs the paper data")
     port = free_port()
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in ("DATABASE_URL", "CELERY_BROKER_URL", "DJANGO_SETTINGS_MODULE")
-    }
-    env.update(
-        CONCORD_VAR_DIR=str(tmp_path / "var"),
-        CONCORD_DEMO_PASSWORD="demo-pass-123",
-        CONCORD_ELITR_DATA=str(ELITR_DATA),
-        CONCORD_DEMO_BOT_SECONDS="0.2",
-        PYTHONUNBUFFERED="1",
+    env = demo_environment(
+        tmp_path, CONCORD_ELITR_DATA=str(ELITR_DATA), CONCORD_DEMO_BOT_SECONDS="0.2"
     )
     command = [sys.executable, "manage.py", "run_demo", "--no-download", "--port", str(port)]
     command.append("--simulated-participants")

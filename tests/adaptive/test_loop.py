@@ -167,3 +167,40 @@ def test_batches_rate_each_response_once_and_group_tasks_of_like_size(paper):
     # gold studies have one task: only the rounds
     rounds = loop.split_into_batches(draws, by_task_size=False)
     assert len(rounds) == max(Counter(d.response_id for d in sent).values())
+
+
+def test_without_a_second_judge_the_judges_own_spread_sets_the_probabilities(paper):
+    from adaptive.pool import build_pool
+    from generation.models import Response
+    from judging.models import Evaluator
+
+    sampled = Evaluator.objects.create(name="a judge sampled twice", kind="llm_rubric")
+    responses = list(
+        Response.objects.filter(
+            run__system__in=paper["systems"], run__dataset=paper["dataset"], run__mode="st"
+        ).values_list("pk", flat=True)
+    )
+    unsure = set(responses[::5])  # its two samples disagree by 4 points on these
+    Judgment.objects.bulk_create(
+        Judgment(
+            evaluator=sampled,
+            response_id=rid,
+            seed=seed,
+            score=5 + (2 if rid in unsure and seed == 1 else -2 if rid in unsure else 0),
+            raw_score=5,
+            raw_scale_min=1,
+            raw_scale_max=10,
+        )
+        for rid in responses
+        for seed in (1, 2)
+    )
+    pool = build_pool(paper["dataset"], "st", paper["systems"], sampled, None, 0.3, 0.3)
+    sure_p = [p for rid, (_, _, p) in pool.items() if int(rid) not in unsure]
+    unsure_p = [p for rid, (_, _, p) in pool.items() if int(rid) in unsure]
+    assert min(unsure_p) > max(sure_p) > 0
+    for system in paper["systems"]:
+        mine = [p for _, (s, _, p) in pool.items() if s == system.pk]
+        assert np.mean(mine) == pytest.approx(0.3)
+    # a judge scored once: every response alike
+    flat = build_pool(paper["dataset"], "st", paper["systems"], paper["judge"], None, 0.3, 0.3)
+    assert len({round(p, 12) for _, _, p in flat.values()}) == 1
