@@ -19,12 +19,13 @@ from adaptive.models import AdaptiveStudy, Decision
 from annotator.actions.bonuses import check_pay_bonuses, check_record_bonuses, check_set_up_bonuses
 from annotator.actions.locks import lock_study
 from annotator.actions.messages import check_message_participants
+from annotator.actions.participants import do_refill_quota, prolific_places_wanted
 from annotator.actions.prolific_sync import (
     check_sync_prolific_submissions,
     do_create_on_prolific,
 )
 from annotator.errors import StudyError
-from annotator.models import Assignment, Participant, Study
+from annotator.models import Assignment, Participant, Study, Task
 from annotator.prolific_api import ProlificClient, ProlificError, prolific_client_or_none
 from annotator.prolific_records import BonusPayment
 
@@ -58,12 +59,19 @@ def sync_batch(study: Study, client: ProlificClient) -> str | None:
         if study.status != Study.Status.OPEN:
             return None  # never recruited: nothing to stop there
         do_create_on_prolific(study, client, base_url())
-    state = str(client.study(study.prolific_study_id).get("status", ""))
+    there = client.study(study.prolific_study_id)
+    state = str(there.get("status", ""))
     move = MOVES.get((state, WANTED[study.status]))
     if move is not None:
         client.transition_study(study.prolific_study_id, move)
     if state != "UNPUBLISHED":
         check_sync_prolific_submissions(study, client)  # releases returned places
+    if study.status == Study.Status.OPEN and state in ("ACTIVE", "PAUSED"):
+        # an excluded participant's ratings no longer count: their draws wait
+        # again, and Prolific needs a place for someone else to rate them
+        tasks = Task.objects.filter(study=study).count()
+        if int(there.get("total_available_places") or 0) < prolific_places_wanted(study, tasks):
+            do_refill_quota(study, None, client)
     return move
 
 

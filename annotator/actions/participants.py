@@ -141,6 +141,20 @@ def do_mark_failed_check(participant: Participant) -> None:
 
 
 @transaction.atomic
+def prolific_places_wanted(study: Study, tasks: int) -> int:
+    """The places the study needs on Prolific: every task's raters, plus one for
+    each excluded or unqualified participant (Prolific reopens returned and
+    timed-out places itself, but theirs stay used)."""
+    given_back = [Assignment.Status.RETURNED, Assignment.Status.TIMED_OUT]
+    replaced = (
+        Assignment.objects.filter(task__study=study)
+        .filter(Q(participant__status__in=OUT) | Q(status=Assignment.Status.NOT_QUALIFIED))
+        .exclude(status__in=given_back)
+        .count()
+    )
+    return tasks * study.raters_per_task + replaced
+
+
 def check_refill_quota(
     study: Study, actor: User | None = None, client: ProlificClient | None = None
 ) -> dict[str, int]:
@@ -161,16 +175,7 @@ def do_refill_quota(
     open_places = sum(row.open_places for row in rows)
     result = {"released": released, "open_places": open_places, "prolific_places": 0}
     if client is not None and study.prolific_study_id:
-        # Prolific reopens returned and timed-out places itself, but the places of
-        # excluded and unqualified participants stay used: add one for each.
-        given_back = [Assignment.Status.RETURNED, Assignment.Status.TIMED_OUT]
-        replaced = (
-            Assignment.objects.filter(task__study=study)
-            .filter(Q(participant__status__in=OUT) | Q(status=Assignment.Status.NOT_QUALIFIED))
-            .exclude(status__in=given_back)
-            .count()
-        )
-        places = len(rows) * study.raters_per_task + replaced
+        places = prolific_places_wanted(study, len(rows))
         client.set_places(study.prolific_study_id, places)
         result["prolific_places"] = places
     audit(

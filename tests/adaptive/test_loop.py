@@ -204,3 +204,30 @@ def test_without_a_second_judge_the_judges_own_spread_sets_the_probabilities(pap
     # a judge scored once: every response alike
     flat = build_pool(paper["dataset"], "st", paper["systems"], paper["judge"], None, 0.3, 0.3)
     assert len({round(p, 12) for _, _, p in flat.values()}) == 1
+
+
+def test_an_excluded_rater_s_draws_wait_again_and_prolific_gets_a_place_for_them(paper, researcher):
+    from annotator.actions.participants import check_exclude_participant
+    from annotator.models import Participant
+
+    adaptive = make(paper, researcher, on_prolific=True, name="Adaptive: exclusion")
+    rng = np.random.default_rng(4)
+    with FakeProlific() as prolific:
+        client = ProlificClient(prolific.token, prolific.url)
+        loop.start(adaptive, researcher)
+        sync_on_prolific(adaptive.pk, client)
+        batch = loop.batches(adaptive)[0]
+        rate_as_bots(batch, lambda rid: paper["truth"][rid], rng, prolific=prolific, dropout=0)
+        waiting = sum(e.pending for e in estimates(adaptive))
+        places = prolific.studies[batch.prolific_study_id]["total_available_places"]
+        rater = Participant.objects.filter(study=batch).first()
+        check_exclude_participant(rater, researcher, "Rated every item 1 in under a second.")
+        assert sum(e.pending for e in estimates(adaptive)) > waiting  # their draws wait again
+        sync_on_prolific(adaptive.pk, client)
+        assert prolific.studies[batch.prolific_study_id]["total_available_places"] == places + 1
+        assert not Decision.objects.filter(adaptive=adaptive, action="prolific").exists()
+        counts = rate_as_bots(
+            batch, lambda rid: paper["truth"][rid], rng, prolific=prolific, dropout=0
+        )
+        assert counts["completed"] == 1  # someone else took the freed place
+        assert sum(e.pending for e in estimates(adaptive)) == waiting
