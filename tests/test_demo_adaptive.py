@@ -81,8 +81,13 @@ def test_the_demo_runs_an_adaptive_study_with_simulated_participants(tmp_path):
         log.seek(0)
         assert 'id="adaptive-status">Finished' in live, live[-3000:] + log.read()[-5000:]
         assert "Answered:" in live and "Stopped: the goal is met" in live
-        page = session.get(base + path, timeout=10).text
-        assert "Bonus paid" in page and "Message sent" in page
+        # the worker pays the bonus and sends the message once the study is closed
+        deadline = time.monotonic() + 60
+        page = ""
+        while "Message sent" not in page and time.monotonic() < deadline:
+            time.sleep(1)
+            page = session.get(base + path, timeout=10).text
+        assert "Bonus paid" in page and "Message sent" in page, page[-3000:]
         assert "Prolific refused" not in page
         os.killpg(demo.pid, signal.SIGINT)
         assert demo.wait(timeout=60) == 0
