@@ -141,6 +141,9 @@ def unanswered(adaptive: AdaptiveStudy, found: list[SystemEstimate]) -> list[int
 
 
 def goal_met(adaptive: AdaptiveStudy, found: list[SystemEstimate]) -> bool:
+    """By the intervals; the alt-test goal is decided by its looks (adaptive.alt_goal)."""
+    if adaptive.goal == AdaptiveStudy.Goal.ALT_TEST:
+        return False
     return bool(found) and not unanswered(adaptive, found)
 
 

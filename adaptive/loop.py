@@ -21,6 +21,7 @@ from django.db import transaction
 from django.db.models import Count, Q, Sum
 from django.utils import timezone
 
+from adaptive import alt_goal
 from adaptive.errors import AdaptiveError
 from adaptive.estimates import SystemEstimate, estimates, goal_met, unanswered
 from adaptive.models import AdaptiveStudy, Decision, Draw, Snapshot
@@ -67,6 +68,14 @@ def create(adaptive: AdaptiveStudy, systems: list, actor: User | None = None) ->
         raise AdaptiveError("The means goal needs a positive half-width w.")
     if adaptive.goal == AdaptiveStudy.Goal.RANKING and not 0 < (adaptive.probability or 0) < 1:
         raise AdaptiveError("The ranking goal needs a probability p between 0 and 1.")
+    if adaptive.goal == AdaptiveStudy.Goal.ALT_TEST:
+        if not 0 < (adaptive.epsilon or 0) < 1:
+            raise AdaptiveError("The alt-test goal needs an epsilon between 0 and 1.")
+        if adaptive.raters_per_item < 3 or not 1 <= adaptive.max_looks <= 20:
+            raise AdaptiveError(
+                "The alt-test goal needs 3 or more raters per item (the authors' minimum) "
+                "and 1 to 20 looks."
+            )
     if adaptive.deadline <= timezone.now():
         raise AdaptiveError("The deadline has passed already.")
     if not 0 < adaptive.minutes_per_item <= 60 or adaptive.hourly_pay <= 0:
@@ -82,7 +91,10 @@ def create(adaptive: AdaptiveStudy, systems: list, actor: User | None = None) ->
         adaptive.send_rate,
         adaptive.floor,
     )
-    adaptive.plan = make_plan(adaptive, systems)
+    if adaptive.goal == AdaptiveStudy.Goal.ALT_TEST:
+        adaptive.plan = alt_goal.plan(adaptive)
+    else:
+        adaptive.plan = make_plan(adaptive, systems)
     adaptive.created_by = actor
     adaptive.save()
     adaptive.systems.set(systems)
@@ -250,7 +262,9 @@ def wave_cost(adaptive: AdaptiveStudy, parts: list[list[Draw]]) -> float:
     return total
 
 
-def create_batch(adaptive: AdaptiveStudy, wave: int, k: int, batch: list[Draw]) -> Study:
+def create_batch(
+    adaptive: AdaptiveStudy, wave: int, k: int, batch: list[Draw], raters: int = 1
+) -> Study:
     """An ordinary study of the population's kind that rates the batch's
     responses once each, opened at once."""
     responses = list(
@@ -264,7 +278,7 @@ def create_batch(adaptive: AdaptiveStudy, wave: int, k: int, batch: list[Draw]) 
         dataset=adaptive.dataset,
         mode=adaptive.mode,
         seed=None,
-        raters_per_task=1,
+        raters_per_task=raters,
         hourly_pay=adaptive.hourly_pay,
         estimated_minutes=batch_minutes(adaptive, batch),
     )
@@ -361,7 +375,10 @@ def start(adaptive: AdaptiveStudy, actor: User | None = None) -> AdaptiveStudy:
     adaptive.started_at = timezone.now()
     adaptive.save(update_fields=["status", "started_at"])
     decide(adaptive, Decision.Action.STARTED, adaptive.goal_text(), actor)
-    send_wave(adaptive, {s.pk: adaptive.draws_per_wave for s in adaptive.systems.all()}, actor)
+    if adaptive.goal == AdaptiveStudy.Goal.ALT_TEST:
+        send_alt_wave(adaptive, actor)
+    else:
+        send_wave(adaptive, {s.pk: adaptive.draws_per_wave for s in adaptive.systems.all()}, actor)
     return adaptive
 
 
@@ -373,6 +390,8 @@ def advance(adaptive: AdaptiveStudy | int, now: datetime | None = None) -> str:
     if adaptive.status not in (AdaptiveStudy.Status.RUNNING, AdaptiveStudy.Status.STOPPING):
         return "idle"
     found = estimates(adaptive)
+    if adaptive.goal == AdaptiveStudy.Goal.ALT_TEST:
+        return advance_alt_test(adaptive, found, now)
     met = goal_met(adaptive, found)
     record_snapshot(adaptive, found, met)
     if adaptive.status == AdaptiveStudy.Status.RUNNING:
@@ -390,6 +409,91 @@ def advance(adaptive: AdaptiveStudy | int, now: datetime | None = None) -> str:
     if work_in_progress(adaptive):
         return "stopping"
     finish(adaptive, found, met)
+    return "finished"
+
+
+def send_alt_wave(adaptive: AdaptiveStudy, actor: User | None = None) -> str:
+    """The alt-test goal's next wave: meetings not rated yet, every response of
+    them rated by `raters_per_item` raters in one batch. Needs the adaptive
+    study's lock."""
+    last_wave = Draw.objects.filter(adaptive=adaptive).order_by("-wave").values_list("wave")
+    wave = (last_wave.first() or (0,))[0] + 1
+    chosen = alt_goal.choose_meetings(adaptive, wave)
+    if not chosen:
+        begin_stop(adaptive, "every meeting of the pool is rated: no wave left to send")
+        return "stopping"
+    draws = alt_goal.wave_draws(adaptive, wave, chosen)
+    tasks = len(chosen) if adaptive.population == AdaptiveStudy.Population.CROWD else 1
+    reward = reward_in_pence(adaptive.hourly_pay, batch_minutes(adaptive, draws))
+    cost = tasks * adaptive.raters_per_item * reward * (1 + adaptive.fee_share)
+    left = adaptive.budget_pence - sum(money(adaptive).values())
+    if cost > left:
+        begin_stop(
+            adaptive,
+            f"budget spent: GBP {left / 100:.2f} left, a wave costs GBP {cost / 100:.2f}",
+        )
+        return "stopping"
+    create_batch(adaptive, wave, 0, draws, raters=adaptive.raters_per_item)
+    Draw.objects.bulk_create(draws)
+    decide(
+        adaptive,
+        Decision.Action.WAVE,
+        f"wave {wave}: {len(draws)} items in {len(chosen)} meeting(s), "
+        f"{adaptive.raters_per_item} raters each, up to GBP {cost / 100:.2f}",
+        actor,
+    )
+    return "wave"
+
+
+def advance_alt_test(adaptive: AdaptiveStudy, found: list, now: datetime) -> str:
+    """The alt-test goal's step: once a wave is rated, look (the test at
+    q / max_looks), and stop when it is decided, out of looks, time or money."""
+    if adaptive.status == AdaptiveStudy.Status.RUNNING:
+        last = batches(adaptive)[-1:]
+        if last and not alt_goal.wave_done(last[0]):
+            if now >= adaptive.deadline:
+                begin_stop(adaptive, "time is up: the deadline passed before the goal was met")
+            else:
+                return "idle"
+        else:
+            number = alt_goal.looks_taken(adaptive) + 1
+            verdict = alt_goal.look(adaptive)
+            decided = verdict["verdict"] in ("passes", "fails")
+            decide(
+                adaptive,
+                Decision.Action.LOOK,
+                f"look {number} of {adaptive.max_looks} (q {alt_goal.q_per_look(adaptive):.3f}): "
+                f"{verdict['verdict']}: {verdict['reason']}",
+            )
+            Snapshot.objects.create(
+                adaptive=adaptive,
+                labels=int(verdict["test"].get("items", 0) or 0),
+                spent_pence=money(adaptive)["spent"],
+                met=decided,
+                estimates=[
+                    {
+                        "look": number,
+                        "verdict": verdict["verdict"],
+                        "reason": verdict["reason"],
+                        "winning_rate": verdict["test"].get("winning_rate"),
+                        "advantage_probability": verdict["test"].get("advantage_probability"),
+                    }
+                ],
+            )
+            if decided:
+                begin_stop(adaptive, f"the goal is met: the judge {verdict['verdict']}")
+            elif number >= adaptive.max_looks:
+                begin_stop(adaptive, f"inconclusive after {number} looks: {verdict['decide']}")
+            elif now >= adaptive.deadline:
+                begin_stop(adaptive, "time is up: the deadline passed before the goal was met")
+            else:
+                done = send_alt_wave(adaptive)
+                if adaptive.status == AdaptiveStudy.Status.RUNNING:
+                    return done
+    if work_in_progress(adaptive):
+        return "stopping"
+    last_look = Snapshot.objects.filter(adaptive=adaptive).order_by("-created_at", "-pk").first()
+    finish(adaptive, found, bool(last_look and last_look.met))
     return "finished"
 
 

@@ -28,6 +28,7 @@ class AdaptiveStudy(models.Model):
     class Goal(models.TextChoices):
         MEANS = "means", "every system's mean within +-w"
         RANKING = "ranking", "the ranking of the systems with probability >= p"
+        ALT_TEST = "alt_test", "the judge can replace a rater of the population (alt-test)"
 
     class Population(models.TextChoices):
         CROWD = "crowd", "Crowd raters (Prolific)"
@@ -66,6 +67,15 @@ class AdaptiveStudy(models.Model):
     )
     half_width = models.FloatField(null=True, blank=True, help_text="Means goal: +-w.")
     probability = models.FloatField(null=True, blank=True, help_text="Ranking goal: p.")
+    epsilon = models.FloatField(
+        null=True, blank=True, help_text="Alt-test goal: the cost-benefit margin epsilon."
+    )
+    max_looks = models.PositiveSmallIntegerField(
+        default=5, help_text="Alt-test goal: waves looked at, at most (the test's q is split)."
+    )
+    raters_per_item = models.PositiveSmallIntegerField(
+        default=3, help_text="Alt-test goal: raters of every item (3 or more)."
+    )
     alpha = models.FloatField(default=0.05)
     min_labels = models.PositiveIntegerField(default=30)
     t_opt = models.FloatField(default=800, help_text="Draws where the sequence is tightest.")
@@ -108,7 +118,8 @@ class AdaptiveStudy(models.Model):
         constraints = [
             models.CheckConstraint(
                 condition=(Q(goal="means") & Q(half_width__gt=0))
-                | (Q(goal="ranking") & Q(probability__gt=0) & Q(probability__lt=1)),
+                | (Q(goal="ranking") & Q(probability__gt=0) & Q(probability__lt=1))
+                | (Q(goal="alt_test") & Q(epsilon__gt=0) & Q(epsilon__lt=1)),
                 name="adaptive_goal_stated",
             ),
             models.CheckConstraint(
@@ -138,6 +149,11 @@ class AdaptiveStudy(models.Model):
     def goal_text(self) -> str:
         if self.goal == self.Goal.MEANS:
             return f"every system's mean human score within +-{self.half_width:g} (95%)"
+        if self.goal == self.Goal.ALT_TEST:
+            return (
+                f"whether {self.judge} can replace {self.get_population_display().lower()} "
+                f"at epsilon {self.epsilon:g} (alt-test, decided)"
+            )
         return f"the ranking of the systems with probability >= {self.probability:g}"
 
 
@@ -205,6 +221,7 @@ class Decision(models.Model):
         PLANNED = "planned", "Planned"
         STARTED = "started", "Started"
         WAVE = "wave", "Wave sent"
+        LOOK = "look", "Looked (alt-test)"
         STOPPING = "stopping", "Stopping"
         FINISHED = "finished", "Finished"
         BUDGET = "budget", "Budget changed"

@@ -20,7 +20,8 @@ def monitor_svg(adaptive: AdaptiveStudy) -> bytes:
     figure = Figure(figsize=(9, 3.6), layout="constrained")
     FigureCanvasSVG(figure)
     left, right = figure.subplots(1, 2, width_ratios=[2, 1])
-    names = sorted({e["name"] for s in snapshots for e in s.estimates})
+    # the alt-test goal's snapshots are its looks: no intervals to draw
+    names = sorted({e["name"] for s in snapshots for e in s.estimates if e.get("name")})
     start = adaptive.started_at or (snapshots[0].created_at if snapshots else None)
 
     def minutes(snapshot: Snapshot) -> float:
@@ -67,6 +68,8 @@ def monitor_svg(adaptive: AdaptiveStudy) -> bytes:
         "around the latest mean)"
         if adaptive.goal == AdaptiveStudy.Goal.MEANS
         else f"goal: intervals apart (ranking with p >= {adaptive.probability:g})"
+        if adaptive.goal == AdaptiveStudy.Goal.RANKING
+        else "the alt-test's looks are listed under Decisions"
     )
     left.set_title(goal, fontsize=9)
     if names:

@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from adaptive.estimates import SystemEstimate, ranking
-from adaptive.models import AdaptiveStudy, Draw
+from adaptive.models import AdaptiveStudy, Draw, Snapshot
 from analysis.study_plan import Z95
 
 
@@ -35,9 +35,35 @@ def uniform_ratings(adaptive: AdaptiveStudy, found: list[SystemEstimate]) -> dic
     return out
 
 
+def alt_test_report(adaptive: AdaptiveStudy, met: bool, money: dict[str, float]) -> dict:
+    last = Snapshot.objects.filter(adaptive=adaptive).order_by("-created_at", "-pk").first()
+    look = (last.estimates or [{}])[0] if last else {}
+    if met:
+        answer = f"Answered: {look.get('reason', '')} (look {look.get('look')})."
+    else:
+        where = f" The last look: {look.get('reason')}." if look else ""
+        answer = f"Not answered ({adaptive.stop_reason}).{where}"
+    return {
+        "goal": adaptive.goal_text(),
+        "met": met,
+        "stop_reason": adaptive.stop_reason,
+        "answer": answer,
+        "look": look,
+        "labels": last.labels if last else 0,
+        "spent_pence": round(money["spent"], 2),
+        "budget_pence": adaptive.budget_pence,
+        "uniform_total": None,
+        "planned_uniform_total": None,
+        "estimates": [],
+        "draws": Draw.objects.filter(adaptive=adaptive).count(),
+    }
+
+
 def final_report(
     adaptive: AdaptiveStudy, found: list[SystemEstimate], met: bool, money: dict[str, float]
 ) -> dict:
+    if adaptive.goal == AdaptiveStudy.Goal.ALT_TEST:
+        return alt_test_report(adaptive, met, money)
     labels = sum(e.labels for e in found)
     if met and adaptive.goal == AdaptiveStudy.Goal.RANKING:
         answer = (

@@ -199,7 +199,9 @@ def alt_test_verdict(
             "test": not_computable(reason),
         }
     wins = alt_test.win_table(annotations, judge, alignment=alignment)
-    test = alt_test.alt_test(annotations, judge, epsilon=epsilon, alignment=alignment, wins=wins)
+    test = alt_test.alt_test(
+        annotations, judge, epsilon=epsilon, alignment=alignment, q=q, wins=wins
+    )
     base["test"] = test
     if isinstance(wins, dict):  # no item with 2 or more raters and the judge
         more = MIN_RATERS - raters if raters < MIN_RATERS else 0

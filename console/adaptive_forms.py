@@ -42,6 +42,9 @@ class NewAdaptiveStudyForm(forms.ModelForm):
             "goal",
             "half_width",
             "probability",
+            "epsilon",
+            "max_looks",
+            "raters_per_item",
             "population",
             "dataset",
             "mode",
@@ -78,6 +81,9 @@ class NewAdaptiveStudyForm(forms.ModelForm):
         self.fields["uncertainty_judge"].queryset = judges  # type: ignore[attr-defined]
         humans = Evaluator.objects.filter(human).order_by("name")
         self.fields["prior_humans"].queryset = humans  # type: ignore[attr-defined]
+        # the alt-test goal's settings: left empty, their defaults
+        for name in ("max_looks", "raters_per_item"):
+            self.fields[name].required = False
         self.fields["deadline"].initial = (timezone.now() + timedelta(days=7)).strftime(
             "%Y-%m-%dT%H:%M"
         )
@@ -89,6 +95,12 @@ class NewAdaptiveStudyForm(forms.ModelForm):
             self.add_error("half_width", "The means goal needs a half-width above 0.")
         if goal == AdaptiveStudy.Goal.RANKING and not 0 < (data.get("probability") or 0) < 1:
             self.add_error("probability", "The ranking goal needs p between 0 and 1.")
+        defaults = AdaptiveStudy()
+        for name in ("max_looks", "raters_per_item"):
+            if data.get(name) is None:
+                data[name] = getattr(defaults, name)
+        if goal == AdaptiveStudy.Goal.ALT_TEST and not 0 < (data.get("epsilon") or 0) < 1:
+            self.add_error("epsilon", "The alt-test goal needs epsilon between 0 and 1.")
         for name in ("send_rate", "floor"):
             value = data.get(name)
             if value is not None and not 0 < value <= 1:

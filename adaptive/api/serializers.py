@@ -20,6 +20,11 @@ class AdaptiveStudySerializer(KnownFieldsMixin, serializers.ModelSerializer):
     probability = serializers.FloatField(
         min_value=0.5, max_value=0.9999, required=False, allow_null=True
     )
+    epsilon = serializers.FloatField(
+        min_value=0.01, max_value=0.99, required=False, allow_null=True
+    )
+    max_looks = serializers.IntegerField(min_value=1, max_value=20, default=5)
+    raters_per_item = serializers.IntegerField(min_value=3, max_value=20, default=3)
     alpha = serializers.FloatField(min_value=0.001, max_value=0.5, default=0.05)
     send_rate = serializers.FloatField(min_value=0.01, max_value=1, default=0.3)
     floor = serializers.FloatField(min_value=0.01, max_value=1, default=0.3)
@@ -45,6 +50,9 @@ class AdaptiveStudySerializer(KnownFieldsMixin, serializers.ModelSerializer):
             "goal",
             "half_width",
             "probability",
+            "epsilon",
+            "max_looks",
+            "raters_per_item",
             "population",
             "dataset",
             "mode",
@@ -104,6 +112,8 @@ class AdaptiveStudySerializer(KnownFieldsMixin, serializers.ModelSerializer):
             raise serializers.ValidationError({"half_width": "The means goal needs it."})
         if goal == AdaptiveStudy.Goal.RANKING and not data.get("probability"):
             raise serializers.ValidationError({"probability": "The ranking goal needs it."})
+        if goal == AdaptiveStudy.Goal.ALT_TEST and not data.get("epsilon"):
+            raise serializers.ValidationError({"epsilon": "The alt-test goal needs it."})
         if not data.get("systems"):
             raise serializers.ValidationError({"systems": "Choose at least one system."})
         return data

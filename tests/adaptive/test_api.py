@@ -80,6 +80,8 @@ def test_plan_start_and_decide_through_the_api(api, researcher, paper):
         ({"systems": []}, "systems"),
         ({"half_width": None}, "half_width"),
         ({"goal": "ranking", "probability": None}, "probability"),
+        ({"goal": "alt_test", "epsilon": None}, "epsilon"),
+        ({"goal": "alt_test", "epsilon": 0.2, "raters_per_item": 2}, "raters_per_item"),
         ({"half_width": "Infinity"}, "half_width"),
         ({"send_rate": 1.5}, "send_rate"),
         ({"deadline": "2001-01-01T00:00:00Z"}, "deadline"),

@@ -119,3 +119,26 @@ def test_bad_forms_and_strangers(client, researcher, gold_annotator, paper):
     assert not AdaptiveStudy.objects.exists()
     client.force_login(gold_annotator)
     assert client.get(reverse("console:adaptive_list")).status_code == 403
+
+
+def test_the_alt_test_goal_from_the_console(client, researcher, paper):
+    client.force_login(researcher)
+    data = form_data(
+        paper, name="Alt-test from the console", goal="alt_test", half_width="", epsilon="0.2"
+    )
+    answer = client.post(reverse("console:adaptive_new"), data)
+    assert answer.status_code == 302, answer.context["form"].errors
+    page = client.get(answer["Location"]).content.decode()
+    assert "not simulated for this goal" in page and "at epsilon 0.2" in page
+    adaptive = AdaptiveStudy.objects.get(name="Alt-test from the console")
+    client.post(reverse("console:adaptive_action", args=[adaptive.pk, "start"]))
+    rng = np.random.default_rng(1)
+    for study in loop.batches(adaptive):
+        rate_as_bots(study, lambda rid: paper["truth"][rid], rng, noise=3.0, dropout=0)
+    loop.advance(adaptive.pk)
+    page = client.get(reverse("console:adaptive", args=[adaptive.pk])).content.decode()
+    assert "Looked (alt-test)" in page and "look 1 of 5 (q 0.010)" in page
+    plot = client.get(reverse("console:adaptive_plot", args=[adaptive.pk]))
+    assert plot.status_code == 200
+    answer = client.post(reverse("console:adaptive_new"), form_data(paper, goal="alt_test"))
+    assert "needs epsilon" in answer.content.decode()

@@ -1,5 +1,6 @@
 """python manage.py adaptive_study plan --name N --judge J --systems A,B,C
-    [--goal means --width 1.0 | --goal ranking --probability 0.95]
+    [--goal means --width 1.0 | --goal ranking --probability 0.95
+     | --goal alt_test --epsilon 0.2 [--max-looks 5] [--raters-per-item 3]]
     [--population crowd|gold] [--uncertainty-judge J2] [--prior-humans H]
     --budget-gbp 300 [--days 7] [--hourly-gbp 9] [--minutes-per-item 2]
     [--draws-per-wave 100] [--send-rate 0.3] [--floor 0.3] [--min-labels 30]
@@ -35,7 +36,10 @@ class Command(BaseCommand):
         parser.add_argument("name", nargs="?", help="The study (all but plan).")
         parser.add_argument("value", nargs="?", help="budget: GBP; deadline: a date and time.")
         parser.add_argument("--name", dest="new_name")
-        parser.add_argument("--goal", choices=["means", "ranking"], default="means")
+        parser.add_argument("--goal", choices=["means", "ranking", "alt_test"], default="means")
+        parser.add_argument("--epsilon", type=float, help="Alt-test goal: the margin.")
+        parser.add_argument("--max-looks", type=int, default=5)
+        parser.add_argument("--raters-per-item", type=int, default=3)
         parser.add_argument("--width", type=float)
         parser.add_argument("--probability", type=float)
         parser.add_argument("--population", choices=["crowd", "gold"], default="crowd")
@@ -128,6 +132,9 @@ class Command(BaseCommand):
             goal=options["goal"],
             half_width=options["width"],
             probability=options["probability"],
+            epsilon=options["epsilon"],
+            max_looks=options["max_looks"],
+            raters_per_item=options["raters_per_item"],
             population=options["population"],
             dataset=dataset,
             mode=options["mode"],
