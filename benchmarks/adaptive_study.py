@@ -34,7 +34,9 @@ stopping on the fixed-n normal interval of the same increments.
         [--rate 0.3] [--budget 1500] [--dropout 0.1] [--raters crowd]
         [--min-labels 30] [--t-opt 800] [--scale 3] [--seed 0] [--data DIR] [--output FILE]
 
-Prints a table and writes benchmarks/results/adaptive_study.json.
+Prints a table and writes benchmarks/results/adaptive_study.json. The
+alt-test goal's replay, on the authors' SummEval data, is its sibling
+benchmarks/adaptive_alt_test.py.
 """
 
 from __future__ import annotations
