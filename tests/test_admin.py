@@ -43,6 +43,9 @@ CHANGELISTS = [
     "judging_evaluator",
     "judging_judgment",
     "judging_benchmarkimport",
+    "adaptive_adaptivestudy",
+    "adaptive_draw",
+    "adaptive_decision",
 ]
 
 

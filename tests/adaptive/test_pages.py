@@ -142,3 +142,22 @@ def test_the_alt_test_goal_from_the_console(client, researcher, paper):
     assert plot.status_code == 200
     answer = client.post(reverse("console:adaptive_new"), form_data(paper, goal="alt_test"))
     assert "needs epsilon" in answer.content.decode()
+
+
+def test_the_admin_shows_an_adaptive_study_and_changes_nothing(client, django_user_model, paper):
+    from tests.adaptive.conftest import make
+
+    adaptive = make(paper, name="Adaptive in the admin")
+    loop.start(adaptive)
+    admin = django_user_model.objects.create_superuser("ada", password="pw-ada-12345")
+    client.force_login(admin)
+    page = client.get(reverse("admin:adaptive_adaptivestudy_change", args=[adaptive.pk]))
+    assert page.status_code == 200 and "Adaptive in the admin" in page.content.decode()
+    draws = client.get(reverse("admin:adaptive_draw_changelist"), {"adaptive": adaptive.pk})
+    assert draws.status_code == 200
+    decisions = client.get(reverse("admin:adaptive_decision_changelist"))
+    assert "Wave sent" in decisions.content.decode()
+    answer = client.post(
+        reverse("admin:adaptive_adaptivestudy_delete", args=[adaptive.pk]), {"post": "yes"}
+    )
+    assert answer.status_code == 403 and AdaptiveStudy.objects.filter(pk=adaptive.pk).exists()
