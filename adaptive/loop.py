@@ -28,6 +28,7 @@ from adaptive.models import AdaptiveStudy, Decision, Draw, Snapshot
 from adaptive.planning import make_plan
 from adaptive.pool import build_pool
 from adaptive.reporting import final_report
+from annotator.actions.groups import check_filter_study
 from annotator.actions.settings import check_save_study
 from annotator.actions.status import check_set_study_status
 from annotator.models import Assignment, Study
@@ -54,7 +55,12 @@ def decide(
 
 
 @transaction.atomic
-def create(adaptive: AdaptiveStudy, systems: list, actor: User | None = None) -> AdaptiveStudy:
+def create(
+    adaptive: AdaptiveStudy,
+    systems: list,
+    actor: User | None = None,
+    groups: list | None = None,
+) -> AdaptiveStudy:
     """Save a new adaptive study with its pool and its plan; nothing is spent.
     Raises AdaptiveError saying what is wrong (nothing saved then)."""
     if adaptive.pk is not None:
@@ -98,6 +104,8 @@ def create(adaptive: AdaptiveStudy, systems: list, actor: User | None = None) ->
     adaptive.created_by = actor
     adaptive.save()
     adaptive.systems.set(systems)
+    if groups:
+        adaptive.participant_groups.set(groups)
     decide(adaptive, Decision.Action.PLANNED, adaptive.plan["summary"], actor)
     return adaptive
 
@@ -289,6 +297,9 @@ def create_batch(
         saved.responses.set([r.pk for r in responses])
 
     check_save_study(study, [], after_save=choose)
+    # before it is on Prolific: its filters are set when it is created there
+    for group in adaptive.participant_groups.all():
+        check_filter_study(study, group)
     check_set_study_status(study, Study.Status.OPEN)
     for draw in batch:
         draw.study = study

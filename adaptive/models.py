@@ -18,6 +18,7 @@ from django.db import models
 from django.db.models import Q
 
 from annotator.models import Study
+from annotator.prolific_records import ParticipantGroup
 from corpus.choices import Mode
 from corpus.models import Dataset
 from generation.models import Response, System
@@ -88,6 +89,13 @@ class AdaptiveStudy(models.Model):
     hourly_pay = models.DecimalField(max_digits=6, decimal_places=2, default=9)
     minutes_per_item = models.FloatField(default=2.0)
     fee_share = models.FloatField(default=1 / 3, help_text="The platform's fee on a reward.")
+    participant_groups = models.ManyToManyField(
+        ParticipantGroup,
+        blank=True,
+        related_name="+",
+        help_text="Every batch is recruited through these allowlists and around these "
+        "blocklists (e.g. raters who qualified before).",
+    )
     on_prolific = models.BooleanField(
         default=False, help_text="Create, publish and close each batch on Prolific."
     )

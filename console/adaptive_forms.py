@@ -60,10 +60,12 @@ class NewAdaptiveStudyForm(forms.ModelForm):
             "floor",
             "min_labels",
             "on_prolific",
+            "participant_groups",
             "closing_message",
         ]
         widgets = {
             "systems": forms.CheckboxSelectMultiple,
+            "participant_groups": forms.CheckboxSelectMultiple,
             "deadline": forms.DateTimeInput(attrs={"type": "datetime-local"}),
             "closing_message": forms.Textarea(attrs={"rows": 2}),
         }

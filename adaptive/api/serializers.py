@@ -70,6 +70,7 @@ class AdaptiveStudySerializer(KnownFieldsMixin, serializers.ModelSerializer):
             "hourly_pay",
             "minutes_per_item",
             "on_prolific",
+            "participant_groups",
             "bonus_pence",
             "closing_message",
             "status",

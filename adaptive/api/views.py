@@ -52,8 +52,11 @@ class AdaptiveStudyViewSet(
 
         data = dict(serializer.validated_data)
         systems = list(data.pop("systems"))
+        groups = list(data.pop("participant_groups", []))
         adaptive = AdaptiveStudy(**data)
-        serializer.instance = loop.create(adaptive, systems, signed_in_user(self.request))
+        serializer.instance = loop.create(
+            adaptive, systems, signed_in_user(self.request), groups=groups
+        )
 
     def _after(self, adaptive: AdaptiveStudy) -> Response:
         from adaptive.tasks import advance_adaptive

@@ -41,7 +41,12 @@ def adaptive_new(request: HttpRequest) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         adaptive = form.save()
         try:
-            loop.create(adaptive, list(form.cleaned_data["systems"]), signed_in_user(request))
+            loop.create(
+                adaptive,
+                list(form.cleaned_data["systems"]),
+                signed_in_user(request),
+                groups=list(form.cleaned_data["participant_groups"]),
+            )
         except AdaptiveError as error:
             form.add_error(None, str(error))
         else:

@@ -32,7 +32,7 @@ def paper(elitr_data, db):
     }
 
 
-def make(paper, researcher=None, **fields) -> AdaptiveStudy:
+def make(paper, researcher=None, groups=None, **fields) -> AdaptiveStudy:
     values = {
         "name": "Adaptive: crowd vs GPT-4",
         "goal": AdaptiveStudy.Goal.MEANS,
@@ -51,4 +51,4 @@ def make(paper, researcher=None, **fields) -> AdaptiveStudy:
         "scale": 2.5,
     }
     values.update(fields)
-    return create(AdaptiveStudy(**values), paper["systems"], actor=researcher)
+    return create(AdaptiveStudy(**values), paper["systems"], actor=researcher, groups=groups)

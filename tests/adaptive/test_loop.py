@@ -40,7 +40,19 @@ def run_to_the_end(adaptive, paper, prolific, client, rng, most_steps=60):
 
 
 def test_the_loop_answers_its_goal_and_closes_everything(paper, researcher):
-    adaptive = make(paper, researcher, on_prolific=True, bonus_pence=50, closing_message="Thanks!")
+    from annotator.prolific_records import ParticipantGroup
+
+    qualified = ParticipantGroup.objects.create(
+        name="qualified raters", kind="allow", prolific_id="group0qualified"
+    )
+    adaptive = make(
+        paper,
+        researcher,
+        groups=[qualified],
+        on_prolific=True,
+        bonus_pence=50,
+        closing_message="Thanks!",
+    )
     assert adaptive.status == AdaptiveStudy.Status.PLANNED
     assert adaptive.plan["places_median"] > 0
     assert 0 <= adaptive.plan["answered_within_budget"] <= 1
@@ -55,6 +67,13 @@ def test_the_loop_answers_its_goal_and_closes_everything(paper, researcher):
         assert {
             prolific.studies[s.prolific_study_id]["status"] for s in loop.batches(adaptive)
         } == {"ACTIVE"}
+        # every batch is recruited through the allowlist
+        allowlist = {
+            "filter_id": "participant_group_allowlist",
+            "selected_values": ["group0qualified"],
+        }
+        batches = loop.batches(adaptive)
+        assert all(prolific.studies[s.prolific_study_id]["filters"] == [allowlist] for s in batches)
         adaptive = run_to_the_end(adaptive, paper, prolific, client, np.random.default_rng(1))
 
         report = adaptive.report
@@ -70,6 +89,7 @@ def test_the_loop_answers_its_goal_and_closes_everything(paper, researcher):
         # every batch closed, here and on Prolific
         assert all(s.status == Study.Status.CLOSED for s in batches)
         assert {prolific.studies[s.prolific_study_id]["status"] for s in batches} == {"COMPLETED"}
+        assert all(prolific.studies[s.prolific_study_id]["filters"] == [allowlist] for s in batches)
         # the bonus, paid once per accepted participant, and the closing message
         paid = [p for p in prolific.paid]
         assert paid and len({who for _, who, _ in paid}) == len(paid)
