@@ -12,6 +12,7 @@ took effect is unknown).
 from __future__ import annotations
 
 import re
+import time
 from decimal import ROUND_HALF_UP, Decimal
 
 import requests
@@ -33,6 +34,10 @@ REJECTION_CATEGORIES = (
     "OTHER",
 )
 RELEASED_STATUSES = ("RETURNED", "TIMED-OUT")
+# a throttled request (429) is asked again this many times in all, waiting what
+# Prolific's Retry-After says (at most RETRY_AFTER_MOST seconds each time)
+RATE_LIMIT_TRIES = 3
+RETRY_AFTER_MOST = 10.0
 STUDY_TRANSITIONS = ("PUBLISH", "PAUSE", "START", "STOP")
 # What a Prolific id may hold in a CSV line or a list: letters, digits, _ and -
 # (a separator in an id would smuggle a line into a bonus CSV).
@@ -71,10 +76,21 @@ class ProlificClient:
 
     def _request(self, method: str, path_or_url: str, payload: dict | None = None) -> dict:
         url = path_or_url if path_or_url.startswith("http") else self.base_url + path_or_url
-        try:
-            answer = self.session.request(method, url, json=payload, timeout=self.timeout)
-        except requests.RequestException as error:
-            raise ProlificError(f"Prolific could not be reached ({error}).") from error
+        for attempt in range(RATE_LIMIT_TRIES):
+            try:
+                answer = self.session.request(method, url, json=payload, timeout=self.timeout)
+            except requests.RequestException as error:
+                raise ProlificError(f"Prolific could not be reached ({error}).") from error
+            # throttled: nothing was done, so even a payment may be asked again
+            if answer.status_code != 429 or attempt == RATE_LIMIT_TRIES - 1:
+                break
+            time.sleep(retry_after(answer.headers.get("Retry-After")))
+        if answer.status_code == 429:
+            raise ProlificError(
+                f"Prolific is limiting the rate of requests ({method} {url}, "
+                f"{RATE_LIMIT_TRIES} tries): nothing was done; try again in a minute.",
+                status=429,
+            )
         if answer.status_code >= 400:
             raise ProlificError(
                 f"Prolific answered {answer.status_code} to {method} {url}: {answer.text[:500]}",
@@ -212,6 +228,18 @@ def validate_rejection(message: str, category: str) -> None:
         )
     if category not in REJECTION_CATEGORIES:
         raise ProlificError(f"Choose a rejection category: {', '.join(REJECTION_CATEGORIES)}.")
+
+
+def retry_after(header: str | None) -> float:
+    """Seconds to wait before asking again: Prolific's Retry-After (seconds),
+    1 when absent or not a number, never more than RETRY_AFTER_MOST."""
+    try:
+        seconds = float(header) if header is not None else 1.0
+    except ValueError:
+        seconds = 1.0
+    if not seconds >= 0:  # NaN too
+        seconds = 1.0
+    return min(seconds, RETRY_AFTER_MOST)
 
 
 def reward_in_pence(hourly_pay_gbp: Decimal, minutes: int) -> int:

@@ -4,7 +4,9 @@ Studies, submissions, bonus payments, messages and participant groups live in
 memory; tests add submissions and read what Concord sent. `fail_next` makes
 the next requests answer 500; `drop_next` makes the next requests take
 effect and then close the connection without an answer (a lost answer: the
-caller cannot know whether it happened). As on Prolific, paying a bulk bonus
+caller cannot know whether it happened); `limit_next` makes the next requests
+answer 429 with a Retry-After header, doing nothing (Prolific's rate limit).
+As on Prolific, paying a bulk bonus
 payment pays again for every request (`paid` lists each payment made), and a
 bonus or a message to someone without a submission in the study is a 400.
 """
@@ -41,6 +43,7 @@ class FakeProlific:
         self.requests: list[tuple[str, str, dict | None]] = []
         self.fail_next = 0
         self.drop_next = 0
+        self.limit_next = 0  # answer 429 (rate limited, nothing done) to the next requests
         self.bulk_bonuses: dict[str, dict] = {}
         self.paid: list[tuple[str, str, Decimal]] = []  # (bulk id, participant, amount)
         self.messages: list[dict] = []
@@ -98,6 +101,11 @@ class FakeProlific:
         if self.fail_next:
             self.fail_next -= 1
             return self.reply(request, 500, {"error": "Internal error"})
+        if self.limit_next:  # as Prolific: too many requests, nothing done, retry later
+            self.limit_next -= 1
+            return self.reply(
+                request, 429, {"error": "Request was throttled."}, {"Retry-After": "0"}
+            )
         status, payload = self.answer(method, path, body or {})
         if self.drop_next:  # it happened, but the answer is lost
             self.drop_next -= 1
@@ -239,9 +247,16 @@ class FakeProlific:
         return None
 
     @staticmethod
-    def reply(request: BaseHTTPRequestHandler, status: int, payload: dict | str) -> None:
+    def reply(
+        request: BaseHTTPRequestHandler,
+        status: int,
+        payload: dict | str,
+        headers: dict[str, str] | None = None,
+    ) -> None:
         data = json.dumps(payload).encode()
         request.send_response(status)
+        for name, value in (headers or {}).items():
+            request.send_header(name, value)
         request.send_header("Content-Type", "application/json")
         request.send_header("Content-Length", str(len(data)))
         request.end_headers()

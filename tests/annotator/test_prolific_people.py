@@ -285,3 +285,26 @@ def test_the_prolific_command(on_prolific, prolific, settings):
     settings.PROLIFIC_API_TOKEN = ""
     with pytest.raises(CommandError, match="PROLIFIC_API_TOKEN"):
         run("approve", str(study.pk))
+
+
+def test_a_throttled_request_is_asked_again_and_a_throttled_payment_pays_once(
+    on_prolific, prolific, api
+):
+    from annotator.prolific_api import RATE_LIMIT_TRIES, retry_after
+
+    study, people = on_prolific
+    before = len(prolific.requests)
+    prolific.limit_next = RATE_LIMIT_TRIES - 1  # throttled twice, then done
+    assert api.study(study.prolific_study_id)["status"] == "UNPUBLISHED"
+    assert len(prolific.requests) - before == RATE_LIMIT_TRIES
+    payment, _ = check_record_bonuses(study, {people["ANNA"]: "1.00"}, "careful work", "k9")
+    payment = check_set_up_bonuses(payment, api)
+    prolific.limit_next = RATE_LIMIT_TRIES  # throttled every time: nothing was paid
+    payment = check_pay_bonuses(payment, api)
+    assert payment.status == "set_up" and "limiting the rate" in payment.error
+    assert prolific.paid == []
+    payment = check_pay_bonuses(payment, api)  # later: paid, once
+    assert payment.status == "paid" and len(prolific.paid) == 1
+    # Prolific's Retry-After, read safely
+    assert retry_after("2") == 2 and retry_after(None) == 1 and retry_after("soon") == 1
+    assert retry_after("nan") == 1 and retry_after("-3") == 1 and retry_after("1e9") == 10
