@@ -140,7 +140,6 @@ def do_mark_failed_check(participant: Participant) -> None:
 # --- Places -----------------------------------------------------------------------------------
 
 
-@transaction.atomic
 def prolific_places_wanted(study: Study, tasks: int) -> int:
     """The places the study needs on Prolific: every task's raters, plus one for
     each excluded or unqualified participant (Prolific reopens returned and
@@ -155,6 +154,7 @@ def prolific_places_wanted(study: Study, tasks: int) -> int:
     return tasks * study.raters_per_task + replaced
 
 
+@transaction.atomic
 def check_refill_quota(
     study: Study, actor: User | None = None, client: ProlificClient | None = None
 ) -> dict[str, int]:
