@@ -165,6 +165,36 @@ class AdaptiveStudy(models.Model):
         return f"the ranking of the systems with probability >= {self.probability:g}"
 
 
+# What a researcher states when planning an adaptive study (the console's form
+# and the API take these; budget and bonus come in their own units there).
+STATED_FIELDS = [
+    "name",
+    "goal",
+    "half_width",
+    "probability",
+    "epsilon",
+    "max_looks",
+    "raters_per_item",
+    "population",
+    "dataset",
+    "mode",
+    "systems",
+    "judge",
+    "uncertainty_judge",
+    "prior_humans",
+    "deadline",
+    "hourly_pay",
+    "minutes_per_item",
+    "draws_per_wave",
+    "send_rate",
+    "floor",
+    "min_labels",
+    "on_prolific",
+    "participant_groups",
+    "closing_message",
+]
+
+
 class Draw(models.Model):
     """One draw of a system's sequence: a response picked at random from the
     pool, sent to a human with `probability` (recorded before any label)."""

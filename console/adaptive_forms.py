@@ -10,7 +10,7 @@ from django import forms
 from django.db.models import Q
 from django.utils import timezone
 
-from adaptive.models import AdaptiveStudy
+from adaptive.models import STATED_FIELDS, AdaptiveStudy
 from corpus.models import Dataset
 from generation.models import System
 from judging.models import Evaluator
@@ -37,32 +37,7 @@ class NewAdaptiveStudyForm(forms.ModelForm):
 
     class Meta:
         model = AdaptiveStudy
-        fields = [
-            "name",
-            "goal",
-            "half_width",
-            "probability",
-            "epsilon",
-            "max_looks",
-            "raters_per_item",
-            "population",
-            "dataset",
-            "mode",
-            "systems",
-            "judge",
-            "uncertainty_judge",
-            "prior_humans",
-            "deadline",
-            "hourly_pay",
-            "minutes_per_item",
-            "draws_per_wave",
-            "send_rate",
-            "floor",
-            "min_labels",
-            "on_prolific",
-            "participant_groups",
-            "closing_message",
-        ]
+        fields = STATED_FIELDS
         widgets = {
             "systems": forms.CheckboxSelectMultiple,
             "participant_groups": forms.CheckboxSelectMultiple,

@@ -6,8 +6,15 @@ from decimal import Decimal
 from django.utils import timezone
 from rest_framework import serializers
 
-from adaptive.models import AdaptiveStudy, Decision
+from adaptive.models import STATED_FIELDS, AdaptiveStudy, Decision
 from config.serializers import KnownFieldsMixin
+
+
+def without_nul(value: str) -> str:
+    """Text as stored: a NUL character is refused (PostgreSQL cannot keep it)."""
+    if "\x00" in value:
+        raise serializers.ValidationError("Text without NUL characters.")
+    return value
 
 
 class AdaptiveStudySerializer(KnownFieldsMixin, serializers.ModelSerializer):
@@ -46,33 +53,10 @@ class AdaptiveStudySerializer(KnownFieldsMixin, serializers.ModelSerializer):
         model = AdaptiveStudy
         fields = [
             "id",
-            "name",
-            "goal",
-            "half_width",
-            "probability",
-            "epsilon",
-            "max_looks",
-            "raters_per_item",
-            "population",
-            "dataset",
-            "mode",
-            "systems",
-            "judge",
-            "uncertainty_judge",
-            "prior_humans",
+            *STATED_FIELDS,
             "alpha",
-            "min_labels",
-            "send_rate",
-            "floor",
-            "draws_per_wave",
             "budget_pence",
-            "deadline",
-            "hourly_pay",
-            "minutes_per_item",
-            "on_prolific",
-            "participant_groups",
             "bonus_pence",
-            "closing_message",
             "status",
             "stop_reason",
             "plan",
@@ -92,15 +76,13 @@ class AdaptiveStudySerializer(KnownFieldsMixin, serializers.ModelSerializer):
         ]
 
     def validate_name(self, value: str) -> str:
-        value = value.strip()
-        if not value or "\x00" in value:
-            raise serializers.ValidationError("A name, without NUL characters.")
+        value = without_nul(value).strip()
+        if not value:
+            raise serializers.ValidationError("Give the study a name.")
         return value
 
     def validate_closing_message(self, value: str) -> str:
-        if "\x00" in value:
-            raise serializers.ValidationError("Text without NUL characters.")
-        return value
+        return without_nul(value)
 
     def validate_deadline(self, value: datetime) -> datetime:
         if value <= timezone.now():
