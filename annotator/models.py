@@ -126,6 +126,12 @@ class Study(models.Model):
         help_text="Code for participants who fail the attention checks or the qualification "
         "round; required when either is on.",
     )
+    screen_out_pence = models.PositiveSmallIntegerField(
+        default=0,
+        help_text="On Prolific, who fails the qualification round is screened out and paid "
+        "this (pence, below the reward) with the screen-out code; 0: the failed-check code.",
+    )
+    screen_out_code = models.CharField(max_length=40, default=new_completion_code)
     attention_checks = models.BooleanField(default=False)
     practice_items = models.JSONField(
         default=list,

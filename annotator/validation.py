@@ -49,6 +49,8 @@ def validate_settings(study: Study) -> None:
         )
     if needs_failed_code and study.failed_attention_code == study.completion_code:
         raise StudyError("The failed-check code must differ from the completion code.")
+    if study.screen_out_pence:
+        validate_screen_out(study)
     if study.scale_labels and len(study.scale_labels) != study.scale_max:
         raise StudyError(
             f"Give one label per point of the 1-{study.scale_max} scale "
@@ -113,3 +115,21 @@ def validate_gold_covers(study: Study, response_ids: set[int]) -> None:
             "quality control could not compare anyone with it. Choose another gold evaluator "
             "or none."
         )
+
+
+def validate_screen_out(study: Study) -> None:
+    """Prolific's fixed screen-out payment: for a qualification round only, below
+    the reward, with a code of its own."""
+    from annotator.prolific_api import reward_in_pence
+
+    if not study.practice_items:
+        raise StudyError("Screening out needs a qualification round (practice items) to fail.")
+    reward = reward_in_pence(study.hourly_pay, study.estimated_minutes)
+    if study.screen_out_pence >= reward:
+        raise StudyError(
+            f"The screen-out payment ({study.screen_out_pence} pence) must be below the "
+            f"reward ({reward} pence), as Prolific requires."
+        )
+    code = (study.screen_out_code or "").strip()
+    if not code or code in (study.completion_code, study.failed_attention_code):
+        raise StudyError("The screen-out code must be set and differ from the other codes.")

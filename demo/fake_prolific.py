@@ -125,6 +125,14 @@ class FakeProlific:
             missing = [k for k in STUDY_FIELDS if k not in body]
             if missing:
                 return 400, {"error": f"missing {missing}"}
+            for code in body.get("completion_codes") or []:
+                for action in code.get("actions") or []:
+                    # as Prolific: a screen-out pays less than the reward, a few times
+                    if action.get("action") == "FIXED_SCREEN_OUT_PAYMENT" and not (
+                        0 < int(action.get("fixed_screen_out_reward") or 0) < int(body["reward"])
+                        and int(action.get("slots") or 0) > 0
+                    ):
+                        return 400, {"error": "fixed_screen_out_reward below reward, slots > 0"}
             created = {**body, "id": uuid.uuid4().hex[:24], "status": "UNPUBLISHED"}
             self.studies[created["id"]] = created
             return 201, created

@@ -55,6 +55,21 @@ def prolific_draft(study: Study, base_url: str) -> dict[str, Any]:
                 "actions": [{"action": "MANUALLY_REVIEW"}],
             }
         )
+    if study.screen_out_pence and study.practice_items:
+        # Prolific's in-study screening: a fixed payment, at most `slots` times
+        codes.append(
+            {
+                "code": study.screen_out_code,
+                "code_type": "FIXED_SCREENOUT",
+                "actions": [
+                    {
+                        "action": "FIXED_SCREEN_OUT_PAYMENT",
+                        "fixed_screen_out_reward": study.screen_out_pence,
+                        "slots": places,
+                    }
+                ],
+            }
+        )
     what = "which of two answers" if study.is_pairwise else "how well answers"
     draft = {
         "name": study.name,

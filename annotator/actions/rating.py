@@ -211,7 +211,12 @@ def do_settle_qualification(study: Study, assignment: Assignment) -> str:
         full = Study.objects.get(pk=study.pk)
         do_mark_failed_check(assignment.participant)
         assignment.status = Assignment.Status.NOT_QUALIFIED
-        assignment.completion_code = full.failed_attention_code
+        # screened out on Prolific (a fixed payment, the place freed), or the
+        # failed-check code for a person to review
+        screened = full.screen_out_pence and full.prolific_study_id
+        assignment.completion_code = (
+            full.screen_out_code if screened else full.failed_attention_code
+        )
         assignment.completed_at = timezone.now()
         fields += ["status", "completion_code", "completed_at"]
         audit(

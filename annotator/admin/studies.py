@@ -62,6 +62,8 @@ STUDY_FIELDS = [
     "stale_after_minutes",
     "completion_code",
     "failed_attention_code",
+    "screen_out_pence",
+    "screen_out_code",
     "transcript_for_crowd",
     "guidelines",
     "rubric",
@@ -91,6 +93,10 @@ class StudyForm(forms.ModelForm):
             or self.instance.dataset_id
             or self.initial.get("dataset")
         )
+        # screening out is optional: left empty, none (and the code it has)
+        for name in ("screen_out_pence", "screen_out_code"):
+            if name in self.fields:
+                self.fields[name].required = False
         documents = self.fields.get("documents")
         if isinstance(documents, forms.ModelChoiceField) and dataset_id:
             dataset = Dataset.objects.filter(pk=dataset_id).first()
@@ -102,6 +108,10 @@ class StudyForm(forms.ModelForm):
     def clean(self) -> dict[str, Any]:
         super().clean()
         cleaned = self.cleaned_data
+        if "screen_out_pence" in self.fields and cleaned.get("screen_out_pence") is None:
+            cleaned["screen_out_pence"] = 0
+        if "screen_out_code" in self.fields and not cleaned.get("screen_out_code"):
+            cleaned["screen_out_code"] = self.instance.screen_out_code
         if self.errors:
             return cleaned
         try:
@@ -198,6 +208,8 @@ class StudyAdmin(admin.ModelAdmin):
                     "stale_after_minutes",
                     "completion_code",
                     "failed_attention_code",
+                    "screen_out_pence",
+                    "screen_out_code",
                     "transcript_for_crowd",
                     "prolific_study_id",
                 )

@@ -406,3 +406,46 @@ def test_practice_answers_are_final_and_comments_keep_plain_new_lines(two_meetin
     check_rate_item(assignment, 1, score=7, comment="line one\r\nline two\r\n")  # same score
     rating = Rating.objects.get(assignment=assignment)
     assert (rating.score, rating.comment) == (7, "line one\nline two")
+
+
+def test_on_prolific_who_fails_the_qualification_round_is_screened_out(two_meetings):
+    from annotator.actions.prolific_sync import prolific_draft
+
+    study = practice_study(screen_out_pence=20, screen_out_code="SCR33N0T")
+    with FakeProlific() as prolific:
+        client = ProlificClient(prolific.token, prolific.url)
+        check_create_on_prolific(study, client, "https://concord.example.org")
+        codes = prolific.studies[study.prolific_study_id]["completion_codes"]
+        screen_out = [c for c in codes if c["code_type"] == "FIXED_SCREENOUT"]
+        assert screen_out == [
+            {
+                "code": "SCR33N0T",
+                "code_type": "FIXED_SCREENOUT",
+                "actions": [
+                    {
+                        "action": "FIXED_SCREEN_OUT_PAYMENT",
+                        "fixed_screen_out_reward": 20,
+                        "slots": prolific_draft(study, "https://x.example")[
+                            "total_available_places"
+                        ],
+                    }
+                ],
+            }
+        ]
+    failing = check_start_assignment(study, pid="FAILS", prolific_study_id="p1")
+    for position, score in enumerate([1, 1, 9], 1):
+        check_rate_item(failing, position, score=score)
+    failing.refresh_from_db()
+    assert failing.status == Assignment.Status.NOT_QUALIFIED
+    assert failing.completion_code == "SCR33N0T"  # paid the fixed amount, place freed
+
+
+def test_screen_out_settings_are_checked(two_meetings):
+    with pytest.raises(StudyError, match="needs a qualification round"):
+        make_study(name="No round", screen_out_pence=20)
+    # the reward: 30 minutes at GBP 9 an hour, 450 pence
+    with pytest.raises(StudyError, match=r"below the reward \(450 pence\)"):
+        practice_study(screen_out_pence=450)
+    with pytest.raises(StudyError, match="must be set and differ"):
+        practice_study(screen_out_pence=20, screen_out_code="FA1LED00")
+    assert not Study.objects.exists()
