@@ -14,8 +14,9 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import transaction
 
-from adaptive.loop import batches, decide
+from adaptive.loop import decide
 from adaptive.models import AdaptiveStudy, Decision
+from adaptive.waves import batches
 from annotator.actions.bonuses import check_pay_bonuses, check_record_bonuses, check_set_up_bonuses
 from annotator.actions.locks import lock_study
 from annotator.actions.messages import check_message_participants
