@@ -116,6 +116,9 @@ class AdaptiveStudy(models.Model):
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    closed_out_at = models.DateTimeField(
+        null=True, blank=True, help_text="When one worker took the closing bonus and message."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import transaction
+from django.utils import timezone
 
 from adaptive.loop import decide
 from adaptive.models import AdaptiveStudy, Decision
@@ -92,7 +93,15 @@ def sync_on_prolific(adaptive_id: int, client: ProlificClient | None = None) -> 
         except (ProlificError, StudyError) as failure:
             errors.append(f"{study.name}: {failure}")
     if adaptive.status == AdaptiveStudy.Status.FINISHED and not errors:
-        errors += close_out(adaptive, client)
+        # one worker at a time (two finishing steps may both get here): the claim
+        # is one conditional UPDATE; what failed is handed back for the next step
+        claimed = AdaptiveStudy.objects.filter(pk=adaptive.pk, closed_out_at__isnull=True).update(
+            closed_out_at=timezone.now()
+        )
+        if claimed:
+            errors += close_out(adaptive, client)
+            if errors:
+                AdaptiveStudy.objects.filter(pk=adaptive.pk).update(closed_out_at=None)
     for error in errors:
         decide(adaptive, Decision.Action.PROLIFIC, error[:2000])
     return errors

@@ -88,7 +88,7 @@ def test_the_demo_runs_an_adaptive_study_with_simulated_participants(tmp_path):
             time.sleep(1)
             page = session.get(base + path, timeout=10).text
         assert "Bonus paid" in page and "Message sent" in page, page[-3000:]
-        assert "Prolific refused" not in page
+        assert "Prolific refused" not in page, page[page.find("adaptive-decisions") :]
         os.killpg(demo.pid, signal.SIGINT)
         assert demo.wait(timeout=60) == 0
     finally:

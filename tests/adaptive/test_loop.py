@@ -96,6 +96,8 @@ def test_the_loop_answers_its_goal_and_closes_everything(paper, researcher):
         assert {m["body"] for m in prolific.messages} == {"Thanks!"}
         assert {m["to"] for m in prolific.messages} == {who for _, who, _ in paid}
         sent = len(prolific.messages)
+        adaptive.refresh_from_db()
+        assert adaptive.closed_out_at is not None  # one worker took the closing work
         sync_on_prolific(adaptive.pk, client)  # again: nothing is paid or sent twice
         assert len(prolific.paid) == len(paid)
         assert len(prolific.messages) == sent
