@@ -29,8 +29,8 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
-# Every app, checked by mypy (with django-stubs).
-MYPY_PACKAGES ?= config users runs llm corpus generation judging annotator analysis adaptive console demo
+# Every app, and the containers' checks (deploy/), checked by mypy (with django-stubs).
+MYPY_PACKAGES ?= config users runs llm corpus generation judging annotator analysis adaptive webhooks console demo deploy
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

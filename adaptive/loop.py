@@ -21,6 +21,7 @@ from django.utils import timezone
 from adaptive import alt_goal
 from adaptive.errors import AdaptiveError
 from adaptive.estimates import estimates, goal_met
+from adaptive.events import budget_reached
 from adaptive.models import AdaptiveStudy, Decision, Draw, Snapshot
 from adaptive.planning import make_plan
 from adaptive.pool import build_pool
@@ -98,6 +99,7 @@ def create(
         adaptive.uncertainty_judge,
         adaptive.send_rate,
         adaptive.floor,
+        project_id=adaptive.project_id,
     )
     if adaptive.goal == AdaptiveStudy.Goal.ALT_TEST:
         adaptive.plan = alt_goal.plan(adaptive)
@@ -133,8 +135,9 @@ def send_wave(adaptive: AdaptiveStudy, counts: dict[int, int], actor: User | Non
         if cost <= left:
             break
         if all(n <= MIN_WAVE for n in sizes.values()):
-            begin_stop(
+            stop_for_budget(
                 adaptive,
+                left,
                 f"budget spent: GBP {left / 100:.2f} left, not enough for a wave of {MIN_WAVE} "
                 "draws per system",
             )
@@ -245,8 +248,9 @@ def send_alt_wave(adaptive: AdaptiveStudy, actor: User | None = None) -> str:
     cost = tasks * adaptive.raters_per_item * reward * (1 + adaptive.fee_share)
     left = adaptive.budget_pence - sum(money(adaptive).values())
     if cost > left:
-        begin_stop(
+        stop_for_budget(
             adaptive,
+            left,
             f"budget spent: GBP {left / 100:.2f} left, a wave costs GBP {cost / 100:.2f}",
         )
         return "stopping"
@@ -324,6 +328,20 @@ def begin_stop(adaptive: AdaptiveStudy, reason: str, actor: User | None = None) 
     adaptive.stop_reason = reason[:200]
     adaptive.save(update_fields=["status", "stop_reason"])
     decide(adaptive, Decision.Action.STOPPING, reason, actor)
+
+
+def stop_for_budget(adaptive: AdaptiveStudy, left: float, reason: str) -> None:
+    """begin_stop because the next wave would pass the budget (`left` pence are
+    not spent or reserved); tells the apps after adaptive (`budget_reached`).
+    Needs the adaptive study's lock."""
+    begin_stop(adaptive, reason)
+    budget_reached.send(
+        sender=AdaptiveStudy,
+        pk=adaptive.pk,
+        limit=adaptive.budget_pence / 100,
+        spent=(adaptive.budget_pence - left) / 100,
+        currency="GBP",
+    )
 
 
 def finish(adaptive: AdaptiveStudy, found: list, met: bool) -> None:

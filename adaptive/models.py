@@ -23,6 +23,7 @@ from corpus.choices import Mode
 from corpus.models import Dataset
 from generation.models import Response, System
 from judging.models import Evaluator
+from users.models import owning_project
 
 
 class AdaptiveStudy(models.Model):
@@ -42,6 +43,7 @@ class AdaptiveStudy(models.Model):
         FINISHED = "finished", "Finished"
 
     name = models.CharField(max_length=150, unique=True)
+    project = owning_project("adaptive_studies")
     goal = models.CharField(max_length=8, choices=Goal.choices, default=Goal.MEANS)
     population = models.CharField(
         max_length=5, choices=Population.choices, default=Population.CROWD

@@ -61,6 +61,7 @@ def build_pool(
     uncertainty_judge: Evaluator | None,
     send_rate: float,
     floor: float,
+    project_id: int | None = None,
 ) -> dict[str, list]:
     """Per response id (a string, as JSON keeps it): [system id, judge score,
     probability]. Refuses systems without a run, and a judge that has not
@@ -73,7 +74,7 @@ def build_pool(
         run.system_id: run
         for run in GenerationRun.objects.filter(
             dataset=dataset, mode=mode, system__in=systems, seed__isnull=True
-        )
+        ).filter(**({"project": project_id} if project_id is not None else {}))
     }
     missing = [s.name for s in systems if s.pk not in runs]
     if missing:

@@ -194,6 +194,7 @@ def create_batch(
         )
     )
     study = Study(
+        project_id=adaptive.project_id,
         name=f"{adaptive.name} · wave {wave}" + (f" · batch {k + 1}" if k else ""),
         kind=adaptive.population,
         dataset=adaptive.dataset,

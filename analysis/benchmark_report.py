@@ -85,7 +85,8 @@ class BenchmarkReport:
         }
 
 
-def benchmark_report(slug: str, split: str) -> BenchmarkReport:
+def benchmark_report(slug: str, split: str, projects: list[int] | None = None) -> BenchmarkReport:
+    """The benchmark's task scores on the runs of `projects` (None: every project)."""
     benchmark = Benchmark.objects.filter(slug=slug).first()
     if benchmark is None:
         known = ", ".join(Benchmark.objects.order_by("slug").values_list("slug", flat=True))
@@ -103,6 +104,7 @@ def benchmark_report(slug: str, split: str) -> BenchmarkReport:
     )
     judgments = (
         Judgment.objects.filter(response__run__dataset__in=datasets, evaluator__kind="metric")
+        .filter(**({} if projects is None else {"response__run__project__in": projects}))
         .order_by(
             "response__run__dataset__task",
             "response__question__document__external_id",
@@ -135,12 +137,12 @@ def benchmark_report(slug: str, split: str) -> BenchmarkReport:
         except ValueError:
             score = None
         report.scores.append(TaskScore(system, plugin.name, task, score, len(items)))
-    report.win_rates = _win_rates(datasets)
-    report.kendall = _kendall(datasets)
+    report.win_rates = _win_rates(datasets, projects)
+    report.kendall = _kendall(datasets, projects)
     return report
 
 
-def _win_rates(datasets: list[Dataset]) -> list[dict[str, Any]]:
+def _win_rates(datasets: list[Dataset], projects: list[int] | None) -> list[dict[str, Any]]:
     """Each pairwise judge's win rates per task, counted as the judge counts
     (L-Eval's: per order, ties a half)."""
     from judging.evaluators import JudgeConfig
@@ -149,7 +151,9 @@ def _win_rates(datasets: list[Dataset]) -> list[dict[str, Any]]:
     rows = []
     for dataset in datasets:
         response_ids = list(
-            Response.objects.filter(run__dataset=dataset).values_list("pk", flat=True)
+            Response.objects.filter(run__dataset=dataset)
+            .filter(**({} if projects is None else {"run__project__in": projects}))
+            .values_list("pk", flat=True)
         )
         table = verdict_table(response_ids=response_ids)
         if table.empty:
@@ -166,7 +170,7 @@ def _win_rates(datasets: list[Dataset]) -> list[dict[str, Any]]:
     return rows
 
 
-def _kendall(datasets: list[Dataset]) -> list[dict[str, Any]]:
+def _kendall(datasets: list[Dataset], projects: list[int] | None) -> list[dict[str, Any]]:
     """Kendall's tau (b) between each metric and each human evaluator on the
     responses both scored: per response, and per system (their means)."""
     from scipy.stats import kendalltau
@@ -174,7 +178,8 @@ def _kendall(datasets: list[Dataset]) -> list[dict[str, Any]]:
     sums: dict[tuple[str, str], dict[int, list[float]]] = defaultdict(dict)
     systems: dict[int, str] = {}
     for kind, name, response, system, score in Judgment.objects.filter(
-        response__run__dataset__in=datasets
+        response__run__dataset__in=datasets,
+        **({} if projects is None else {"response__run__project__in": projects}),
     ).values_list(
         "evaluator__kind", "evaluator__name", "response_id", "response__run__system__name", "score"
     ):

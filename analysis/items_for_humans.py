@@ -245,7 +245,14 @@ def create_study(
             "a study rates one; narrow the selection with dataset_version, split and mode."
         )
     dataset_id, mode, run_seed = settings.pop()
+    projects = {r.run.project_id for r in responses}
+    if len(projects) > 1:
+        raise SelectionError(
+            "the chosen responses come from several projects: a study belongs to one; "
+            "name the project in the selection."
+        )
     study = Study(
+        project_id=projects.pop(),
         name=name,
         kind=kind,
         dataset_id=dataset_id,

@@ -90,6 +90,8 @@ def is_computed(value: T | NotComputable) -> TypeGuard[T]:
 class SelectionStamp(ReportPart):
     """The selection the report covers (analysis.selection.Selection, as recorded)."""
 
+    # the project whose runs it reads; None: every project (a site admin's report)
+    project: str | None = None
     dataset_version: str | None
     split: str | None
     mode: str | None

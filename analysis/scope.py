@@ -134,11 +134,24 @@ def _listed(values: Iterable[object]) -> str:
 def check(selection: Selection) -> None:
     """Every name and number of the selection refers to stored data; the roles
     do not contradict each other. Raises SelectionError saying what is valid."""
+    from django.db.models import Q, QuerySet
+
     from annotator.models import Study
     from corpus.models import Benchmark, Dataset
     from generation.models import System
     from judging.models import Evaluator
 
+    def in_project(queryset: QuerySet, shared: bool) -> QuerySet:
+        """The selection's project's rows (and shared ones): another project's
+        study, system or evaluator is refused as one that does not exist."""
+        if selection.project is None:
+            return queryset
+        mine = Q(project__slug=selection.project)
+        return queryset.filter(mine | Q(project__isnull=True) if shared else mine)
+
+    systems = in_project(System.objects.all(), shared=True)
+    studies = in_project(Study.objects.all(), shared=False)
+    evaluators = in_project(Evaluator.objects.all(), shared=True)
     datasets = Dataset.objects.all()
     if selection.benchmark is not None:
         slugs = set(Benchmark.objects.values_list("slug", flat=True))
@@ -161,19 +174,17 @@ def check(selection: Selection) -> None:
         if selection.split not in splits:
             raise SelectionError(f"split {selection.split!r}: choose from {_listed(splits)}.")
     if selection.systems:
-        known = set(
-            System.objects.filter(name__in=selection.systems).values_list("name", flat=True)
-        )
+        known = set(systems.filter(name__in=selection.systems).values_list("name", flat=True))
         unknown = sorted(set(selection.systems) - known)
         if unknown:
             raise SelectionError(
                 f"systems: unknown system(s) {', '.join(map(repr, unknown))}; choose from "
-                f"{_listed(System.objects.values_list('name', flat=True))}."
+                f"{_listed(systems.values_list('name', flat=True))}."
             )
-    if selection.study is not None and not Study.objects.filter(pk=selection.study).exists():
-        studies = [f"{pk} ({name})" for pk, name in Study.objects.values_list("pk", "name")]
+    if selection.study is not None and not studies.filter(pk=selection.study).exists():
+        listed = [f"{pk} ({name})" for pk, name in studies.values_list("pk", "name")]
         raise SelectionError(
-            f"study {selection.study}: no such study; choose from {_listed(studies)}."
+            f"study {selection.study}: no such study; choose from {_listed(listed)}."
         )
 
     named: dict[str, set[str]] = {
@@ -186,7 +197,7 @@ def check(selection: Selection) -> None:
     everything = set().union(*named.values())
     if not everything:
         return
-    known = set(Evaluator.objects.filter(name__in=everything).values_list("name", flat=True))
+    known = set(evaluators.filter(name__in=everything).values_list("name", flat=True))
     for part, names in named.items():
         unknown = sorted(names - known)
         if unknown:

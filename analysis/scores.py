@@ -52,6 +52,7 @@ def runs_for(selection: Selection) -> list[int]:
     the evaluators is a property of a run, so the judgments' query joins one
     table (responses) instead of four."""
     filters = {
+        "project__slug": selection.project,
         "dataset__version": selection.dataset_version,
         "dataset__split": selection.split,
         "mode": selection.mode,

@@ -13,11 +13,13 @@ for those left to a default, the rule that chose it (analysis.scope).
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+import re
+from dataclasses import asdict, dataclass, field, replace
 from urllib.parse import urlencode
 
 from config.errors import ErrorCode, Invalid
 from corpus.choices import DatasetVersion, Language, Mode
+from users.projects import AnyUser, is_site_admin, visible_projects
 
 VERSIONS = tuple(DatasetVersion.values)
 MODES = tuple(Mode.values)
@@ -40,6 +42,7 @@ FALSE_WORDS = ("0", "false", "no", "off", "")
 # Every parameter of a selection, as the report page, its API and the
 # agreement_report command take them (gold_evaluator: reference's former name).
 PARAMETERS = (
+    "project",
     "dataset_version",
     "split",
     "mode",
@@ -73,6 +76,9 @@ class SelectionError(Invalid, ValueError):
 
 @dataclass(frozen=True)
 class Selection:
+    # The project whose runs are read (its slug); None: every project, which
+    # only a site admin may ask for (analysis.selection.selection_for).
+    project: str | None = None
     dataset_version: str | None = None
     split: str | None = None
     mode: str | None = None
@@ -164,6 +170,9 @@ class Selection:
             items = value if isinstance(value, list | tuple) else str(value).split(",")
             return tuple(sorted({i.strip() for i in items if i and i.strip()}))
 
+        project = text("project")
+        if project is not None and not re.fullmatch(r"[-a-zA-Z0-9_]{1,64}", project):
+            raise SelectionError(f"project {project!r}: give the project's slug.")
         version, mode = text("dataset_version"), text("mode")
         if version is not None and version not in VERSIONS:
             raise SelectionError(f"dataset_version {version!r}: choose from {', '.join(VERSIONS)}.")
@@ -225,6 +234,7 @@ class Selection:
                 "(gold_evaluator is reference's former name)."
             )
         return cls(
+            project=project,
             dataset_version=version,
             split=text("split"),
             mode=mode,
@@ -243,3 +253,23 @@ class Selection:
             target_width=width if width is not None else 1.0,
             include_flagged=include_flagged,
         )
+
+
+def selection_for(user: AnyUser, selection: Selection) -> Selection:
+    """The selection as this user may read it: a project he sees (another
+    project's slug or study is "no such", as one that does not exist), and
+    his only project when none is named. A site admin may read every project
+    at once; a member of several projects names one."""
+    visible = visible_projects(user)
+    if selection.project is not None:
+        if not visible.filter(slug=selection.project).exists():
+            raise SelectionError(f"project {selection.project!r}: no such project.")
+    elif not is_site_admin(user):
+        slugs = list(visible.values_list("slug", flat=True)[:21])
+        if len(slugs) == 1:
+            selection = replace(selection, project=slugs[0])
+        elif not slugs:
+            raise SelectionError("you are a member of no project: an owner of one adds you.")
+        else:
+            raise SelectionError(f"project: name one of yours ({', '.join(slugs[:20])}).")
+    return selection  # its study and names are checked in the project (analysis.scope.check)

@@ -32,6 +32,7 @@ from analysis.selection import (
     VERSIONS,
     Selection,
     SelectionError,
+    selection_for,
 )
 from annotator.errors import StudyError
 from annotator.models import Study
@@ -39,6 +40,7 @@ from config.api import ErrorSerializer, ValidationErrorSerializer
 from config.downloads import as_attachment, export_filename
 from config.serializers import KnownFieldsMixin
 from users.models import User
+from users.projects import is_site_admin, visible_projects
 
 SELECTION_PARAMETERS = PARAMETERS
 PAGE_PARAMETERS = ("format",)
@@ -49,10 +51,12 @@ def is_researcher(user: User | AnonymousUser) -> TypeGuard[User]:
     return user.is_authenticated and user.is_researcher
 
 
-def selection_from(params: Mapping[str, str], also: tuple[str, ...] = PAGE_PARAMETERS) -> Selection:
-    """The selection in a query; a parameter it does not know (beside `also`)
-    is an error (a misspelt `splti=test2` would otherwise give the report of
-    everything)."""
+def selection_from(
+    params: Mapping[str, str], user: User | AnonymousUser, also: tuple[str, ...] = PAGE_PARAMETERS
+) -> Selection:
+    """The selection in a query, as the user may read it (selection_for: his
+    project); a parameter it does not know (beside `also`) is an error (a
+    misspelt `splti=test2` would otherwise give the report of everything)."""
     unknown = sorted(set(params) - set(SELECTION_PARAMETERS) - set(also))
     if unknown:
         raise SelectionError(
@@ -62,8 +66,9 @@ def selection_from(params: Mapping[str, str], also: tuple[str, ...] = PAGE_PARAM
     if not any(key in params for key in SELECTION_PARAMETERS):
         from analysis.scope import default_selection
 
-        return default_selection()
-    return Selection.from_options({key: parameter(params, key) for key in SELECTION_PARAMETERS})
+        return selection_for(user, default_selection())
+    options = {key: parameter(params, key) for key in SELECTION_PARAMETERS}
+    return selection_for(user, Selection.from_options(options))
 
 
 LIST_PARAMETERS = frozenset({"systems", "evaluators", "judges", "humans"})
@@ -85,12 +90,16 @@ def report_page(request: HttpRequest) -> HttpResponse:
     if not is_researcher(request.user):
         raise PermissionDenied("Reports are for researchers and admins.")  # the styled 403 page
     if not request.GET:
-        from analysis.links import default_report_url
+        from analysis.links import report_url
+        from analysis.scope import default_selection
 
-        return redirect(default_report_url())
+        try:
+            return redirect(report_url(selection_for(request.user, default_selection())))
+        except SelectionError:
+            pass  # several projects: the page below asks which
     fmt = request.GET.get("format", "html")
     try:
-        selection = selection_from(request.GET)
+        selection = selection_from(request.GET, request.user)
         text = export(selection, fmt, request=request if fmt == "html" else None)
     except SelectionError as error:
         if fmt != "html":
@@ -121,7 +130,7 @@ def report_plot(request: HttpRequest, name: str, fmt: str) -> HttpResponse:
     if not is_researcher(request.user):
         raise PermissionDenied("Reports are for researchers and admins.")
     try:
-        selection = selection_from(request.GET)
+        selection = selection_from(request.GET, request.user)
         entry, _ = cached_report(selection)
     except SelectionError as error:
         return HttpResponse(
@@ -230,7 +239,7 @@ def report_api(request: Request) -> Response:
     (a SelectionError) answers 400 through the API's exception handler."""
     from analysis.caching import cached_report  # with pandas and scipy: see exports.export
 
-    entry, _ = cached_report(selection_from(request.query_params))
+    entry, _ = cached_report(selection_from(request.query_params, request.user))
     return Response(entry.report.to_dict())
 
 
@@ -256,7 +265,7 @@ def select_items_page(request: HttpRequest) -> HttpResponse:
     form = SelectItemsForm(request.POST)
     try:
         selection = selection_from(
-            request.POST, also=(*SelectItemsForm.base_fields, "csrfmiddlewaretoken")
+            request.POST, request.user, also=(*SelectItemsForm.base_fields, "csrfmiddlewaretoken")
         )
         if not form.is_valid():
             raise SelectionError(
@@ -291,6 +300,9 @@ class SelectItemsSerializer(KnownFieldsMixin, serializers.Serializer):
     name = serializers.CharField(max_length=200)
     raters_per_task = serializers.IntegerField(min_value=1, max_value=1000, default=1)
     # the selection, as the report's query parameters take it
+    project = serializers.CharField(
+        max_length=64, required=False, help_text="The project's slug (yours, if only one)."
+    )
     dataset_version = serializers.ChoiceField(choices=list(VERSIONS), required=False)
     split = serializers.CharField(max_length=200, required=False)
     mode = serializers.ChoiceField(choices=list(MODES), required=False)
@@ -341,7 +353,7 @@ def select_items_api(request: Request) -> Response:
     body.is_valid(raise_exception=True)
     data = dict(body.validated_data)
     action = {key: data.pop(key) for key in ("method", "count", "kind", "name", "raters_per_task")}
-    study = create_study(Selection.from_options(data), actor=user, **action)
+    study = create_study(selection_for(user, Selection.from_options(data)), actor=user, **action)
     responses = sorted(study.responses.values_list("pk", flat=True))
     return Response(
         {
@@ -373,8 +385,18 @@ def benchmark_report_page(request: HttpRequest, slug: str) -> HttpResponse:
             status=400,
             content_type="text/plain",
         )
+    projects = (
+        None
+        if is_site_admin(request.user)
+        else list(visible_projects(request.user).values_list("pk", flat=True))
+    )
+    if request.GET.get("project"):
+        chosen = visible_projects(request.user).filter(slug=request.GET["project"]).first()
+        if chosen is None:
+            raise Http404(f"No project {request.GET['project']!r}.")
+        projects = [chosen.pk]
     try:
-        report = benchmark_report(slug, split)
+        report = benchmark_report(slug, split, projects)
     except ValueError as error:
         if fmt == "html":
             raise Http404(str(error)) from None

@@ -22,6 +22,7 @@ from corpus.models import Dataset, Document
 from generation.models import Response, System
 from judging.evaluators import Precomputed, Scale
 from judging.models import Evaluator
+from users.models import owning_project
 
 
 def new_token() -> str:
@@ -49,6 +50,13 @@ class Study(models.Model):
         PAUSED = "paused", "Paused (no new arrivals; work in progress may finish)"
 
     name = models.CharField(max_length=200, unique=True)
+    project = owning_project("studies")
+    gold_annotators = models.ManyToManyField(
+        settings.AUTH_USER_MODEL,
+        blank=True,
+        related_name="gold_studies",
+        help_text="Gold studies: the expert accounts that may rate it (they see only these).",
+    )
     kind = models.CharField(max_length=8, choices=Kind.choices, default=Kind.CROWD)
     rating_type = models.CharField(
         max_length=8, choices=RatingType.choices, default=RatingType.RUBRIC

@@ -55,7 +55,7 @@ def documents_for(dataset: Dataset) -> QuerySet[Document]:
 
 def _runs(study: Study, systems: list[System]) -> dict[int, GenerationRun]:
     runs = GenerationRun.objects.filter(
-        dataset=study.dataset, mode=study.mode, system__in=systems
+        project=study.project_id, dataset=study.dataset, mode=study.mode, system__in=systems
     ).filter(Q(seed=study.seed) if study.seed is not None else Q(seed__isnull=True))
     found = {run.system_id: run for run in runs}
     missing = [s.name for s in systems if s.pk not in found]
@@ -231,6 +231,25 @@ def pick_task(study: Study) -> Task | None:
     if not open_tasks:
         return None
     return Task.objects.get(pk=min(open_tasks)[1])
+
+
+def is_full(study: Study) -> bool:
+    """Whether every task has all its places taken (working or done)."""
+    loads = task_loads(study)
+    return bool(loads) and all(load >= study.raters_per_task for load in loads.values())
+
+
+def completed_per_task(study: Study) -> dict[int, int]:
+    """Per task: accepted participants who completed it."""
+    done = Q(
+        assignments__status=Assignment.Status.COMPLETED,
+        assignments__participant__status=Participant.Status.ACCEPTED,
+    )
+    return dict(
+        Task.objects.filter(study=study)
+        .annotate(n=Count("assignments", filter=done, distinct=True))
+        .values_list("pk", "n")
+    )
 
 
 def may_continue(study: Study) -> bool:

@@ -11,7 +11,7 @@ from functools import wraps
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
-from django.db.models import Count
+from django.db.models import Count, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -32,6 +32,7 @@ from annotator.selectors import find_arrival, has_room, may_continue, missing_po
 from config.errors import ConcordError, Conflict
 from corpus.models import Document
 from users.models import User
+from users.projects import scope
 
 View = Callable[..., HttpResponse]
 
@@ -412,12 +413,21 @@ def gold_rater(request: HttpRequest) -> User | None:
     return None
 
 
+def gold_studies_for(user: User) -> QuerySet[Study]:
+    """The gold studies an account may rate: a gold annotator those he is
+    assigned to, a researcher those of his projects. Any other is not found."""
+    studies = Study.objects.filter(kind=Study.Kind.GOLD)
+    if user.is_researcher:
+        return scope(studies, user)
+    return studies.filter(gold_annotators=user)
+
+
 @login_required
 def gold_home(request: HttpRequest) -> HttpResponse:
     user = gold_rater(request)
     if user is None:
         return message(request, "Not allowed", "Your account may not rate gold studies.", 403)
-    studies = Study.objects.filter(kind=Study.Kind.GOLD, status=Study.Status.OPEN).order_by("name")
+    studies = gold_studies_for(user).filter(status=Study.Status.OPEN).order_by("name")
     mine = {
         a.participant.study_id: a
         for a in Assignment.objects.filter(participant__user=user).select_related("participant")
@@ -449,6 +459,6 @@ def gold_start(request: HttpRequest, study_id: int) -> HttpResponse:
     user = gold_rater(request)
     if user is None:
         return message(request, "Not allowed", "Your account may not rate gold studies.", 403)
-    study = get_object_or_404(Study, pk=study_id, kind=Study.Kind.GOLD)
+    study = get_object_or_404(gold_studies_for(user), pk=study_id)
     assignment = check_start_assignment(study, user=user)
     return redirect("annotator:resume", token=assignment.token)

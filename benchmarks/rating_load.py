@@ -19,8 +19,6 @@ import json
 import os
 import platform
 import re
-import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -31,20 +29,20 @@ from pathlib import Path
 
 import requests
 
-REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchmarks.crowd_web import (  # noqa: E402
+    REPO,
+    consent,
+    gunicorn,
+    percentile,
+    scratch_database,
+    server_ms,
+    study_link,
+    web_env,
+)
+
 DEFAULT_DATA = REPO.parent / "shared" / "datasets" / "elitr-bench"
 SCRATCH_DB = "concord_rating_bench"
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q / 100 * (len(ordered) - 1))))]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def prepare(env: dict, data: Path, places: int) -> str:
@@ -92,36 +90,27 @@ class Participant(threading.Thread):
 
     def record(self, kind: str, answer: requests.Response, started: float) -> None:
         latency = (time.perf_counter() - started) * 1000
-        timing = re.search(r"app;dur=([\d.]+)", answer.headers.get("Server-Timing", ""))
+        timing = server_ms(answer)
         with LOCK:
             self.results["client_ms"][kind].append(latency)
-            if timing:
-                self.results["server_ms"][kind].append(float(timing[1]))
+            if timing is not None:
+                self.results["server_ms"][kind].append(timing)
             if answer.status_code >= 400:
                 self.results["errors"].append(f"{kind} {answer.status_code}")
 
     def run(self) -> None:
         session = requests.Session()
         pid = f"LOADTEST{self.number:04d}"
-        query = f"PROLIFIC_PID={pid}&STUDY_ID=load&SESSION_ID=s{self.number}"
-        entry = f"{self.base}/s/{self.study}/?{query}"
+        entry = study_link(self.base, self.study, pid, "load", f"s{self.number}")
         try:
-            session.get(entry, timeout=30)
-            arrived = session.post(
-                entry,
-                data={
-                    "PROLIFIC_PID": pid,
-                    "consent": "yes",
-                    "csrfmiddlewaretoken": session.cookies.get("csrftoken", ""),
-                },
-                headers={"Referer": entry},
-                timeout=30,
-            )
-            match = re.search(r"/r/([^/]+)/item/(\d+)/", arrived.url)
+            page = session.get(entry, timeout=30)
+            arrived = consent(session, self.base, page)
+            match = re.search(r"/r/([^/]+)/item/(\d+)/", arrived.url) if arrived else None
             if not match:
                 with LOCK:
+                    ended = arrived or page
                     self.results["errors"].append(
-                        f"arrival ended at {arrived.url} ({arrived.status_code})"
+                        f"arrival ended at {ended.url} ({ended.status_code})"
                     )
                 return
             token, position = match[1], 1
@@ -164,82 +153,40 @@ def main() -> None:
     )
     args = parser.parse_args()
 
-    import psycopg
-
-    admin = psycopg.connect(args.postgres, autocommit=True)
-    admin.execute(f"DROP DATABASE IF EXISTS {args.scratch_db} WITH (FORCE)")
-    admin.execute(f"CREATE DATABASE {args.scratch_db}")
-    database_url = args.postgres.rsplit("/", 1)[0] + f"/{args.scratch_db}"
-    port = free_port()
     tmp = tempfile.mkdtemp(prefix="concord-load-")
-    env = {
-        **os.environ,
-        "DATABASE_URL": database_url,
-        "DJANGO_DEBUG": "0",
-        "DJANGO_SETTINGS_MODULE": "config.settings.base",
-        "CONCORD_VAR_DIR": tmp,
-        "DATABASE_CONN_MAX_AGE": "60",
-        "DJANGO_LOG_LEVEL": "WARNING",
-        "DJANGO_STATIC_ROOT": str(Path(tmp) / "static"),
-    }
-    (Path(tmp) / "static").mkdir()
     places = -(-args.participants // 8) + 1  # test2 has 8 meetings: room for everyone
-    study = prepare(env, args.data, places)
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "gunicorn",
-            "config.wsgi:application",
-            "--bind",
-            f"127.0.0.1:{port}",
-            "--workers",
-            str(args.workers),
-            "--log-level",
-            "warning",
-        ],
-        cwd=REPO,
-        env=env,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(100):
-            try:
-                requests.get(f"{base}/api/schema/", timeout=2)
-                break
-            except requests.RequestException:
-                time.sleep(0.2)
-        items_per_task = 36  # the smallest test2 task (12 questions x 3 systems)
-        results = {
-            "client_ms": {"load item": [], "submit rating": []},
-            "server_ms": {"load item": [], "submit rating": []},
-            "errors": [],
-            "items_per_task": items_per_task,
-        }
-        started = time.perf_counter()
-        stop_at = started + args.seconds
-        threads = [Participant(base, study, n, stop_at, results) for n in range(args.participants)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        elapsed = time.perf_counter() - started
-    finally:
-        server.send_signal(signal.SIGTERM)
-        server.wait(timeout=30)
-        admin.execute(f"DROP DATABASE IF EXISTS {args.scratch_db} WITH (FORCE)")
-        admin.close()
+    with scratch_database(args.postgres, args.scratch_db) as database_url:
+        env = web_env(database_url, tmp)
+        study = prepare(env, args.data, places)
+        with gunicorn(env, args.workers) as base:
+            items_per_task = 36  # the smallest test2 task (12 questions x 3 systems)
+            results = {
+                "client_ms": {"load item": [], "submit rating": []},
+                "server_ms": {"load item": [], "submit rating": []},
+                "errors": [],
+                "items_per_task": items_per_task,
+            }
+            started = time.perf_counter()
+            stop_at = started + args.seconds
+            threads = [
+                Participant(base, study, n, stop_at, results) for n in range(args.participants)
+            ]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            elapsed = time.perf_counter() - started
 
     rows = []
     for kind in ("load item", "submit rating"):
-        server_ms, client_ms = results["server_ms"][kind], results["client_ms"][kind]
+        server, client_ms = results["server_ms"][kind], results["client_ms"][kind]
         rows.append(
             {
                 "request": kind,
                 "count": len(client_ms),
-                "server_p50_ms": statistics.median(server_ms),
-                "server_p95_ms": percentile(server_ms, 95),
-                "server_max_ms": max(server_ms),
+                "server_p50_ms": statistics.median(server),
+                "server_p95_ms": percentile(server, 95),
+                "server_max_ms": max(server),
                 "client_p50_ms": statistics.median(client_ms),
                 "client_p95_ms": percentile(client_ms, 95),
             }

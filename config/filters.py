@@ -22,6 +22,8 @@ from django.db import models
 from django_filters.rest_framework import DjangoFilterBackend
 from django_filters.rest_framework.filterset import FILTER_FOR_DBFIELD_DEFAULTS
 
+from users.projects import scope_choices
+
 TRUE = ("true", "1")
 FALSE = ("false", "0")
 
@@ -77,7 +79,14 @@ class BoundedModelChoiceField(django_filters.fields.ModelChoiceField):
 
 
 class BoundedModelChoiceFilter(django_filters.ModelChoiceFilter):
+    """Another project's object is refused like one that does not exist (a 400
+    for one and an empty list for the other would tell that it exists)."""
+
     field_class = BoundedModelChoiceField
+
+    def get_queryset(self, request: Any) -> models.QuerySet:
+        queryset = super().get_queryset(request)
+        return queryset if request is None else scope_choices(queryset, request.user)
 
 
 def object_id(field_name: str, **kwargs: object) -> django_filters.NumberFilter:

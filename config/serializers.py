@@ -6,8 +6,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from django.db.models import Model
+from django.db.models import Model, QuerySet
 from rest_framework import serializers
+
+from users.projects import scope_choices
 
 # Sent by the browsable API's HTML forms along with the fields.
 IGNORED = {"csrfmiddlewaretoken"}
@@ -19,10 +21,28 @@ else:
     _SerializerBase = object
 
 
+def scoped_choices(queryset: QuerySet | None, context: Mapping[str, Any]) -> QuerySet | None:
+    """A related field's choices for the request's user (users.projects.scope_choices)."""
+    request = context.get("request")
+    if queryset is None or request is None:
+        return queryset
+    return scope_choices(queryset, request.user)
+
+
+class ScopedPrimaryKeyRelatedField(serializers.PrimaryKeyRelatedField):
+    def get_queryset(self) -> QuerySet | None:
+        return scoped_choices(super().get_queryset(), self.context)
+
+
 class KnownFieldsMixin(_SerializerBase):
     """Refuse fields the serializer does not know instead of dropping them
     silently (a misspelt "raw_scale_mn" would otherwise be a 200 that changed
-    nothing). Read-only fields may be sent back as they were read."""
+    nothing). Read-only fields may be sent back as they were read.
+
+    A writable serializer's related fields offer only what the request's user
+    may name (scoped_choices)."""
+
+    serializer_related_field: type[serializers.RelatedField] = ScopedPrimaryKeyRelatedField
 
     def to_internal_value(self, data: object) -> dict[str, Any]:
         if isinstance(data, Mapping):
@@ -53,3 +73,6 @@ class NameRelatedField(serializers.SlugRelatedField):
         if isinstance(data, str) and "\x00" in data:
             self.fail("nul")
         return super().to_internal_value(data)
+
+    def get_queryset(self) -> QuerySet | None:
+        return scoped_choices(super().get_queryset(), self.context)

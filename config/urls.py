@@ -1,5 +1,5 @@
 from django.contrib import admin
-from django.contrib.auth.views import LoginView, LogoutView
+from django.contrib.auth.views import LogoutView
 from django.templatetags.static import static
 from django.urls import include, path, re_path
 from django.views.generic import RedirectView
@@ -25,6 +25,9 @@ from judging.api.views import (
     JudgingRunViewSet,
     JudgmentViewSet,
 )
+from users.api.views import ProjectViewSet
+from users.oidc.views import LoginView
+from webhooks.api.views import WebhookEndpointViewSet
 
 
 class ConcordAPIRoot(APIRootView):
@@ -54,6 +57,8 @@ router.register("judge-items", JudgeItemViewSet)
 router.register("studies", StudyViewSet, basename="study")
 router.register("participants", ParticipantViewSet)
 router.register("adaptive-studies", AdaptiveStudyViewSet, basename="adaptive-study")
+router.register("projects", ProjectViewSet, basename="project")
+router.register("webhooks", WebhookEndpointViewSet, basename="webhook")
 
 # Under /api/, a URL no route matches answers JSON like every other API error.
 handler404 = "config.api.not_found"
@@ -68,6 +73,8 @@ admin.site.site_url = "/console/"
 urlpatterns = [
     path("accounts/login/", LoginView.as_view(), name="login"),
     path("accounts/logout/", LogoutView.as_view(), name="logout"),
+    # sign-in with the lab's identity provider (every page 404 while it is off)
+    path("oidc/", include("users.oidc.urls")),
     path("", start_page, name="start"),
     path("console/", include("console.urls")),
     path("favicon.ico", RedirectView.as_view(url=static("favicon.ico"), permanent=True)),

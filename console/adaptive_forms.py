@@ -5,20 +5,23 @@ from __future__ import annotations
 
 from datetime import timedelta
 from decimal import Decimal
+from typing import Any
 
 from django import forms
 from django.db.models import Q
 from django.utils import timezone
 
 from adaptive.models import STATED_FIELDS, AdaptiveStudy
+from console.forms import ProjectFormMixin
 from corpus.models import Dataset
 from generation.models import System
 from judging.models import Evaluator
+from users.models import User
 
 HUMAN_KINDS = [Evaluator.Kind.GOLD_HUMAN, Evaluator.Kind.CROWD_HUMAN]
 
 
-class NewAdaptiveStudyForm(forms.ModelForm):
+class NewAdaptiveStudyForm(ProjectFormMixin, forms.ModelForm):
     budget_gbp = forms.DecimalField(
         label="Budget (GBP)",
         min_value=Decimal("1"),
@@ -37,7 +40,7 @@ class NewAdaptiveStudyForm(forms.ModelForm):
 
     class Meta:
         model = AdaptiveStudy
-        fields = STATED_FIELDS
+        fields = ["project", *STATED_FIELDS]
         widgets = {
             "systems": forms.CheckboxSelectMultiple,
             "participant_groups": forms.CheckboxSelectMultiple,
@@ -45,8 +48,8 @@ class NewAdaptiveStudyForm(forms.ModelForm):
             "closing_message": forms.Textarea(attrs={"rows": 2}),
         }
 
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, *args: Any, user: User, **kwargs: Any) -> None:
+        super().__init__(*args, user=user, **kwargs)
         self.fields["dataset"].queryset = Dataset.objects.select_related("benchmark")  # type: ignore[attr-defined]
         self.fields["systems"].queryset = System.objects.order_by("name")  # type: ignore[attr-defined]
         # imported scores count as what they were (the paper's are "imported")
@@ -64,6 +67,7 @@ class NewAdaptiveStudyForm(forms.ModelForm):
         self.fields["deadline"].initial = (timezone.now() + timedelta(days=7)).strftime(
             "%Y-%m-%dT%H:%M"
         )
+        self.restrict_choices(user)
 
     def clean(self) -> dict:
         data = super().clean() or {}

@@ -3,7 +3,10 @@ checks as the admin's forms, which these reuse) and hands over to the service.""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
+from django.db.models import QuerySet
 
 from annotator.admin import StudyForm
 from annotator.models import Study
@@ -11,6 +14,8 @@ from corpus.choices import Mode
 from corpus.models import Dataset
 from generation.models import GenerationRun, System
 from judging.models import Evaluator, JudgingRun
+from users.models import Project, User
+from users.projects import scope_choices, writable_projects
 
 
 def choices(form: forms.BaseForm, name: str) -> forms.ModelChoiceField:
@@ -20,16 +25,60 @@ def choices(form: forms.BaseForm, name: str) -> forms.ModelChoiceField:
     return field
 
 
+class ProjectFormMixin(forms.BaseForm):
+    """A console form that creates something in a project: it offers the
+    projects the user may create in (his only one chosen already), only his
+    projects' objects and shared ones in every other choice, and refuses a
+    choice of another project than the one chosen."""
+
+    def __init__(self, *args: Any, user: User, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if "project" not in self.fields:
+            self.fields["project"] = forms.ModelChoiceField(queryset=Project.objects.none())
+        field = choices(self, "project")
+        field.queryset = writable_projects(user)
+        field.help_text = "The team it belongs to: only its members see it."
+        only = list(field.queryset[:2])
+        # one project to write to: it is chosen (a single-team install sees no choice)
+        self.only_project = only[0] if len(only) == 1 else None
+        if self.only_project is not None:
+            field.initial = self.only_project
+            field.required = False
+            field.widget = forms.HiddenInput()
+        self.restrict_choices(user)
+
+    def restrict_choices(self, user: User) -> None:
+        """Every other choice offers the user's projects' objects and shared ones
+        (a subclass that sets a choice's queryset calls this again)."""
+        for name, other in self.fields.items():
+            if name != "project" and isinstance(other, forms.ModelChoiceField):
+                other.queryset = scope_choices(other.queryset, user)  # type: ignore[arg-type]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if data.get("project") is None and self.only_project is not None:
+            data["project"] = self.only_project
+        project = data.get("project")
+        if project is None:
+            return data
+        for name, value in list(data.items()):
+            chosen = list(value) if isinstance(value, QuerySet | list | tuple) else [value]
+            if any(getattr(o, "project_id", None) not in (None, project.pk) for o in chosen):
+                self.add_error(name, f"It belongs to another project than {project}.")
+        return data
+
+
 JUDGE_KINDS = [Evaluator.Kind.METRIC, Evaluator.Kind.LLM_RUBRIC, Evaluator.Kind.LLM_PAIRWISE]
 
 
-class NewStudyForm(StudyForm):
+class NewStudyForm(ProjectFormMixin, StudyForm):
     """What a study needs to start; the rest (texts, qualification round,
     scale labels, Prolific) keeps its defaults and can be changed in the admin."""
 
     class Meta(StudyForm.Meta):
         model = Study
         fields = [
+            "project",
             "name",
             "kind",
             "rating_type",
@@ -47,16 +96,25 @@ class NewStudyForm(StudyForm):
             "transcript_for_crowd",
             "gold_evaluator",
             "min_gold_correlation",
+            "gold_annotators",
         ]
-        widgets = {"systems": forms.CheckboxSelectMultiple}
+        widgets = {
+            "systems": forms.CheckboxSelectMultiple,
+            "gold_annotators": forms.CheckboxSelectMultiple,
+        }
 
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, *args: Any, user: User, **kwargs: Any) -> None:
+        super().__init__(*args, user=user, **kwargs)
         choices(self, "dataset").queryset = Dataset.objects.select_related("benchmark")
-        choices(self, "gold_evaluator").queryset = Evaluator.objects.order_by("name")
+        choices(self, "gold_evaluator").queryset = scope_choices(
+            Evaluator.objects.order_by("name"), user
+        )
+        choices(self, "gold_annotators").queryset = User.objects.filter(
+            role=User.Role.GOLD_ANNOTATOR, is_active=True
+        ).order_by("username")
 
 
-class NewJudgingRunForm(forms.ModelForm):
+class NewJudgingRunForm(ProjectFormMixin, forms.ModelForm):
     confirm_over_budget = forms.BooleanField(
         required=False,
         label="Start over the budget",
@@ -66,26 +124,39 @@ class NewJudgingRunForm(forms.ModelForm):
 
     class Meta:
         model = JudgingRun
-        fields = ["evaluator", "dataset", "mode", "systems", "budget", "refresh", "use_batch"]
+        fields = [
+            "project",
+            "evaluator",
+            "dataset",
+            "mode",
+            "systems",
+            "budget",
+            "refresh",
+            "use_batch",
+        ]
         widgets = {"systems": forms.CheckboxSelectMultiple}
         help_texts = {"systems": "None ticked: every system that answered the dataset."}
 
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        choices(self, "evaluator").queryset = Evaluator.objects.filter(kind__in=JUDGE_KINDS)
+    def __init__(self, *args: Any, user: User, **kwargs: Any) -> None:
+        super().__init__(*args, user=user, **kwargs)
+        choices(self, "evaluator").queryset = scope_choices(
+            Evaluator.objects.filter(kind__in=JUDGE_KINDS), user
+        )
         choices(self, "dataset").queryset = Dataset.objects.select_related("benchmark")
         self.fields["systems"].required = False
         self.fields["mode"].initial = Mode.SINGLE_TURN
 
 
-class NewGenerationRunForm(forms.ModelForm):
+class NewGenerationRunForm(ProjectFormMixin, forms.ModelForm):
     class Meta:
         model = GenerationRun
-        fields = ["system", "dataset", "mode", "seed"]
+        fields = ["project", "system", "dataset", "mode", "seed"]
 
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        choices(self, "system").queryset = System.objects.exclude(backend=System.Backend.IMPORTED)
+    def __init__(self, *args: Any, user: User, **kwargs: Any) -> None:
+        super().__init__(*args, user=user, **kwargs)
+        choices(self, "system").queryset = scope_choices(
+            System.objects.exclude(backend=System.Backend.IMPORTED), user
+        )
         self.fields["mode"].initial = Mode.SINGLE_TURN
         choices(self, "dataset").queryset = Dataset.objects.select_related("benchmark")
 
@@ -94,7 +165,7 @@ class NewGenerationRunForm(forms.ModelForm):
         taken up again by the service, not refused here."""
 
 
-class ResponseUploadForm(forms.Form):
+class ResponseUploadForm(ProjectFormMixin, forms.Form):
     """Model outputs made elsewhere (generation.response_import): a file of
     responses for one imported dataset."""
 

@@ -53,7 +53,8 @@ def run_remote(run: GenerationRun, config: GenerationConfig, lease: Lease) -> st
         for meeting, indexes in jobs:
             pool.submit(_turns, run, config, caller, meeting, indexes, failures, tokenizer)
         pool.drive()
-    GenerationRun.objects.filter(pk=run.pk).update(failed=len(failures))
+    # as long as it holds the run (not once another worker took it over)
+    GenerationRun.objects.filter(pk=run.pk, lease_owner=lease.owner).update(failed=len(failures))
     if caller.breaker.is_open:
         return f"{stopped_message(caller)}: resume the run when it answers again."
     if failures:

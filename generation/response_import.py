@@ -35,6 +35,7 @@ from corpus.importers.records import Record, read_records, unknown_fields
 from corpus.models import Dataset, QuestionText
 from generation.models import GenerationRun, Response, System
 from llm.text import storable
+from users.models import Project, default_project
 
 KNOWN_FIELDS = frozenset(
     {"system", "document_id", "question_id", "response", "task", "seed", "mode"}
@@ -123,8 +124,12 @@ def import_responses(
     version: str = "qa",
     language: str = "en",
     origin: str = "",
+    project: Project | None = None,
 ) -> ResponseImport:
-    """Write the responses (checked against the stored questions first)."""
+    """Write the responses (checked against the stored questions first) into
+    the project's runs (default: the default project); a new system is the
+    project's, and a system or run of another project is refused."""
+    project = project or default_project()
     datasets = {
         d.task: d
         for d in Dataset.objects.filter(
@@ -165,6 +170,17 @@ def import_responses(
         rows.append(((r.system, dataset.pk, r.mode, r.seed), question, storable(r.text)))
     result = ResponseImport()
     names = sorted({system for (system, *_), _, _ in rows})
+    foreign = (
+        System.objects.filter(name__in=names, project__isnull=False)
+        .exclude(project=project)
+        .first()
+    )
+    if foreign is not None:
+        raise ImportFailure(
+            f"System {foreign.name} belongs to another project; import these responses "
+            "under another system name."
+        )
+    named_before = set(System.objects.filter(name__in=names).values_list("name", flat=True))
     result.counts["systems"] = sync_rows(
         System.objects.filter(name__in=names),
         (
@@ -178,6 +194,7 @@ def import_responses(
         ),
         key=("name",),
     )
+    System.objects.filter(name__in=set(names) - named_before).update(project=project)
     clash = System.objects.filter(name__in=names).exclude(backend=System.Backend.IMPORTED).first()
     if clash is not None:
         raise ImportFailure(
@@ -199,6 +216,7 @@ def import_responses(
             mode=mode,
             seed=seed,
             defaults={
+                "project": project,
                 "origin": GenerationRun.Origin.IMPORTED,
                 "status": GenerationRun.Status.DONE,
                 "source": origin[:500],
@@ -206,6 +224,11 @@ def import_responses(
                 "done": total,
             },
         )
+        if not made and run.project_id != project.pk:
+            raise ImportFailure(
+                f"{system}'s responses on this dataset, mode and seed belong to another "
+                "project; import these under another system name."
+            )
         if not made and run.origin != GenerationRun.Origin.IMPORTED:
             raise ImportFailure(
                 f"{system} already has a generated run on this dataset, mode and seed "

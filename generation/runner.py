@@ -25,6 +25,7 @@ from generation.work import GenerationError, OutOfMemory, meetings
 from llm.driver import usage_and_note
 from runs import lifecycle
 from runs.lifecycle import Lease, enqueue_on_commit, finish, holding_lease
+from users.models import Project, default_project
 
 __all__ = [
     "GenerationError",
@@ -39,8 +40,18 @@ __all__ = [
 
 @transaction.atomic
 def create_generation_run(
-    system: System, dataset: Dataset, mode: str, seed: int | None = None
+    system: System,
+    dataset: Dataset,
+    mode: str,
+    seed: int | None = None,
+    project: Project | None = None,
 ) -> GenerationRun:
+    """The run in the project (default: the system's own, else the default
+    project); a run of this system, dataset, mode and seed in another project
+    is refused."""
+    project = project or system.project or default_project()
+    if system.project_id is not None and system.project_id != project.pk:
+        raise GenerationError(f"{system.name} belongs to another project.")
     try:
         GenerationConfig.from_dict(system.config or {})
     except (GenerationConfigError, TypeError) as error:
@@ -62,8 +73,12 @@ def create_generation_run(
         dataset=dataset,
         mode=mode,
         seed=seed,
-        defaults={"origin": GenerationRun.Origin.GENERATED, "total": total},
+        defaults={"origin": GenerationRun.Origin.GENERATED, "total": total, "project": project},
     )
+    if run.project_id != project.pk:
+        raise GenerationError(
+            f"{system.name}'s run on this dataset, mode and seed belongs to another project."
+        )
     if not created and run.status == GenerationRun.Status.DONE:
         raise GenerationError(f"Run {run.pk} of this system, dataset, mode and seed is done.")
     if run.status in (GenerationRun.Status.FAILED, GenerationRun.Status.CANCELLED):
@@ -76,14 +91,18 @@ def create_generation_run(
 
 
 def start_generation_run(
-    system: System, dataset: Dataset, mode: str, seed: int | None = None
+    system: System,
+    dataset: Dataset,
+    mode: str,
+    seed: int | None = None,
+    project: Project | None = None,
 ) -> GenerationRun:
     """Create the run (or take the unfinished one of this system, dataset, mode
     and seed) and queue it once the surrounding transaction commits. The one
     way admin, API, commands and sweeps start generation; a broker that cannot
     take the task leaves the run failed, saying why."""
     with transaction.atomic():
-        run = create_generation_run(system, dataset, mode, seed)
+        run = create_generation_run(system, dataset, mode, seed, project)
         if not run.lease_is_live:  # a live worker already runs it
             enqueue_on_commit(run)
     run.refresh_from_db()
@@ -122,15 +141,15 @@ def _generate(run: GenerationRun, lease: Lease) -> None:
         else:
             problem = run_remote(run, config, lease)
     except MemoryError as error:  # the host ran out
-        finish(run, GenerationRun.Status.FAILED, f"Out of memory on the host: {error}")
+        finish(run, GenerationRun.Status.FAILED, f"Out of memory on the host: {error}", lease)
         return
     except (OutOfMemory, GenerationError) as error:
-        finish(run, GenerationRun.Status.FAILED, str(error))
+        finish(run, GenerationRun.Status.FAILED, str(error), lease)
         return
     done = Response.objects.filter(run=run).count()
     run.refresh_from_db(fields=["counted_usage"])
     if problem or done < run.total:
         problem = problem or f"{count(run.total - done, 'question')} not answered: resume the run."
-        finish(run, GenerationRun.Status.FAILED, usage_and_note(problem, run), done=done)
+        finish(run, GenerationRun.Status.FAILED, usage_and_note(problem, run), lease, done=done)
     else:
-        finish(run, GenerationRun.Status.DONE, usage_and_note("", run), done=done, failed=0)
+        finish(run, GenerationRun.Status.DONE, usage_and_note("", run), lease, done=done, failed=0)

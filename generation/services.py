@@ -30,6 +30,7 @@ def import_paper_responses(
                 "name": name,
                 "model_name": name,
                 "backend": System.Backend.IMPORTED,
+                "project_id": None,  # shared: the published release's systems
                 "description": "Responses imported from the ELITR-Bench paper's files.",
             }
             for name in systems

@@ -22,6 +22,7 @@ from judging.model_judging import RETRY, run_llm_judging
 from judging.models import Evaluator, JudgeItem, JudgingRun
 from runs import lifecycle
 from runs.lifecycle import Outcome, enqueue_on_commit, finish
+from users.models import Project, default_project
 
 
 class JudgingError(Invalid):
@@ -39,6 +40,7 @@ def ensure_metric_evaluators() -> list[Evaluator]:
             name=metric.evaluator_name,
             defaults={
                 "kind": Evaluator.Kind.METRIC,
+                "project": None,  # shared: a metric is the same for every project
                 "description": metric.description,
                 "config": {"metric": name},
                 "raw_scale_min": metric().scale.low,
@@ -61,10 +63,16 @@ def create_judging_run(
     refresh: bool = False,
     use_batch: bool = False,
     confirm_over_budget: bool = False,
+    project: Project | None = None,
 ) -> JudgingRun:
     """Create a run (not yet started: the caller queues `judging.run_judging`).
     A run projected to cost more than its budget is refused unless the
-    researcher confirms it: it would stop part of the way."""
+    researcher confirms it: it would stop part of the way. The run judges its
+    project's responses (default: the evaluator's project, else the default
+    one) with its project's evaluator or a shared one."""
+    project = project or evaluator.project or default_project()
+    if evaluator.project_id not in (None, project.pk):
+        raise JudgingError(f"{evaluator.name} belongs to another project.")
     try:
         plugin = plugin_for(evaluator)
     except (ConfigError, registry.UnknownEvaluator) as error:
@@ -82,6 +90,7 @@ def create_judging_run(
     if use_batch and config is None:
         raise JudgingError("Automatic metrics make no calls: the Batch API is for LLM judges.")
     run = JudgingRun.objects.create(
+        project=project,
         evaluator=evaluator,
         dataset=dataset,
         mode=mode,
@@ -127,6 +136,7 @@ def _pairwise_items(run: JudgingRun, protocol: ModelJudge) -> int:
     baseline = {
         question: pk
         for pk, question in Response.objects.filter(
+            run__project=run.project_id,
             run__dataset=run.dataset,
             run__mode=run.mode,
             run__system__name=config.baseline,

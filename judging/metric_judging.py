@@ -19,14 +19,17 @@ from judging import scores
 from judging.evaluators import Metric, plugin_for
 from judging.models import JudgingRun, Judgment
 from runs import lifecycle
-from runs.lifecycle import finish, holding_lease
+from runs.lifecycle import Lease, finish, holding_lease
 
 BATCH_SIZE = 500
 
 
 def run_responses(run: JudgingRun) -> QuerySet[Response]:
-    """The responses a run judges: its dataset and mode, its systems (all when none)."""
-    responses = Response.objects.filter(run__dataset=run.dataset, run__mode=run.mode)
+    """The responses a run judges: its project's, of its dataset and mode, of its
+    systems (all when none)."""
+    responses = Response.objects.filter(
+        run__project=run.project_id, run__dataset=run.dataset, run__mode=run.mode
+    )
     systems = list(run.systems.all())
     if systems:
         responses = responses.filter(run__system__in=systems)
@@ -38,11 +41,11 @@ def run_metric_judging(run_id: int) -> JudgingRun:
     lease; safe to run again."""
     with holding_lease(JudgingRun, run_id) as lease:
         if lease is not None:
-            _score_with_metric(JudgingRun.objects.select_related("evaluator").get(pk=run_id))
+            _score_with_metric(JudgingRun.objects.select_related("evaluator").get(pk=run_id), lease)
     return JudgingRun.objects.get(pk=run_id)
 
 
-def _score_with_metric(run: JudgingRun) -> None:
+def _score_with_metric(run: JudgingRun, lease: Lease) -> None:
     metric = plugin_for(run.evaluator)
     assert isinstance(metric, Metric), "a metric run's evaluator is a metric (judge_run checks)"
     ids = list(run_responses(run).values_list("pk", flat=True))
@@ -89,4 +92,4 @@ def _score_with_metric(run: JudgingRun) -> None:
             )
             done += len(rows)
             JudgingRun.objects.filter(pk=run.pk).update(done=done, failed=failed)
-    finish(run, JudgingRun.Status.DONE, "\n".join(problems[:50]))
+    finish(run, JudgingRun.Status.DONE, "\n".join(problems[:50]), lease)

@@ -39,6 +39,7 @@ from llm.models import LLMCall
 from llm.policy import BreakerOpen
 from llm.providers import ProviderSetupError
 from runs.lifecycle import Lease, finish, holding_lease
+from runs.signals import budget_reached
 
 REASK_SEED_STEP = 1_000_003  # a re-ask's seed: far from any seed a researcher picks
 RETRY = "retry"  # the outcome of an item sent back to be asked again
@@ -140,9 +141,10 @@ class ResultWriter:
     the ledger already, so a batch lost with a killed worker costs nothing
     to redo."""
 
-    def __init__(self, run: JudgingRun, protocol: ModelJudge) -> None:
+    def __init__(self, run: JudgingRun, protocol: ModelJudge, lease: Lease | None = None) -> None:
         self.run = run
         self.protocol = protocol
+        self.lease = lease
         self.results: list[ItemResult] = []
         self.usage: dict[str, float] = {}
 
@@ -170,6 +172,10 @@ class ResultWriter:
             item.attempts += result.attempts
             changed.append(item)
         with transaction.atomic():
+            if self.lease is not None and not self.lease.held():
+                # taken over while this worker could not reach the database: the
+                # new holder judges these items (the calls are in the ledger)
+                return
             for model, batch in rows.items():
                 # once: a result stored before (a redelivered task) is kept as it is
                 model.objects.bulk_create(batch, ignore_conflicts=True)
@@ -282,7 +288,7 @@ def _batch_step(run: JudgingRun, lease: Lease) -> None:
     try:
         caller = judge_caller(config, refresh=run.refresh)
     except ProviderSetupError as error:
-        finish(run, JudgingRun.Status.FAILED, str(error))
+        finish(run, JudgingRun.Status.FAILED, str(error), lease)
         return
     try:
         requests = pending_requests(run, caller)
@@ -305,6 +311,7 @@ def _batch_step(run: JudgingRun, lease: Lease) -> None:
                 run,
                 JudgingRun.Status.FAILED,
                 f"Batch {run.batch_id} ended {state.status}: resume the run to send again.",
+                lease,
                 batch_id="",
             )
             return
@@ -322,7 +329,7 @@ def _judge_pending(run: JudgingRun, lease: Lease) -> None:
     try:
         caller = judge_caller(config, refresh=run.refresh, budget=budget)
     except ProviderSetupError as error:
-        finish(run, JudgingRun.Status.FAILED, str(error))
+        finish(run, JudgingRun.Status.FAILED, str(error), lease)
         return
     # the items' ids only: each chunk is loaded as it goes out, so that a run of
     # tens of thousands of items holds a window of them, not all
@@ -335,7 +342,7 @@ def _judge_pending(run: JudgingRun, lease: Lease) -> None:
         ).values_list("question_id", "text", "reference_answer")
     }
     protocol = judge_for(config)
-    writer = ResultWriter(run, protocol)
+    writer = ResultWriter(run, protocol, lease)
     watch_run = RunWatch(run, caller, lease)
     last_flush = time.monotonic()
 
@@ -380,6 +387,7 @@ def _judge_pending(run: JudgingRun, lease: Lease) -> None:
     human = JudgeItem.objects.filter(run=run, status=JudgeItem.Status.NEEDS_HUMAN).count()
     run.refresh_from_db()
     status = JudgingRun.Status.DONE if pending == 0 else JudgingRun.Status.FAILED
+    over_budget = False
     if caller.breaker.is_open:
         problem = (
             f"{stopped_message(caller)}; "
@@ -387,6 +395,7 @@ def _judge_pending(run: JudgingRun, lease: Lease) -> None:
         )
     elif caller.halt_reason.startswith("budget") and pending:
         status = JudgingRun.Status.CANCELLED
+        over_budget = True
         problem = (
             f"Stopped: the budget of {budget.limit:g} was reached (spent {run.cost:.4f}; "
             f"{caller.halt_reason.removeprefix('budget: ')}); {pending} items not judged. "
@@ -396,4 +405,9 @@ def _judge_pending(run: JudgingRun, lease: Lease) -> None:
     else:
         problem = ""
     message = problem + (f"{human} answers need a human." if human else "")
-    finish(run, status, usage_and_note(message, run))
+    with transaction.atomic():
+        ended = finish(run, status, usage_and_note(message, run), lease)
+        if ended and over_budget and budget.limit is not None:
+            budget_reached.send(
+                sender=JudgingRun, pk=run.pk, limit=budget.limit, spent=run.cost, currency="USD"
+            )

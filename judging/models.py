@@ -15,6 +15,7 @@ from django.db.models import Count, F, Q
 from corpus.choices import Mode
 from generation.models import Response
 from runs.models import ModelUsage, Run
+from users.models import owning_project, sharing_project
 
 
 class EvaluatorKind(models.TextChoices):
@@ -40,6 +41,7 @@ class Evaluator(models.Model):
         RATINGS_FILE = "ratings_file", "A ratings file (import_ratings)"
 
     name = models.CharField(max_length=200, unique=True)
+    project = sharing_project("evaluators")
     kind = models.CharField(max_length=20, choices=Kind.choices)
     origin = models.CharField(
         max_length=16,
@@ -136,6 +138,7 @@ class BenchmarkImport(Run):
         help_text="A folder or archive on the worker's machine; empty: the configured "
         "data folder, else download from GitHub.",
     )
+    project = owning_project("benchmark_imports")
     versions = models.CharField(max_length=50, default="qa,conv")
     languages = models.CharField(max_length=50, default="en,cs")
     with_responses = models.BooleanField(default=True)
@@ -157,6 +160,7 @@ class JudgingRun(Run, ModelUsage):
 
     task_name = "judging.run_judging"
 
+    project = owning_project("judging_runs")
     evaluator = models.ForeignKey(Evaluator, on_delete=models.PROTECT, related_name="runs")
     dataset = models.ForeignKey("corpus.Dataset", on_delete=models.PROTECT, related_name="+")
     mode = models.CharField(max_length=2, choices=Mode.choices)

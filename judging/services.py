@@ -52,6 +52,7 @@ def import_paper_scores(
                     "name": name,
                     "kind": Evaluator.Kind.IMPORTED,
                     "origin": Evaluator.Origin.PAPER,
+                    "project_id": None,  # shared: the published release's scores
                     "raw_scale_min": 1,
                     "raw_scale_max": 10,
                     **PAPER_EVALUATORS.get(name, {"description": "", "config": {}}),

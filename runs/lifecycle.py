@@ -6,7 +6,10 @@ never both hold it; resume and cancel take the run's row lock
 (`SELECT ... FOR UPDATE`) to decide. Only the lease holder calls models and
 writes results, so a second task for the same run (a double resume, a
 redelivered message) finds the lease held and does nothing: no request is
-paid twice.
+paid twice. A holder checks its lease again when it writes (`Lease.held`,
+under the run's row lock; `finish` given the lease): a worker cut off from
+the network while another took its run over writes nothing of the run's
+when it comes back.
 
 A worker renews its leases every third of CONCORD_RUN_LEASE_SECONDS. Every
 worker also looks, every CONCORD_RUN_REAP_SECONDS, for running runs whose
@@ -35,6 +38,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from runs.models import Run, RunStatus
+from runs.signals import run_finished
 
 logger = logging.getLogger(__name__)
 
@@ -80,6 +84,20 @@ class Lease:
         finally:
             connection.close()  # this thread's own connection
 
+    def held(self) -> bool:
+        """Whether this worker still holds the run, checked on the database and
+        kept so until the surrounding transaction ends (the run's row lock): a
+        worker that was cut off while others took its run over writes nothing
+        of the run's when it comes back. Call inside `transaction.atomic`."""
+        held = (
+            self.model._default_manager.select_for_update()
+            .filter(pk=self.pk, lease_owner=self.owner)
+            .exists()
+        )
+        if not held:
+            self.lost.set()
+        return held
+
     def start(self) -> None:
         self._thread.start()
 
@@ -121,11 +139,16 @@ def holding_lease(model: type[Run], pk: int) -> Iterator[Lease | None]:
     try:
         yield lease
     except Exception as error:
-        model._default_manager.filter(pk=pk, lease_owner=owner, status=RunStatus.RUNNING).update(
-            status=RunStatus.FAILED,
-            finished_at=timezone.now(),
-            message=f"Stopped by an error: {type(error).__name__}: {error}"[:2000],
-        )
+        with transaction.atomic():
+            failed = model._default_manager.filter(
+                pk=pk, lease_owner=owner, status=RunStatus.RUNNING
+            ).update(
+                status=RunStatus.FAILED,
+                finished_at=timezone.now(),
+                message=f"Stopped by an error: {type(error).__name__}: {error}"[:2000],
+            )
+            if failed:
+                run_finished.send(sender=model, pk=pk, status=RunStatus.FAILED)
         raise
     finally:
         if beating:
@@ -135,11 +158,20 @@ def holding_lease(model: type[Run], pk: int) -> Iterator[Lease | None]:
         )
 
 
-def finish(run: Run, status: str, message: str, **fields) -> None:
-    """The run's last state, if it is still running (a cancel stays a cancel)."""
-    type(run)._default_manager.filter(pk=run.pk, status=RunStatus.RUNNING).update(
-        status=status, message=message, finished_at=timezone.now(), **fields
-    )
+def finish(run: Run, status: str, message: str, lease: Lease | None = None, **fields) -> bool:
+    """The run's last state, if it is still running (a cancel stays a cancel)
+    and, given the `lease` it ran under, still held by it: a worker whose run
+    was taken over while it was cut off does not end the new holder's run.
+    True when it ended it; `run_finished` is sent in the same transaction."""
+    model = type(run)
+    still = Q(lease_owner=lease.owner) if lease is not None else Q()
+    with transaction.atomic():
+        ended = model._default_manager.filter(still, pk=run.pk, status=RunStatus.RUNNING).update(
+            status=status, message=message, finished_at=timezone.now(), **fields
+        )
+        if ended:
+            run_finished.send(sender=model, pk=run.pk, status=status)
+    return bool(ended)
 
 
 # --- queueing ---------------------------------------------------------------------------------
@@ -161,14 +193,18 @@ def enqueue(run: Run) -> bool:
         task.apply_async(args=[run.pk], queue=queue, retry=False)
     except broker_errors() as error:
         reason = str(error).strip().splitlines()[0] if str(error).strip() else ""
-        type(run)._default_manager.filter(pk=run.pk, status=RunStatus.QUEUED).update(
-            status=RunStatus.FAILED,
-            finished_at=timezone.now(),
-            message=(
-                f"Could not queue the run: the task broker did not take it "
-                f"({type(error).__name__}: {reason}). Start the broker, then resume the run."
-            ),
-        )
+        model = type(run)
+        with transaction.atomic():
+            failed = model._default_manager.filter(pk=run.pk, status=RunStatus.QUEUED).update(
+                status=RunStatus.FAILED,
+                finished_at=timezone.now(),
+                message=(
+                    f"Could not queue the run: the task broker did not take it "
+                    f"({type(error).__name__}: {reason}). Start the broker, then resume the run."
+                ),
+            )
+            if failed:
+                run_finished.send(sender=model, pk=run.pk, status=RunStatus.FAILED)
         return False
     return True
 
@@ -260,6 +296,7 @@ def cancel(run: Run) -> Outcome:
         locked.status = RunStatus.CANCELLED
         locked.finished_at = timezone.now()
         locked.save(update_fields=["status", "finished_at"])
+        run_finished.send(sender=model, pk=locked.pk, status=RunStatus.CANCELLED)
     return Outcome(True, f"{locked.kind_label} cancelled.")
 
 

@@ -234,10 +234,18 @@ def test_good_bodies_still_work(data, api):
     assert (fresh.name, fresh.raw_scale_min, fresh.config["model"]) == ("fresh judge 2", 0, "o")
 
 
-def test_judged_evaluator_is_frozen_with_409(data, api):
+def test_judged_evaluator_is_frozen_with_409(data, api, admin_user):
     gpt4 = Evaluator.objects.get(name="gpt-4-eval")
     judgments = Judgment.objects.filter(evaluator=gpt4).count()
     assert judgments > 0
+    # the release's evaluators are shared by every project: a researcher may not
+    # change them at all, a site admin may change what is not frozen
+    assert gpt4.project is None
+    assert (
+        api.patch(f"/api/evaluators/{gpt4.pk}/", {"description": "x"}, format="json").status_code
+        == 403
+    )
+    api.force_login(admin_user)
     before = database_snapshot()
     answer = api.patch(
         f"/api/evaluators/{gpt4.pk}/",

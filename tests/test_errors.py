@@ -223,8 +223,9 @@ def test_review_errors_through_the_api(api, two_meetings):
     assert_error(again, 409, "review_conflict", "does not need a human")
 
 
-def test_frozen_evaluator_through_the_api(api, two_meetings):
+def test_frozen_evaluator_through_the_api(api, two_meetings, admin_user):
     judged = Evaluator.objects.get(name="gpt-4-eval")
+    api.force_login(admin_user)  # the release's evaluators are shared: a site admin's to change
     answer = api.patch(f"/api/evaluators/{judged.pk}/", {"name": "renamed"}, format="json")
     body = assert_error(answer, 409, "evaluator_frozen", "frozen")
     assert body["frozen_fields"] == ["name"]
@@ -326,6 +327,7 @@ def test_rating_errors_answer_the_page_and_the_script(client, crowd):
 
 def test_gold_start_shows_the_refusal_with_its_status(client, gold_annotator, two_meetings):
     gold = make_study(name="Gold pass", kind=Study.Kind.GOLD, raters=1)
+    gold.gold_annotators.add(gold_annotator)
     check_set_study_status(gold, Study.Status.CLOSED)
     client.force_login(gold_annotator)
     answer = client.post(reverse("annotator:gold_start", args=[gold.pk]))

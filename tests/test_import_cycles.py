@@ -21,6 +21,7 @@ APPS = [
     "annotator",
     "analysis",
     "adaptive",
+    "webhooks",
     "console",
     "demo",
 ]

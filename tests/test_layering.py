@@ -15,6 +15,7 @@ ORDER = [
     "annotator",
     "analysis",
     "adaptive",
+    "webhooks",
     "console",
 ]
 

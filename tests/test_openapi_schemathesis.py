@@ -15,29 +15,21 @@ from __future__ import annotations
 
 import os
 from contextlib import contextmanager
-from datetime import timedelta
 
 import pytest
 import schemathesis
 from django.core.signals import request_finished, request_started
 from django.core.wsgi import get_wsgi_application
 from django.db import close_old_connections, transaction
-from django.utils import timezone
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from rest_framework.authtoken.models import Token
 
-from adaptive.loop import create, start
-from adaptive.models import AdaptiveStudy
-from annotator.actions.arrival import check_start_assignment
-from annotator.actions.rating import check_rate_item
-from annotator.models import Participant, Study
-from corpus.models import Dataset, Document, Question
-from generation.models import GenerationRun, Response, System
-from judging.judging_runs import create_judging_run, ensure_metric_evaluators
-from judging.models import Evaluator, JudgeItem, JudgingRun, Judgment
-from tests.annotator.conftest import make_study
-from tests.judging.test_human_review import needs_human
+from corpus.models import Dataset
+from tests.api_objects import api_models, build_api_objects, build_other_project_objects
+from users.models import Membership, Project, User
+from webhooks.models import WebhookEndpoint
+from webhooks.services import do_send_test
 
 SEED = 20240611
 TOKEN = "schemathesis-researcher-token-0000000000"  # 40 characters, as DRF's keys
@@ -71,21 +63,7 @@ CONFIG = schemathesis.Config.from_dict(
 schema = schemathesis.openapi.from_wsgi("/api/schema/", get_wsgi_application(), config=CONFIG)
 
 # The objects a path's {id} names, so that generated ids also hit stored rows.
-MODELS = {
-    "datasets": Dataset,
-    "documents": Document,
-    "questions": Question,
-    "systems": System,
-    "runs": GenerationRun,
-    "responses": Response,
-    "evaluators": Evaluator,
-    "judgments": Judgment,
-    "judging-runs": JudgingRun,
-    "judge-items": JudgeItem,
-    "studies": Study,
-    "participants": Participant,
-    "adaptive-studies": AdaptiveStudy,
-}
+MODELS = api_models()
 
 
 @schema.hook
@@ -95,6 +73,8 @@ def flatmap_path_parameters(context, path_parameters):
         return st.just(path_parameters)
     model = MODELS[context.operation.path.split("/")[2]]
     stored = list(model.objects.order_by("pk").values_list("pk", flat=True)[:3])
+    # and the newest, which include the other project's objects
+    stored += list(model.objects.order_by("-pk").values_list("pk", flat=True)[:2])
     return st.sampled_from([path_parameters, *({**path_parameters, "id": pk} for pk in stored)])
 
 
@@ -125,29 +105,21 @@ def wsgi_requests_in_the_test_transaction():
 @pytest.fixture
 def api_data(two_meetings, researcher, wsgi_requests_in_the_test_transaction):
     Token.objects.create(user=researcher, key=TOKEN)
-    study = make_study(gold_evaluator=Evaluator.objects.get(name="gold-human-eval"))
-    assignment = check_start_assignment(study, pid="RATER1")
-    check_rate_item(assignment, 1, score=7, comment="The reference is wrong.", flag="wrong_item")
-    check_start_assignment(study, pid="RATER2")
-    ensure_metric_evaluators()
-    dataset = Dataset.objects.get(version="qa", language="en", split="test2")
-    create_judging_run(Evaluator.objects.get(name="metric: f1"), dataset, "st", user=researcher)
-    needs_human("rubric judge")  # an LLM judge's item whose answer no parser read
-    # an adaptive study running on the synthetic meetings (its first wave open)
-    adaptive = create(
-        AdaptiveStudy(
-            name="Adaptive under fuzzing",
-            half_width=1.0,
-            dataset=dataset,
-            mode="st",
-            judge=Evaluator.objects.get(name="gpt-4-eval"),
-            budget_pence=100000,
-            deadline=timezone.now() + timedelta(days=1),
-            draws_per_wave=10,
-        ),
-        list(System.objects.filter(runs__dataset=dataset, runs__mode="st").distinct()),
+    build_api_objects(researcher)
+    # A second project, which the token's researcher is not a member of: its
+    # objects are drawn as path ids too, and must answer as ids that do not
+    # exist (404, declared) and never a 500 or a leak.
+    other = Project.objects.create(name="Other team", slug="other")
+    owner = User.objects.create_user("otto", role="researcher")
+    Membership.objects.create(project=other, user=owner, role="owner")
+    build_other_project_objects(other)
+    # a webhook endpoint with a delivery (sent by nobody: the test's transaction never commits)
+    endpoint = WebhookEndpoint.objects.create(
+        project=Project.objects.get(slug="default"),
+        url="https://hooks.example.org/concord",
+        events=["run.failed"],
     )
-    start(adaptive)
+    do_send_test(endpoint, researcher)
 
 
 FIXTURE_SHARED = settings(suppress_health_check=[HealthCheck.function_scoped_fixture])

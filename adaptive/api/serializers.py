@@ -8,6 +8,7 @@ from rest_framework import serializers
 
 from adaptive.models import STATED_FIELDS, AdaptiveStudy, Decision
 from config.serializers import KnownFieldsMixin
+from users.permissions import ProjectField
 
 
 def without_nul(value: str) -> str:
@@ -21,6 +22,7 @@ class AdaptiveStudySerializer(KnownFieldsMixin, serializers.ModelSerializer):
     """An adaptive study: what it must answer, its budget and its settings; the
     plan, status and report are Concord's (read-only)."""
 
+    project = ProjectField()
     half_width = serializers.FloatField(
         min_value=0.01, max_value=9, required=False, allow_null=True
     )
@@ -52,6 +54,7 @@ class AdaptiveStudySerializer(KnownFieldsMixin, serializers.ModelSerializer):
     class Meta:
         model = AdaptiveStudy
         fields = [
+            "project",
             "id",
             *STATED_FIELDS,
             "alpha",

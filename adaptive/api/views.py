@@ -19,7 +19,7 @@ from adaptive.api.serializers import (
 )
 from adaptive.models import AdaptiveStudy, Decision
 from config.api import ErrorSerializer
-from users.permissions import signed_in_user
+from users.permissions import ProjectScopedMixin, same_project, signed_in_user
 
 # adaptive.loop loads numpy and pandas: imported by the calls that need it,
 # not when the server starts (tests/test_startup.py)
@@ -27,6 +27,7 @@ REFUSED = OpenApiResponse(ErrorSerializer, "The study cannot do this now; `detai
 
 
 class AdaptiveStudyViewSet(
+    ProjectScopedMixin,
     mixins.CreateModelMixin,
     mixins.ListModelMixin,
     mixins.RetrieveModelMixin,
@@ -51,9 +52,16 @@ class AdaptiveStudyViewSet(
         from adaptive import loop
 
         data = dict(serializer.validated_data)
+        project = self.project_for_create(data.pop("project", None))
         systems = list(data.pop("systems"))
         groups = list(data.pop("participant_groups", []))
-        adaptive = AdaptiveStudy(**data)
+        same_project(
+            project,
+            systems=systems,
+            judge=data.get("judge"),
+            uncertainty_judge=data.get("uncertainty_judge"),
+        )
+        adaptive = AdaptiveStudy(project=project, **data)
         serializer.instance = loop.create(
             adaptive, systems, signed_in_user(self.request), groups=groups
         )

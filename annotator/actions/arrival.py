@@ -19,7 +19,15 @@ from annotator.actions.participants import do_release_stale
 from annotator.errors import QuotaFull, SessionRefused, StudyError
 from annotator.gold import grouped_by_meeting, item_meetings
 from annotator.models import Assignment, Item, Participant, Study, Task
-from annotator.selectors import admissible, find_arrival, may_continue, pick_task, task_loads
+from annotator.selectors import (
+    admissible,
+    find_arrival,
+    is_full,
+    may_continue,
+    pick_task,
+    task_loads,
+)
+from annotator.signals import quota_filled
 from users.models import User
 
 PROLIFIC_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -137,6 +145,8 @@ def do_start_assignment(
         browsers=[browser] if browser else [],
     )
     audit(study, Action.ASSIGNED, participant=participant, detail=f"task {task.label}")
+    if is_full(study):  # the task had room: this place was the last
+        quota_filled.send(sender=Study, study_id=study.pk)
     return assignment
 
 

@@ -44,6 +44,7 @@ def do_ensure_evaluator(study: Study) -> Evaluator:
         Evaluator.Kind.GOLD_HUMAN if study.kind == Study.Kind.GOLD else Evaluator.Kind.CROWD_HUMAN
     )
     evaluator = Evaluator.objects.create(
+        project_id=study.project_id,
         name=_unique_evaluator_name(study),
         kind=kind,
         origin=Evaluator.Origin.CONCORD,

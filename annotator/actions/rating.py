@@ -18,8 +18,8 @@ from annotator.actions.participants import do_mark_failed_check
 from annotator.errors import StudyError
 from annotator.models import Assignment, Item, Rating, Study
 from annotator.quality import auto_flag
-from annotator.selectors import may_continue, missing_positions
-from annotator.signals import task_completed
+from annotator.selectors import completed_per_task, may_continue, missing_positions
+from annotator.signals import study_completed, task_completed
 
 MAX_SECONDS_PER_VISIT = 3600.0
 MAX_COMMENT = 2000
@@ -303,6 +303,12 @@ def do_complete_assignment(study: Study, assignment: Assignment) -> str:
         )
     auto_flag(assignment.participant)
     do_sync_rater_judgments(study, assignment.participant)
+    # this completion took its task to the places it wants, and every other task is there
+    done = completed_per_task(study)
+    if done.get(assignment.task_id) == study.raters_per_task and all(
+        n >= study.raters_per_task for n in done.values()
+    ):
+        study_completed.send(sender=Study, study_id=study.pk)
     # after the commit: an adaptive study may have its answer now (adaptive.signals)
     study_id = study.pk
     transaction.on_commit(lambda: task_completed.send(sender=Study, study_id=study_id))

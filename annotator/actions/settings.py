@@ -41,7 +41,7 @@ def validate_study_change(
         }
     )
     for key, value in values.items():
-        if key not in ("systems", "documents"):
+        if key not in ("systems", "documents", "gold_annotators", "project"):
             setattr(candidate, key, value)
     validate_settings(candidate)
     reason = why_items_are_frozen(stored) if stored is not None and stored.pk is not None else ""

@@ -149,7 +149,7 @@ class StudyAdmin(admin.ModelAdmin):
     )
     list_filter = ("kind", "rating_type", "status")
     search_fields = ("name",)
-    filter_horizontal = ("systems", "documents")
+    filter_horizontal = ("systems", "documents", "gold_annotators")
     autocomplete_fields = ("dataset", "gold_evaluator")
     readonly_fields = (
         "status",

@@ -15,8 +15,10 @@ from config.serializers import KnownFieldsMixin, NameRelatedField
 from corpus.models import Dataset, Document
 from generation.models import System
 from judging.models import Evaluator
+from users.models import User
+from users.permissions import ProjectField
 
-MANY_TO_MANY = ("systems", "documents")
+MANY_TO_MANY = ("systems", "documents", "gold_annotators")
 
 
 class TaskProgressSerializer(serializers.Serializer):
@@ -42,7 +44,16 @@ class StudySerializer(KnownFieldsMixin, serializers.ModelSerializer):
     view calls it), which refuses invalid settings, empty selections and changes
     of what is rated once anyone arrived or rated."""
 
+    project = ProjectField()
     systems = NameRelatedField(slug_field="name", many=True, queryset=System.objects.all())
+    gold_annotators = NameRelatedField(
+        slug_field="username",
+        many=True,
+        required=False,
+        queryset=User.objects.filter(role=User.Role.GOLD_ANNOTATOR, is_active=True),
+        help_text="Gold studies: the gold annotators' usernames who may rate it "
+        "(they see only the studies they are assigned to).",
+    )
     documents = NameRelatedField(
         slug_field="external_id", many=True, required=False, queryset=Document.objects.all()
     )
@@ -71,6 +82,8 @@ class StudySerializer(KnownFieldsMixin, serializers.ModelSerializer):
     class Meta:
         model = Study
         fields = [
+            "project",
+            "gold_annotators",
             "id",
             "name",
             "kind",
@@ -156,6 +169,12 @@ class StudySerializer(KnownFieldsMixin, serializers.ModelSerializer):
         documents = attrs.get(
             "documents", list(self.instance.documents.all()) if self.instance else []
         )
+        if (
+            self.instance is not None
+            and "project" in attrs
+            and attrs.pop("project") != self.instance.project
+        ):
+            raise serializers.ValidationError({"project": "A study stays in its project."})
         changed = changed_fields(self.instance, attrs)
         validate_study_change(self.instance, attrs, systems, documents, changed)
         attrs["_changed"] = changed

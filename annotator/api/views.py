@@ -47,7 +47,7 @@ from config.api import ErrorSerializer, ValidationErrorSerializer
 from config.downloads import as_attachment, export_filename
 from config.spreadsheet import csv_text
 from users.models import User
-from users.permissions import signed_in_user
+from users.permissions import ProjectScopedMixin, same_project, signed_in_user
 
 REFUSED = OpenApiResponse(ErrorSerializer, "The study cannot do this now; `detail` says why.")
 CONFLICT = OpenApiResponse(ErrorSerializer, "Refused: it would change what was rated.")
@@ -74,7 +74,7 @@ def status_action(description: str) -> Callable[[F], F]:
         }
     ),
 )
-class StudyViewSet(viewsets.ModelViewSet):
+class StudyViewSet(ProjectScopedMixin, viewsets.ModelViewSet):
     """Human rating studies: create, change (what is rated and how is frozen at the
     first arrival: 409), open / pause / close, refill the quota, participants,
     quality control, comments and flags, exports."""
@@ -96,7 +96,15 @@ class StudyViewSet(viewsets.ModelViewSet):
         )
 
     def perform_create(self, serializer: BaseSerializer[Study]) -> None:
-        self._save(serializer, Study())
+        project = self.project_for_create(serializer.validated_data.get("project"))
+        data = serializer.validated_data
+        same_project(
+            project,
+            systems=list(data.get("systems", [])),
+            baseline_system=data.get("baseline_system"),
+            gold_evaluator=data.get("gold_evaluator"),
+        )
+        self._save(serializer, Study(project=project))
 
     def perform_update(self, serializer: BaseSerializer[Study]) -> None:
         assert serializer.instance is not None  # an update's serializer holds its study
@@ -104,8 +112,9 @@ class StudyViewSet(viewsets.ModelViewSet):
 
     def _save(self, serializer: BaseSerializer[Study], study: Study) -> None:
         data = dict(serializer.validated_data)
+        data.pop("project", None)  # chosen at creation, never changed
         changed = data.pop("_changed", [])
-        many = {k: data.pop(k) for k in ("systems", "documents") if k in data}
+        many = {k: data.pop(k) for k in ("systems", "documents", "gold_annotators") if k in data}
         for key, value in data.items():
             setattr(study, key, value)
 
@@ -225,12 +234,18 @@ def participant_change(description: str) -> Callable[[F], F]:
     )
 
 
-class ParticipantViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+class ParticipantViewSet(
+    ProjectScopedMixin,
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    viewsets.GenericViewSet,
+):
     """Participants (read only; filter with ?study=ID); exclude and reinstate
     with a reason, allow another device (audited). Participants are never deleted."""
 
     serializer_class = ParticipantSerializer
     filterset_fields = ["study", "status", "flagged"]
+    project_path = "study__project"
     queryset = Participant.objects.select_related("assignment__task", "study").order_by("pk")
 
     def _change(self, request: Request, work: Callable[[Participant, User, str], bool]) -> Response:

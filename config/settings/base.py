@@ -10,6 +10,8 @@ from pathlib import Path
 
 import dj_database_url
 
+from users.oidc.config import from_environment as oidc_from_environment
+
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = Path(os.environ.get("CONCORD_VAR_DIR", BASE_DIR / "var"))
 
@@ -58,6 +60,7 @@ INSTALLED_APPS = [
     "annotator",
     "analysis",
     "adaptive",
+    "webhooks",
     "console",
     "demo",
 ]
@@ -127,6 +130,19 @@ LOGIN_URL = "login"
 # `/` sends each role where it works: researchers to the console, gold annotators
 # to their studies.
 LOGIN_REDIRECT_URL = "start"
+
+# --- Sign-in with the lab's identity provider (OIDC) -----------------------
+# Off unless OIDC_RP_CLIENT_ID is set; then the rest is required and checked here,
+# at start-up (users/oidc/config.py; docs/deployment.md). Local accounts always work.
+CONCORD_OIDC = oidc_from_environment(os.environ)
+AUTHENTICATION_BACKENDS = [
+    "django.contrib.auth.backends.ModelBackend",
+    "users.backends.SiteAdminPermissions",  # the admin role holds the admin's permissions
+]
+if CONCORD_OIDC is not None:
+    AUTHENTICATION_BACKENDS.append("users.oidc.backend.OIDCBackend")
+    globals().update(CONCORD_OIDC.django_settings())  # mozilla-django-oidc's OIDC_* settings
+# --- end of OIDC -------------------------------------------------------------
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -236,6 +252,11 @@ CELERY_BEAT_SCHEDULE = {
         "task": "adaptive.advance_all",
         "schedule": 60.0,
     },
+    # webhook deliveries due (a retry, a lost message): docs/webhooks.md
+    "deliver-due-webhooks": {
+        "task": "webhooks.deliver_due",
+        "schedule": 30.0,
+    },
 }
 
 # --- Concord --------------------------------------------------------------
@@ -258,6 +279,20 @@ CONCORD_WORKER_BEAT_SECONDS = float(os.environ.get("CONCORD_WORKER_BEAT_SECONDS"
 # The demo's switch: bots on a fake Prolific server take the places of adaptive
 # studies (demo.simulated); the console says so on every adaptive study's page.
 CONCORD_DEMO_SIMULATED_PARTICIPANTS = env_bool("CONCORD_DEMO_SIMULATED_PARTICIPANTS", False)
+
+# --- Webhooks (docs/webhooks.md) -------------------------------------------
+# Allow webhook URLs on loopback, private and link-local addresses (the lab's
+# own network); refused by default, since a researcher's URL is fetched by the
+# worker (server-side request forgery).
+CONCORD_WEBHOOKS_ALLOW_PRIVATE = env_bool("CONCORD_WEBHOOKS_ALLOW_PRIVATE", False)
+# A delivery fails after this many attempts; between them the worker waits
+# 30 s, 2 min, 10 min, 1 h, 6 h (then 6 h again), each +-20%.
+CONCORD_WEBHOOKS_MAX_ATTEMPTS = int(os.environ.get("CONCORD_WEBHOOKS_MAX_ATTEMPTS", "6"))
+_BACKOFF = os.environ.get("CONCORD_WEBHOOKS_BACKOFF_SECONDS", "30,120,600,3600,21600")
+CONCORD_WEBHOOKS_BACKOFF_SECONDS = tuple(float(s) for s in _BACKOFF.split(","))
+CONCORD_WEBHOOKS_CONNECT_TIMEOUT = float(os.environ.get("CONCORD_WEBHOOKS_CONNECT_TIMEOUT", "5"))
+CONCORD_WEBHOOKS_READ_TIMEOUT = float(os.environ.get("CONCORD_WEBHOOKS_READ_TIMEOUT", "10"))
+CONCORD_WEBHOOKS_QUEUE = os.environ.get("CONCORD_WEBHOOKS_QUEUE", "default")
 
 # Prolific's API, optional: without a token studies are set up on Prolific by hand.
 PROLIFIC_API_TOKEN = os.environ.get("PROLIFIC_API_TOKEN", "")

@@ -40,3 +40,16 @@ SECURE_HSTS_INCLUDE_SUBDOMAINS = True
 SECURE_HSTS_PRELOAD = True
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
+
+# --- Sign-in with the lab's identity provider (OIDC) -----------------------
+# The code, the tokens and the client secret cross these URLs: https only
+# (plain http only to this machine itself).
+from config.settings.base import CONCORD_OIDC  # noqa: E402
+from users.oidc.config import insecure_urls  # noqa: E402
+
+if CONCORD_OIDC is not None and (plain := insecure_urls(CONCORD_OIDC)):
+    raise ImproperlyConfigured(
+        f"{', '.join(plain)}: the identity provider's URLs must be https in production "
+        "(see docs/deployment.md)."
+    )
+# --- end of OIDC -------------------------------------------------------------

@@ -9,14 +9,14 @@ from django.conf import settings
 from django.contrib import messages
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
 from adaptive.errors import AdaptiveError
 from adaptive.models import AdaptiveStudy, Decision, Snapshot
 from console.adaptive_forms import BudgetForm, DeadlineForm, NewAdaptiveStudyForm
-from console.views.common import researcher_required
+from console.views.common import mine, researcher_required, scoped_object
 from users.permissions import signed_in_user
 
 # adaptive.loop loads numpy and pandas: imported by the views that need it, not
@@ -29,7 +29,7 @@ def adaptive_list(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "console/adaptive_list.html",
-        {"studies": AdaptiveStudy.objects.all()[:100], "nav": "adaptive"},
+        {"studies": mine(request, AdaptiveStudy.objects.all())[:100], "nav": "adaptive"},
     )
 
 
@@ -37,7 +37,7 @@ def adaptive_list(request: HttpRequest) -> HttpResponse:
 def adaptive_new(request: HttpRequest) -> HttpResponse:
     from adaptive import loop
 
-    form = NewAdaptiveStudyForm(request.POST or None)
+    form = NewAdaptiveStudyForm(request.POST or None, user=signed_in_user(request))
     if request.method == "POST" and form.is_valid():
         adaptive = form.save()
         try:
@@ -95,7 +95,7 @@ def monitor_context(adaptive: AdaptiveStudy) -> dict:
 @researcher_required
 @require_GET
 def adaptive_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    adaptive = get_object_or_404(AdaptiveStudy, pk=pk)
+    adaptive = scoped_object(request, AdaptiveStudy.objects.all(), pk)
     context = monitor_context(adaptive)
     context["budget_form"] = BudgetForm(initial={"budget_gbp": context["budget"]})
     context["deadline_form"] = DeadlineForm(
@@ -110,7 +110,7 @@ def adaptive_detail(request: HttpRequest, pk: int) -> HttpResponse:
 def adaptive_plot(request: HttpRequest, pk: int) -> HttpResponse:
     from adaptive.plot import monitor_svg
 
-    adaptive = get_object_or_404(AdaptiveStudy, pk=pk)
+    adaptive = scoped_object(request, AdaptiveStudy.objects.all(), pk)
     response = HttpResponse(monitor_svg(adaptive), content_type="image/svg+xml")
     response["Cache-Control"] = "no-store"
     return response
@@ -122,7 +122,7 @@ def adaptive_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
     from adaptive import loop
     from adaptive.tasks import advance_adaptive
 
-    adaptive = get_object_or_404(AdaptiveStudy, pk=pk)
+    adaptive = scoped_object(request, AdaptiveStudy.objects.all(), pk)
     actor = signed_in_user(request)
     try:
         if action == "start":

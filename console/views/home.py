@@ -3,6 +3,8 @@ console's home lists studies, recent runs, workers and report links."""
 
 from __future__ import annotations
 
+from contextlib import suppress
+
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Q
@@ -13,9 +15,9 @@ from django.views.decorators.http import require_GET
 
 from analysis.links import report_links, selection_words, study_selection
 from analysis.scope import default_selection
-from analysis.selection import Selection
+from analysis.selection import Selection, SelectionError, selection_for
 from annotator.models import Participant, Study
-from console.views.common import RUN_MODELS, researcher_required
+from console.views.common import RUN_MODELS, mine, researcher_required
 from corpus.models import Benchmark, Dataset, Document
 from corpus.services import SYNTHETIC_ELITR_BENCH
 from generation.models import GenerationRun
@@ -38,33 +40,42 @@ def start_page(request: HttpRequest) -> HttpResponse:
 @researcher_required
 @require_GET
 def home(request: HttpRequest) -> HttpResponse:
-    studies = Study.objects.annotate(
-        participants_n=Count("participants", distinct=True),
-        completed_n=Count(
-            "participants",
-            filter=Q(
-                participants__assignment__status="completed",
-                participants__status=Participant.Status.ACCEPTED,
+    studies = (
+        mine(request, Study.objects.all())
+        .annotate(
+            participants_n=Count("participants", distinct=True),
+            completed_n=Count(
+                "participants",
+                filter=Q(
+                    participants__assignment__status="completed",
+                    participants__status=Participant.Status.ACCEPTED,
+                ),
+                distinct=True,
             ),
-            distinct=True,
-        ),
-        tasks_n=Count("tasks", distinct=True),
-    ).order_by("-created_at")
-    judging = JudgingRun.objects.select_related("evaluator", "dataset__benchmark").order_by(
-        "-created_at"
-    )[:8]
+            tasks_n=Count("tasks", distinct=True),
+        )
+        .order_by("-created_at")
+    )
+    judging = (
+        mine(request, JudgingRun.objects.all())
+        .select_related("evaluator", "dataset__benchmark")
+        .order_by("-created_at")[:8]
+    )
     generation = (
-        GenerationRun.objects.filter(origin=GenerationRun.Origin.GENERATED)
+        mine(request, GenerationRun.objects.filter(origin=GenerationRun.Origin.GENERATED))
         .select_related("system", "dataset__benchmark")
         .order_by("-created_at")[:8]
     )
     active = sum(
-        model._default_manager.filter(status__in=ACTIVE).count() for model in RUN_MODELS.values()
+        mine(request, model._default_manager.filter(status__in=ACTIVE)).count()
+        for model in RUN_MODELS.values()
     )
     workers = worker_states()
     reports = []
     default = default_selection()
     if default != Selection():
+        with suppress(SelectionError):  # several projects: the report page asks which
+            default = selection_for(request.user, default)
         # the synthetic meeting's scores (the human ones too) are invented, and said to be
         invented = default.benchmark == SYNTHETIC_ELITR_BENCH["slug"]
         reports.append(

@@ -6,7 +6,6 @@ monitor."""
 from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_POST
 
 from annotator.actions.bonuses import (
@@ -21,7 +20,7 @@ from annotator.errors import StudyError
 from annotator.models import BonusPayment, Participant, Study
 from annotator.prolific_api import ProlificClient, ProlificError, prolific_client_or_none
 from config.words import count
-from console.views.common import researcher_required
+from console.views.common import researcher_required, scoped_object
 from console.views.studies import answer_study
 from users.permissions import signed_in_user
 
@@ -50,7 +49,7 @@ def _recipients(study: Study, which: str) -> list[Participant]:
 def study_bonus(request: HttpRequest, pk: int) -> HttpResponse:
     """Record a bonus of one amount for the qualified raters and set it up on
     Prolific (it is paid by study_bonus_pay, once the total is seen)."""
-    study = get_object_or_404(Study, pk=pk)
+    study = scoped_object(request, Study.objects.all(), pk)
     try:
         client = _client(study)
         people = qualified_raters(study)
@@ -83,7 +82,9 @@ def study_bonus(request: HttpRequest, pk: int) -> HttpResponse:
 @researcher_required
 @require_POST
 def study_bonus_pay(request: HttpRequest, pk: int) -> HttpResponse:
-    payment = get_object_or_404(BonusPayment.objects.select_related("study"), pk=pk)
+    payment = scoped_object(
+        request, BonusPayment.objects.select_related("study"), pk, "study__project"
+    )
     try:
         payment = check_pay_bonuses(payment, _client(payment.study), signed_in_user(request))
     except (StudyError, ProlificError) as error:
@@ -97,7 +98,9 @@ def study_bonus_pay(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def study_bonus_settle(request: HttpRequest, pk: int) -> HttpResponse:
     """What Prolific shows for a pay request that got no answer."""
-    payment = get_object_or_404(BonusPayment.objects.select_related("study"), pk=pk)
+    payment = scoped_object(
+        request, BonusPayment.objects.select_related("study"), pk, "study__project"
+    )
     paid = request.POST.get("outcome") == "paid"
     try:
         payment = check_settle_bonuses(payment, paid, signed_in_user(request))
@@ -114,7 +117,7 @@ def study_bonus_settle(request: HttpRequest, pk: int) -> HttpResponse:
 @researcher_required
 @require_POST
 def study_message(request: HttpRequest, pk: int) -> HttpResponse:
-    study = get_object_or_404(Study, pk=pk)
+    study = scoped_object(request, Study.objects.all(), pk)
     which = request.POST.get("to", "")
     try:
         sent = check_message_participants(

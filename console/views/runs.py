@@ -10,7 +10,7 @@ from pathlib import Path
 
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
@@ -18,7 +18,7 @@ from analysis.links import generation_run_selection, judging_run_selection, repo
 from config.words import count
 from console import monitors
 from console.forms import NewGenerationRunForm, NewJudgingRunForm, ResponseUploadForm
-from console.views.common import RUN_MODELS, is_htmx, researcher_required
+from console.views.common import RUN_MODELS, is_htmx, mine, researcher_required, scoped_object
 from corpus.importers.errors import ImportFailure
 from generation.models import GenerationRun
 from generation.response_import import import_responses, read_response_file
@@ -39,21 +39,24 @@ from judging.judging_runs import (
 from judging.models import JudgingRun
 from runs.lifecycle import Outcome
 from runs.workers import inspect_workers, worker_states
+from users.permissions import signed_in_user
 
 
 @researcher_required
 @require_GET
 def runs(request: HttpRequest) -> HttpResponse:
     show_imported = request.GET.get("imported") == "1"
-    generation = GenerationRun.objects.select_related("system", "dataset__benchmark").order_by(
-        "-created_at"
+    generation = (
+        mine(request, GenerationRun.objects.all())
+        .select_related("system", "dataset__benchmark")
+        .order_by("-created_at")
     )
     if not show_imported:
         generation = generation.filter(origin=GenerationRun.Origin.GENERATED)
     context = {
-        "judging_runs": JudgingRun.objects.select_related(
-            "evaluator", "dataset__benchmark"
-        ).order_by("-created_at"),
+        "judging_runs": mine(request, JudgingRun.objects.all())
+        .select_related("evaluator", "dataset__benchmark")
+        .order_by("-created_at"),
         "generation_runs": generation,
         "show_imported": show_imported,
         "nav": "runs",
@@ -61,7 +64,7 @@ def runs(request: HttpRequest) -> HttpResponse:
     return render(request, "console/runs.html", context)
 
 
-def get_run(kind: str, pk: int) -> JudgingRun | GenerationRun:
+def get_run(request: HttpRequest, kind: str, pk: int) -> JudgingRun | GenerationRun:
     """The run of this kind ("judging" or "generation"), with what its pages
     show, or the 404 page."""
     model = RUN_MODELS.get(kind)
@@ -72,7 +75,7 @@ def get_run(kind: str, pk: int) -> JudgingRun | GenerationRun:
         if kind == "judging"
         else ("system", "dataset__benchmark")
     )
-    return get_object_or_404(model._default_manager.select_related(*related), pk=pk)
+    return scoped_object(request, model._default_manager.select_related(*related), pk)
 
 
 def run_context(
@@ -94,13 +97,13 @@ def run_context(
 @researcher_required
 @require_GET
 def run_detail(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
-    return render(request, "console/run.html", run_context(get_run(kind, pk)))
+    return render(request, "console/run.html", run_context(get_run(request, kind, pk)))
 
 
 @researcher_required
 @require_GET
 def run_live(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
-    return render(request, "console/_run_live.html", run_context(get_run(kind, pk)))
+    return render(request, "console/_run_live.html", run_context(get_run(request, kind, pk)))
 
 
 # The actions on a run, by the kind and action in its URL.
@@ -123,12 +126,12 @@ def run_action(request: HttpRequest, kind: str, pk: int, action: str) -> HttpRes
     actions and the API's (each takes the run's row lock)."""
     if action not in RUN_ACTIONS.get(kind, set()):
         raise Http404("No such action.")
-    run = get_run(kind, pk)
+    run = get_run(request, kind, pk)
     if isinstance(run, JudgingRun):
         outcome = JUDGING_ACTIONS[action](run)
     else:
         outcome = GENERATION_ACTIONS[action](run)
-    run = get_run(kind, pk)
+    run = get_run(request, kind, pk)
     if is_htmx(request):
         return render(request, "console/_run_live.html", run_context(run, outcome))
     level = messages.INFO if outcome.changed else messages.WARNING
@@ -139,7 +142,7 @@ def run_action(request: HttpRequest, kind: str, pk: int, action: str) -> HttpRes
 @researcher_required
 def judging_run_new(request: HttpRequest) -> HttpResponse:
     ensure_metric_evaluators()  # so that the metrics are there to choose
-    form = NewJudgingRunForm(request.POST or None)
+    form = NewJudgingRunForm(request.POST or None, user=signed_in_user(request))
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
@@ -153,6 +156,7 @@ def judging_run_new(request: HttpRequest) -> HttpResponse:
                 refresh=data.get("refresh", False),
                 use_batch=data.get("use_batch", False),
                 confirm_over_budget=data.get("confirm_over_budget", False),
+                project=data["project"],
             )
         except JudgingError as error:
             form.add_error(None, str(error))
@@ -171,11 +175,13 @@ def judging_run_new(request: HttpRequest) -> HttpResponse:
 
 @researcher_required
 def generation_run_new(request: HttpRequest) -> HttpResponse:
-    form = NewGenerationRunForm(request.POST or None)
+    form = NewGenerationRunForm(request.POST or None, user=signed_in_user(request))
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
-            run = start_generation_run(data["system"], data["dataset"], data["mode"], data["seed"])
+            run = start_generation_run(
+                data["system"], data["dataset"], data["mode"], data["seed"], data["project"]
+            )
         except GenerationError as error:
             form.add_error(None, str(error))
         else:
@@ -202,7 +208,9 @@ def generation_run_new(request: HttpRequest) -> HttpResponse:
 def responses_upload(request: HttpRequest) -> HttpResponse:
     """Import a file of model outputs made elsewhere (the service the command and
     the API call); a refusal is shown on the form and nothing is stored."""
-    form = ResponseUploadForm(request.POST or None, request.FILES or None)
+    form = ResponseUploadForm(
+        request.POST or None, request.FILES or None, user=signed_in_user(request)
+    )
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         dataset, upload = data["dataset"], data["file"]
@@ -223,6 +231,7 @@ def responses_upload(request: HttpRequest) -> HttpResponse:
                 version=dataset.version,
                 language=dataset.language,
                 origin=f"console upload {upload.name}"[:500],
+                project=data["project"],
             )
         except ImportFailure as failure:
             # the temporary path means nothing to the researcher: name the upload

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
@@ -33,14 +33,14 @@ from annotator.wording import refill_result_summary
 from config.words import count
 from console import monitors
 from console.forms import ExclusionForm, NewStudyForm
-from console.views.common import is_htmx, researcher_required
+from console.views.common import is_htmx, researcher_required, scoped_object
 from users.permissions import signed_in_user
 
 
 @researcher_required
 def study_new(request: HttpRequest) -> HttpResponse:
     dataset_id = request.POST.get("dataset") or request.GET.get("dataset")
-    form = NewStudyForm(request.POST or None, dataset_id=dataset_id)
+    form = NewStudyForm(request.POST or None, dataset_id=dataset_id, user=signed_in_user(request))
     if request.method == "POST" and form.is_valid():
         study = form.save(commit=False)
         try:
@@ -147,14 +147,14 @@ def study_context(request: HttpRequest, study: Study, note: dict | None = None) 
 @researcher_required
 @require_GET
 def study_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    study = get_object_or_404(Study.objects.select_related("dataset__benchmark"), pk=pk)
+    study = scoped_object(request, Study.objects.select_related("dataset__benchmark"), pk)
     return render(request, "console/study.html", study_context(request, study))
 
 
 @researcher_required
 @require_GET
 def study_live(request: HttpRequest, pk: int) -> HttpResponse:
-    study = get_object_or_404(Study, pk=pk)
+    study = scoped_object(request, Study.objects.all(), pk)
     return render(request, "console/_study_live.html", study_context(request, study))
 
 
@@ -179,7 +179,7 @@ STUDY_STATES = {
 def study_status(request: HttpRequest, pk: int, action: str) -> HttpResponse:
     """Open, pause or close (annotator.actions.status.check_set_study_status, under the
     study lock)."""
-    study = get_object_or_404(Study, pk=pk)
+    study = scoped_object(request, Study.objects.all(), pk)
     if action not in STUDY_STATES:
         raise Http404("No such action.")
     try:
@@ -195,7 +195,7 @@ def study_status(request: HttpRequest, pk: int, action: str) -> HttpResponse:
 @require_POST
 def study_refill(request: HttpRequest, pk: int) -> HttpResponse:
     """Release stale work and, on Prolific, raise the places (check_refill_quota)."""
-    study = get_object_or_404(Study, pk=pk)
+    study = scoped_object(request, Study.objects.all(), pk)
     client = prolific_client_or_none() if study.prolific_study_id else None
     try:
         result = check_refill_quota(study, signed_in_user(request), client=client)
@@ -208,7 +208,9 @@ def study_refill(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def participant_exclude(request: HttpRequest, pk: int) -> HttpResponse:
     """Exclude with a reason (check_exclude_participant, under the study lock)."""
-    participant = get_object_or_404(Participant.objects.select_related("study"), pk=pk)
+    participant = scoped_object(
+        request, Participant.objects.select_related("study"), pk, "study__project"
+    )
     form = ExclusionForm(request.POST)
     reason = form.data.get("reason", "")
     try:
@@ -227,7 +229,9 @@ def participant_exclude(request: HttpRequest, pk: int) -> HttpResponse:
 @researcher_required
 @require_POST
 def participant_reinstate(request: HttpRequest, pk: int) -> HttpResponse:
-    participant = get_object_or_404(Participant.objects.select_related("study"), pk=pk)
+    participant = scoped_object(
+        request, Participant.objects.select_related("study"), pk, "study__project"
+    )
     changed = check_reinstate_participant(
         participant, signed_in_user(request), "reinstated from the console"
     )
@@ -244,7 +248,9 @@ def participant_reinstate(request: HttpRequest, pk: int) -> HttpResponse:
 def participant_allow_other_device(request: HttpRequest, pk: int) -> HttpResponse:
     """Let a crowd worker continue once from another browser
     (check_allow_other_device, under the study lock)."""
-    participant = get_object_or_404(Participant.objects.select_related("study"), pk=pk)
+    participant = scoped_object(
+        request, Participant.objects.select_related("study"), pk, "study__project"
+    )
     try:
         check_allow_other_device(participant, signed_in_user(request), "allowed from the console")
     except StudyError as error:
@@ -264,7 +270,9 @@ def participant_plot(request: HttpRequest, pk: int) -> HttpResponse:
     from analysis import drawing
     from analysis.caching import cache, code_version
 
-    participant = get_object_or_404(Participant.objects.select_related("study"), pk=pk)
+    participant = scoped_object(
+        request, Participant.objects.select_related("study"), pk, "study__project"
+    )
     study = participant.study
     if study.rating_type != Study.RatingType.RUBRIC:
         raise Http404("Pairwise studies have no scores to plot against gold.")

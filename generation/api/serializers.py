@@ -7,15 +7,21 @@ from config.serializers import KnownFieldsMixin, NameRelatedField
 from corpus.choices import DatasetVersion, Language, Mode
 from corpus.models import Dataset
 from generation.models import GenerationRun, Response, System
+from users.permissions import ProjectField
 
 
 class SystemSerializer(serializers.ModelSerializer):
+    project = ProjectField(
+        read_only=True, allow_null=True, help_text="null: shared by every project."
+    )
+
     class Meta:
         model = System
-        fields = ["id", "name", "model_name", "backend", "config", "description"]
+        fields = ["id", "name", "project", "model_name", "backend", "config", "description"]
 
 
 class GenerationRunSerializer(serializers.ModelSerializer):
+    project = ProjectField(read_only=True)
     system = serializers.CharField(source="system.name", read_only=True)
     version = serializers.CharField(source="dataset.version", read_only=True)
     language = serializers.CharField(source="dataset.language", read_only=True)
@@ -26,6 +32,7 @@ class GenerationRunSerializer(serializers.ModelSerializer):
         model = GenerationRun
         fields = [
             "id",
+            "project",
             "system",
             "dataset",
             "version",
@@ -104,6 +111,7 @@ class ResponseSerializer(serializers.ModelSerializer):
 
 
 class GenerationStartSerializer(KnownFieldsMixin, serializers.Serializer):
+    project = ProjectField()
     system = NameRelatedField(slug_field="name", queryset=System.objects.all())
     dataset = serializers.PrimaryKeyRelatedField(queryset=Dataset.objects.all())
     mode = serializers.ChoiceField(choices=Mode.choices)
@@ -127,6 +135,7 @@ class ImportedResponseSerializer(KnownFieldsMixin, serializers.Serializer):
 class ResponseImportSerializer(KnownFieldsMixin, serializers.Serializer):
     """POST /api/responses/: model outputs made elsewhere, for an imported dataset."""
 
+    project = ProjectField()
     benchmark = serializers.SlugField(max_length=64)
     split = serializers.SlugField(max_length=32)
     dataset_version = serializers.ChoiceField(choices=DatasetVersion.choices, default="qa")

@@ -24,16 +24,20 @@ from generation.runner import (
     start_generation_run,
 )
 from runs.api import outcome_response, outcome_schema
+from users.permissions import ProjectScopedMixin, same_project
 
 
-class SystemViewSet(viewsets.ReadOnlyModelViewSet):
+class SystemViewSet(ProjectScopedMixin, viewsets.ReadOnlyModelViewSet):
     queryset = System.objects.order_by("name")
     serializer_class = SystemSerializer
     filterset_fields = ["backend"]
+    shared_projects = True
     search_fields = ["name", "model_name"]
 
 
-class GenerationRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
+class GenerationRunViewSet(
+    ProjectScopedMixin, mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet
+):
     """Generation runs: POST {"system": NAME, "dataset": ID, "mode": "st", "seed": 2023}
     starts one (or resumes it) on the gpu or llm queue; GET shows done/total."""
 
@@ -47,11 +51,15 @@ class GenerationRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSe
 
     @extend_schema(request=GenerationStartSerializer, responses={201: GenerationRunSerializer})
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        serializer = GenerationStartSerializer(data=request.data)
+        serializer = GenerationStartSerializer(data=request.data, context={"request": request})
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
+        project = self.project_for_create(data.get("project"))
+        same_project(project, system=data["system"])
         # a GenerationError answers 400 through the API's exception handler
-        run = start_generation_run(data["system"], data["dataset"], data["mode"], data.get("seed"))
+        run = start_generation_run(
+            data["system"], data["dataset"], data["mode"], data.get("seed"), project=project
+        )
         run = self.get_queryset().get(pk=run.pk)
         return Response(GenerationRunSerializer(run).data, status=status.HTTP_201_CREATED)
 
@@ -68,13 +76,14 @@ class GenerationRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSe
         return outcome_response(resume_generation_run(self.get_object()))
 
 
-class ResponseViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
+class ResponseViewSet(ProjectScopedMixin, mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     """Responses; POST imports model outputs made elsewhere (one imported run per
     system, dataset, mode and seed), checked whole before anything is written."""
 
     serializer_class = ResponseSerializer
     filterset_class = ResponseFilter
     search_fields = ["text"]
+    project_path = "run__project"
 
     # Judgments come from the judging app (to the right of this one); they are
     # prefetched by relation name, so this app does not import judging's code.
@@ -91,9 +100,10 @@ class ResponseViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         request=ResponseImportSerializer, responses={201: ResponseImportResultSerializer}
     )
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        serializer = ResponseImportSerializer(data=request.data)
+        serializer = ResponseImportSerializer(data=request.data, context={"request": request})
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
+        project = self.project_for_create(data.get("project"))
         # an ImportFailure (a question the dataset does not hold, ...) answers 400
         parsed = parse_responses(
             records_from_rows([dict(row) for row in data["responses"]], "responses"),
@@ -108,6 +118,7 @@ class ResponseViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
             version=data["dataset_version"],
             language=data["language"],
             origin=f"API, {request.user}",
+            project=project,
         )
         counts = {
             name: {"created": c.created, "updated": c.updated, "unchanged": c.unchanged}

@@ -11,6 +11,7 @@ from judging.evaluators.config import ConfigError
 from judging.evaluators.frozen import check_not_frozen
 from judging.models import Evaluator, JudgeItem, JudgingRun, Judgment
 from judging.parsers import Verdict
+from users.permissions import ProjectField
 
 LLM_KINDS = (Evaluator.Kind.LLM_RUBRIC, Evaluator.Kind.LLM_PAIRWISE)
 
@@ -58,6 +59,12 @@ class EvaluatorSerializer(KnownFieldsMixin, serializers.ModelSerializer):
     still change). Its origin is set by Concord and never by the API."""
 
     judgment_count = serializers.IntegerField(read_only=True, default=0)
+    project = ProjectField(
+        allow_null=True,
+        help_text="Written at creation (optional when you write to one project only); "
+        "null: shared by every project (metrics, a published release's evaluators); "
+        "sent as null, the same as not sent.",
+    )
     config = ConfigField(required=False)
     raw_scale_min = StrictFloatField(required=False)
     raw_scale_max = StrictFloatField(required=False)
@@ -67,6 +74,7 @@ class EvaluatorSerializer(KnownFieldsMixin, serializers.ModelSerializer):
         fields = [
             "id",
             "name",
+            "project",
             "kind",
             "origin",
             "version",
@@ -81,6 +89,14 @@ class EvaluatorSerializer(KnownFieldsMixin, serializers.ModelSerializer):
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         origin = self.initial_data.get("origin") if isinstance(self.initial_data, dict) else None
         current_origin = getattr(self.instance, "origin", Evaluator.Origin.CONCORD)
+        if (
+            self.instance is not None
+            and "project" in attrs
+            and attrs.pop("project") != self.instance.project
+        ):
+            raise serializers.ValidationError(
+                {"project": "An evaluator stays in the project it was made in."}
+            )
         if self.instance is not None:
             changes = dict(attrs)
             if origin is not None:
@@ -152,6 +168,7 @@ RUN_PROGRESS = [
 
 
 class JudgingRunSerializer(KnownFieldsMixin, serializers.ModelSerializer):
+    project = ProjectField()
     evaluator = NameRelatedField(slug_field="name", queryset=Evaluator.objects.all())
     dataset = serializers.PrimaryKeyRelatedField(queryset=Dataset.objects.all())
     systems = NameRelatedField(
@@ -168,6 +185,7 @@ class JudgingRunSerializer(KnownFieldsMixin, serializers.ModelSerializer):
         model = JudgingRun
         fields = [
             "id",
+            "project",
             "evaluator",
             "dataset",
             "mode",

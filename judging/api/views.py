@@ -1,4 +1,5 @@
 import django_filters
+from django.db.models import QuerySet
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import mixins, serializers, viewsets
 from rest_framework.decorators import action
@@ -19,6 +20,8 @@ from judging.human_review import resolve_item
 from judging.judging_runs import cancel_run, resume_run, retry_failed, start_judging_run
 from judging.models import Evaluator, JudgeItem, JudgingRun, Judgment
 from runs.api import outcome_response, outcome_schema
+from users.permissions import ProjectScopedMixin, same_project
+from users.projects import scope
 
 
 class JudgmentFilter(FilterSet):
@@ -66,7 +69,7 @@ class JudgeItemFilter(FilterSet):
         }
     )
 )
-class EvaluatorViewSet(viewsets.ModelViewSet):
+class EvaluatorViewSet(ProjectScopedMixin, viewsets.ModelViewSet):
     """Evaluators: LLM judges' configurations are checked when saved and frozen
     once they have judged."""
 
@@ -75,15 +78,29 @@ class EvaluatorViewSet(viewsets.ModelViewSet):
     filterset_fields = ["kind"]
     search_fields = ["name"]
     http_method_names = ["get", "post", "patch", "head", "options"]
+    shared_projects = True
+
+    def perform_create(self, serializer: serializers.BaseSerializer[Evaluator]) -> None:
+        serializer.save(project=self.project_for_create(serializer.validated_data.get("project")))
 
 
-class JudgmentViewSet(viewsets.ReadOnlyModelViewSet):
+class JudgmentViewSet(ProjectScopedMixin, viewsets.ReadOnlyModelViewSet):
     queryset = Judgment.objects.select_related("evaluator", "response__run__system").order_by("id")
     serializer_class = JudgmentSerializer
     filterset_class = JudgmentFilter
 
+    def scope_queryset(self, queryset: QuerySet[Judgment]) -> QuerySet[Judgment]:
+        """A judgment of a response the user sees, by an evaluator he sees."""
+        user = self.request.user
+        return scope(
+            scope(queryset, user, "response__run__project"),
+            user,
+            "evaluator__project",
+            shared=True,
+        )
 
-class JudgingRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
+
+class JudgingRunViewSet(ProjectScopedMixin, mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     """Judging runs: POST starts one (queued for a Celery worker); progress, tokens
     and cost on GET; cancel and resume."""
 
@@ -97,6 +114,8 @@ class JudgingRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
 
     def perform_create(self, serializer: serializers.BaseSerializer[JudgingRun]) -> None:
         data = serializer.validated_data
+        project = self.project_for_create(data.get("project"))
+        same_project(project, evaluator=data["evaluator"], systems=list(data.get("systems", [])))
         # a JudgingError answers 400 through the API's exception handler
         serializer.instance = start_judging_run(
             data["evaluator"],
@@ -108,6 +127,7 @@ class JudgingRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
             refresh=data.get("refresh", False),
             use_batch=data.get("use_batch", False),
             confirm_over_budget=data.get("confirm_over_budget", False),
+            project=project,
         )
 
     @outcome_schema
@@ -129,7 +149,7 @@ class JudgingRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         return outcome_response(retry_failed(self.get_object()))
 
 
-class JudgeItemViewSet(viewsets.ReadOnlyModelViewSet):
+class JudgeItemViewSet(ProjectScopedMixin, viewsets.ReadOnlyModelViewSet):
     """The items of LLM judging runs; filter status=needs_human for the answers
     no parser could read, and POST .../ID/resolve/ with {"score": N} (a
     scoring judge, on its own scale) or {"verdict": "A" | "B" | "tie"} (a
@@ -138,6 +158,7 @@ class JudgeItemViewSet(viewsets.ReadOnlyModelViewSet):
     queryset = JudgeItem.objects.select_related("run__evaluator", "call").order_by("pk")
     serializer_class = JudgeItemSerializer
     filterset_class = JudgeItemFilter
+    project_path = "run__project"
 
     @extend_schema(
         request=ResolveSerializer,

@@ -46,7 +46,10 @@ def rita(client, researcher):
         ({"language": "xx"}, "language 'xx': choose from en, cs."),
         ({"benchmark": "nope"}, "benchmark 'nope': choose from elitr-bench."),
         ({"systems": "GPT-9"}, "systems: unknown system(s) 'GPT-9'; choose from Synthetic-Echo"),
-        ({"splti": "test2"}, "unknown parameter(s) 'splti'; the report takes dataset_version"),
+        (
+            {"splti": "test2"},
+            "unknown parameter(s) 'splti'; the report takes project, dataset_version",
+        ),
         ({"reference": "nobody"}, "reference: unknown evaluator(s) nobody."),
         ({"include_flagged": "maybe"}, "include_flagged 'maybe': give 1"),
         (
@@ -69,9 +72,11 @@ def test_the_bare_url_is_the_default_selection_stated_in_full(two_meetings, rita
     answer = rita.get("/analysis/report/")
     assert answer.status_code == 302
     location = answer["Location"]
-    assert location == default_report_url()
+    # the reader's project is stated too (his only one)
+    assert location == default_report_url().replace("?", "?project=default&", 1)
     query = parse_qs(urlsplit(location).query)
     assert query == {
+        "project": ["default"],
         "benchmark": ["elitr-bench"],
         "dataset_version": ["qa"],
         "split": ["test2"],

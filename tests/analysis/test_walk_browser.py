@@ -20,6 +20,7 @@ from judging.importing import import_elitr_bench
 from judging.models import Judgment
 from tests.annotator.conftest import make_study, rate_as_a_person
 from tests.browsing import create_study_from_report, sign_in
+from users.models import User
 
 pytestmark = pytest.mark.browser
 
@@ -72,6 +73,8 @@ def test_a_disagreement_picked_study_never_moves_the_reference(
     assert study.sampling == "disagreement" and study.inclusion_probabilities.count() == 36
     # this expert is quick by design; the test is about the report, not the speed flag
     Study.objects.filter(pk=study.pk).update(min_median_seconds=0)
+    # the expert who will rate it (assigned on the study's API or admin page; tests/users)
+    study.gold_annotators.add(User.objects.get(username="gina"))
     page.goto(f"{live_server.url}/console/studies/{study.pk}/")
     page.click("#open-study")
     page.wait_for_selector("#pause-study")

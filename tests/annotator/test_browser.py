@@ -135,8 +135,10 @@ def test_gold_annotator_rates_through_the_login(
     browser, live_server, transactional_db, tmp_path, django_user_model
 ):
     import_elitr_bench(write_synthetic_elitr(tmp_path / "data"), with_responses=True)
-    make_study(name="Gold pass", kind="gold", raters=1)
-    django_user_model.objects.create_user("gina", password="pw-gina-123", role="gold_annotator")
+    gold = make_study(name="Gold pass", kind="gold", raters=1)
+    gold.gold_annotators.add(
+        django_user_model.objects.create_user("gina", password="pw-gina-123", role="gold_annotator")
+    )
     page = browser.new_context().new_page()
     page.goto(live_server.url + "/gold/")
     page.wait_for_url(re.compile(r"/accounts/login/"))
@@ -366,8 +368,10 @@ def test_gold_annotator_searches_the_transcript_beside_the_item(
     browser, live_server, transactional_db, tmp_path, django_user_model
 ):
     import_elitr_bench(write_synthetic_elitr(tmp_path / "data"), with_responses=True)
-    make_study(name="Gold pass", kind="gold", raters=1)
-    django_user_model.objects.create_user("gina", password="pw-gina-123", role="gold_annotator")
+    gold = make_study(name="Gold pass", kind="gold", raters=1)
+    gold.gold_annotators.add(
+        django_user_model.objects.create_user("gina", password="pw-gina-123", role="gold_annotator")
+    )
     page = browser.new_context(viewport={"width": 1440, "height": 900}).new_page()
     page.goto(live_server.url + "/gold/")
     page.fill("#id_username", "gina")

@@ -187,6 +187,7 @@ def test_query_count_is_constant_per_request(client, crowd_study, django_assert_
 
 
 def test_gold_annotator_flow(client, gold_study, gold_annotator, django_user_model):
+    gold_study.gold_annotators.add(gold_annotator)
     assert client.get("/gold/").status_code == 302  # login first
     client.force_login(gold_annotator)
     home = client.get("/gold/").content.decode()

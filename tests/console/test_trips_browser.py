@@ -379,6 +379,7 @@ def test_a_gold_annotators_items_come_meeting_by_meeting(
     browser, live_server, data, gold_annotator
 ):
     study = make_study(name="Gold pass", kind="gold", raters=1)
+    study.gold_annotators.add(gold_annotator)
     page = sign_in(browser, live_server, user="gina", password="pw-gina-123")
     page.wait_for_url(re.compile(r"/gold/$"))
     meetings = page.locator("ol.meetings li")

@@ -7,6 +7,10 @@ latency and faults: `plan` lists what the next requests get ("429", "500",
 HTML error page, as a misconfigured proxy sends), then normal answers
 (`no_usage`: without the token usage, as some servers answer); response texts
 containing GARBLE or TRUNCATE always get that fault.
+
+`log` keeps every chat request's client address, prompt (a hash of its body),
+and when it arrived and was answered (`/log` serves it to another process:
+the cluster rehearsal counts what each host was paid for, and when).
 """
 
 from __future__ import annotations
@@ -37,6 +41,8 @@ class FakeOpenAI:
         hang: float = 5.0,
         first_wins: bool = False,
         no_usage: bool = False,
+        host: str = "127.0.0.1",
+        port: int = 0,
     ) -> None:
         self.latency, self.retry_after, self.hang = latency, retry_after, hang
         self.first_wins = first_wins  # a pairwise judge with position bias
@@ -49,6 +55,8 @@ class FakeOpenAI:
         self.batch_requests = 0
         self.lock = threading.Lock()
         self.requests: list[dict] = []
+        # per chat request: client, prompt hash, arrived / answered (time.time())
+        self.log: list[dict] = []
         self.in_flight = 0
         self.max_in_flight = 0
         fake = self
@@ -77,12 +85,16 @@ class FakeOpenAI:
                     return fake.retrieve_batch(self)
                 if self.path.endswith("/content"):
                     return fake.file_content(self)
+                if self.path.endswith("/log"):
+                    with fake.lock:
+                        entries = [dict(entry) for entry in fake.log]
+                    return fake.reply(self, 200, {"requests": entries})
                 # /stats: for a server running in another process (benchmarks)
                 fake.reply(self, 200, {"count": fake.count, "max_in_flight": fake.max_in_flight})
 
-        self.server = BackloggedServer(("127.0.0.1", 0), Handler)
+        self.server = BackloggedServer((host, port), Handler)
         self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        self.url = f"http://{host}:{self.server.server_address[1]}/v1"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
     def __enter__(self) -> FakeOpenAI:
@@ -108,8 +120,15 @@ class FakeOpenAI:
     def handle(self, request: BaseHTTPRequestHandler) -> None:
         length = int(request.headers.get("Content-Length") or 0)
         body = json.loads(request.rfile.read(length) or b"{}")
+        entry = {
+            "client": request.client_address[0],
+            "prompt": hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:16],
+            "arrived": time.time(),
+            "answered": None,
+        }
         with self.lock:
             self.requests.append(body)
+            self.log.append(entry)
             fault = self.plan.pop(0) if self.plan else "ok"
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
@@ -122,6 +141,7 @@ class FakeOpenAI:
                 if not answered.is_set():
                     answered.set()
                     self.in_flight -= 1
+                    entry["answered"] = time.time()
 
         request.stop_counting = stop_counting  # type: ignore[attr-defined]
         try:
@@ -341,9 +361,10 @@ class FakeOpenAI:
             pass  # the client gave up (a timeout fault)
 
 
-def serve_forever_in_this_process(latency: float) -> None:
-    """`python -m tests.fakes.openai_server LATENCY`: prints the URL, then serves."""
-    with FakeOpenAI(latency=latency) as fake:
+def serve_forever_in_this_process(latency: float, host: str = "127.0.0.1", port: int = 0) -> None:
+    """`python -m tests.fakes.openai_server [LATENCY [HOST [PORT]]]`: prints the
+    URL, then serves."""
+    with FakeOpenAI(latency=latency, host=host, port=port) as fake:
         print(fake.url, flush=True)
         fake.thread.join()
 
@@ -351,4 +372,8 @@ def serve_forever_in_this_process(latency: float) -> None:
 if __name__ == "__main__":
     import sys
 
-    serve_forever_in_this_process(float(sys.argv[1]) if len(sys.argv) > 1 else 0.0)
+    serve_forever_in_this_process(
+        float(sys.argv[1]) if len(sys.argv) > 1 else 0.0,
+        sys.argv[2] if len(sys.argv) > 2 else "127.0.0.1",
+        int(sys.argv[3]) if len(sys.argv) > 3 else 0,
+    )

@@ -100,6 +100,7 @@ def test_plugin_for_gives_each_stored_evaluator_its_plugin():
         plugin_for(evaluator("llm_rubric", pairwise))
 
 
+@pytest.mark.django_db  # a new evaluator's project defaults to the default project's row
 def test_every_plugin_stores_through_the_one_writer_on_its_own_scale():
     rouge = plugin_for(Evaluator(kind="metric", config={"metric": "rouge"}))
     row = rouge.judgment(3, 4, 0.5, rater="")

@@ -1,0 +1,67 @@
+"""The cluster rehearsal at CI size (benchmarks/cluster.py runs the full one):
+Concord's hosts in network namespaces, the llm host that holds a judging run
+cut off in the middle of it; the other llm worker takes the run over and
+finishes it, nothing is judged twice, nothing paid twice beyond the cut
+host's calls in flight at the cut, and the cut host, back on the network,
+changes nothing. Needs root, `ip netns`, PostgreSQL's server binaries and
+redis-server (skipped without them, failed under CONCORD_REQUIRE_SERVICES=1).
+About 100 s on two busy cores."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.cluster.network import remove_tagged
+from tests.cluster.rehearsal import missing
+from tests.conftest import REPO, require
+
+pytestmark = pytest.mark.cluster
+
+SIZE = ["--responses", "200", "--seeds", "2", "--concurrency", "8", "--latency", "0.2"]
+
+
+def test_a_cluster_loses_the_llm_host_of_a_run_and_the_run_finishes(tmp_path):
+    reason = missing()
+    require(not reason, reason)
+    tag = os.urandom(2).hex()
+    output = tmp_path / "cluster.json"
+    try:
+        completed = subprocess.run(
+            [sys.executable, "benchmarks/cluster.py", *SIZE, "--after-restore", "40"]
+            + ["--tag", tag, "--output", str(output)],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=420,
+        )
+    finally:
+        left = remove_tagged(tag)  # only if the rehearsal itself was killed
+    print(completed.stdout)
+    assert not left, f"the rehearsal left namespaces behind: {left}"
+    assert output.exists(), completed.stdout[-3000:] + completed.stderr[-5000:]
+    results = json.loads(output.read_text())
+    failed = [name for name, met in results["checks"].items() if not met]
+    assert not failed, completed.stdout
+    assert completed.returncode == 0, completed.stderr[-5000:]
+    items = 200 * 2
+    assert results["items"] == items
+    assert results["at_finish"]["judgments"] == items
+    # half-way, not at an edge: the cut came with work left to take over
+    assert 0 < results["progress_at_cut"]["judgments"] < items
+    cut, timeline = results["cut_host"], results["timeline"]
+    assert cut in ("llm1", "llm2") and not results["taken_over_by"].startswith(cut)
+    # taken over once the lease (10 s) ran out and a reaper (every 2 s) looked
+    taken = timeline["taken over (run held by the other worker)"] - timeline[f"{cut} cut off"]
+    assert 0 < taken < 10 + 2 + 5, timeline
+    # every prompt paid once, but for calls the cut host had in flight: each
+    # calling thread has at most one call not yet on the record
+    requests = results["requests"]
+    assert requests["distinct_prompts"] == items
+    assert requests["extra_asks"] <= 8
+    assert requests["total"] == items + requests["extra_asks"]
+    assert results["after_restore"]["requests_from_cut_host_after_restore"] == 0

@@ -1,0 +1,349 @@
+"""Projects: a member of another project learns nothing of a project's objects
+(every API operation answers 404, as for an id that does not exist, and
+changes nothing), viewers read without changing, creates land in a project
+the user may write to, reports read one project, and gold annotators see only
+the studies they are assigned to."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+from django.utils.html import escape
+from rest_framework.test import APIClient
+
+from adaptive.models import AdaptiveStudy
+from annotator.models import Participant, Study
+from corpus.models import Dataset
+from generation.models import Response
+from judging.models import Evaluator, JudgeItem, JudgingRun, Judgment
+from tests.annotator.conftest import make_study
+from tests.api_objects import api_models, build_api_objects, build_other_project_objects
+from tests.conftest import database_snapshot
+from users.models import Membership, Project, User, default_project
+from webhooks.models import WebhookEndpoint
+
+pytestmark = pytest.mark.django_db
+
+# The model a path's {id} names. Benchmarks (datasets, documents, questions)
+# are shared by every project, so they have no project to hide.
+SHARED = {"datasets", "documents", "questions"}
+OWNED = {name: model for name, model in api_models().items() if name not in SHARED}
+# How each model reaches its project.
+PATHS = {
+    Response: "run__project",
+    Judgment: "response__run__project",
+    JudgeItem: "run__project",
+    Participant: "study__project",
+}
+
+
+def member(username: str, project: Project, role: str = "researcher") -> User:
+    user = User.objects.create_user(username, password=f"pw-{username}-123", role="researcher")
+    user.memberships.all().delete()  # only the membership this test gives
+    Membership.objects.create(project=project, user=user, role=role)
+    return user
+
+
+def api_as(user: User) -> APIClient:
+    client = APIClient()
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def two_projects(two_meetings, researcher):
+    """Every kind of object in the default project (whose member is the
+    `researcher`), a few in project "other", and members of each."""
+    build_api_objects(researcher)
+    WebhookEndpoint.objects.create(
+        project=default_project(), url="https://hooks.example.org/x", events=["run.failed"]
+    )
+    other = Project.objects.create(name="Other team", slug="other")
+    build_other_project_objects(other)
+    return {
+        "default": default_project(),
+        "other": other,
+        "insider": researcher,
+        "outsider": member("olga", other),
+    }
+
+
+def default_project_object(model) -> int:
+    path = PATHS.get(model, "project")
+    found = model.objects.filter(**{path: default_project()}).order_by("pk").first()
+    assert found is not None, f"no {model.__name__} in the default project"
+    return found.pk
+
+
+def operations(client: APIClient) -> list[tuple[str, str, str]]:
+    """Every operation on one object: (method, path template, collection), the
+    path's other parameters filled with their first allowed value."""
+    schema = client.get("/api/schema/", {"format": "json"}).json()
+    found = []
+    for path, item in schema["paths"].items():
+        if "{id}" not in path:
+            continue
+        for method, operation in item.items():
+            if method not in {"get", "post", "put", "patch", "delete"}:
+                continue
+            filled = path
+            for parameter in operation.get("parameters", []):
+                if parameter["in"] == "path" and parameter["name"] != "id":
+                    value = parameter["schema"]["enum"][0]
+                    filled = filled.replace("{" + parameter["name"] + "}", str(value))
+            found.append((method, filled, path.split("/")[2]))
+    return found
+
+
+def test_every_api_operation_on_another_projects_object_is_404_and_changes_nothing(
+    two_projects,
+):
+    outsider, insider = api_as(two_projects["outsider"]), api_as(two_projects["insider"])
+    ops = operations(insider)
+    collections = {collection for _, _, collection in ops}
+    assert collections == set(OWNED) | SHARED, collections  # a new route must be listed here
+    checked = 0
+    for method, template, collection in ops:
+        if collection in SHARED:
+            continue
+        pk = default_project_object(OWNED[collection])
+        url = template.replace("{id}", str(pk))
+        before = database_snapshot()
+        answer = getattr(outsider, method)(url, {}, format="json")
+        assert answer.status_code == 404, (method, url, answer.status_code, answer.content[:300])
+        # the answer is the one an id that does not exist gets: nothing tells them apart
+        missing = getattr(outsider, method)(
+            template.replace("{id}", "987654321"), {}, format="json"
+        )
+        assert answer.json() == missing.json(), (method, url)
+        assert database_snapshot() == before, (method, url)
+        checked += 1
+        # the object is real: its own project's member reads it
+        if method == "get":
+            assert insider.get(url).status_code == 200, url
+    assert checked >= 25, checked
+
+
+@pytest.mark.parametrize("collection", sorted(OWNED))
+def test_lists_show_only_the_users_projects(two_projects, collection):
+    model = OWNED[collection]
+    path = PATHS.get(model, "project")
+    theirs = set(model.objects.filter(**{path: default_project()}).values_list("pk", flat=True))
+    assert theirs
+    answer = api_as(two_projects["outsider"]).get(f"/api/{collection}/", {"page_size": 1000})
+    assert answer.status_code == 200
+    body = answer.json()
+    rows = body["results"] if isinstance(body, dict) else body
+    shown = {row["id"] for row in rows}
+    assert not shown & theirs
+    if collection in {"studies", "evaluators", "systems", "judging-runs", "runs"}:
+        assert shown, "the outsider's own project's objects are listed"
+
+
+def test_a_filter_on_another_projects_object_answers_as_one_that_does_not_exist(two_projects):
+    outsider = api_as(two_projects["outsider"])
+    study = Study.objects.get(name="Crowd pilot")
+    theirs = outsider.get("/api/participants/", {"study": study.pk})
+    missing = outsider.get("/api/participants/", {"study": 987654321})
+    assert theirs.status_code == missing.status_code == 400
+    assert theirs.json().keys() == missing.json().keys()
+    run = JudgingRun.objects.filter(project=two_projects["default"]).first()
+    assert outsider.get("/api/judge-items/", {"run": run.pk}).status_code == 400
+
+
+def test_a_create_cannot_name_another_projects_objects(two_projects):
+    outsider = api_as(two_projects["outsider"])
+    dataset = Dataset.objects.get(version="qa", language="en", split="test2")
+    before = database_snapshot()
+    answer = outsider.post(
+        "/api/judging-runs/",
+        {"evaluator": "rubric judge", "dataset": dataset.pk, "mode": "st"},
+        format="json",
+    )
+    assert answer.status_code == 400
+    assert "evaluator" in answer.json()
+    answer = outsider.post(
+        "/api/studies/",
+        {"name": "x", "dataset": dataset.pk, "systems": ["team-served"], "completion_code": "C1"},
+        format="json",
+    )
+    assert answer.status_code == 400
+    assert "systems" in answer.json()
+    assert database_snapshot() == before
+
+
+def test_creates_go_to_a_project_the_user_may_write_to(two_projects):
+    insider = two_projects["insider"]
+    client = api_as(insider)
+    made = client.post(
+        "/api/evaluators/",
+        {"name": "mine", "kind": "metric", "config": {"metric": "f1"}},
+        format="json",
+    )
+    assert made.status_code == 201, made.content
+    assert made.json()["project"] == "default"
+    assert Evaluator.objects.get(name="mine").project == two_projects["default"]
+    # a project he does not see is unknown; one he only views is refused for it
+    unknown = client.post(
+        "/api/evaluators/",
+        {"name": "m2", "kind": "metric", "config": {"metric": "f1"}, "project": "other"},
+        format="json",
+    )
+    assert unknown.status_code == 400 and "project" in unknown.json()
+    Membership.objects.create(project=two_projects["other"], user=insider, role="viewer")
+    viewing = client.post(
+        "/api/evaluators/",
+        {"name": "m3", "kind": "metric", "config": {"metric": "f1"}, "project": "other"},
+        format="json",
+    )
+    assert viewing.status_code == 400
+    assert "may only read" in str(viewing.json()["project"])
+    # a researcher of two projects names the one
+    Membership.objects.filter(user=insider, project=two_projects["other"]).update(role="researcher")
+    unnamed = client.post(
+        "/api/evaluators/",
+        {"name": "m4", "kind": "metric", "config": {"metric": "f1"}},
+        format="json",
+    )
+    assert unnamed.status_code == 400
+    assert "default" in str(unnamed.json()["project"]) and "other" in str(unnamed.json())
+    assert not Evaluator.objects.filter(name__in=["m2", "m3", "m4"]).exists()
+
+
+def test_viewers_read_and_cannot_change(two_projects):
+    viewer = api_as(member("vera", two_projects["default"], role="viewer"))
+    study = Study.objects.get(name="Crowd pilot")
+    assert viewer.get(f"/api/studies/{study.pk}/").status_code == 200
+    before = database_snapshot()
+    for method, url in [
+        ("post", f"/api/studies/{study.pk}/pause/"),
+        ("patch", f"/api/studies/{study.pk}/"),
+        ("delete", f"/api/studies/{study.pk}/"),
+    ]:
+        answer = getattr(viewer, method)(url, {}, format="json")
+        assert answer.status_code == 403, (method, url, answer.content)
+    participant = Participant.objects.filter(study=study).first()
+    refused = viewer.post(f"/api/participants/{participant.pk}/exclude/", {"reason": "x"})
+    assert refused.status_code == 403
+    assert database_snapshot() == before
+
+
+def test_shared_objects_are_changed_by_site_admins_only(two_projects, admin_user):
+    metric = Evaluator.objects.get(name="metric: f1")
+    assert metric.project is None
+    researcher = api_as(two_projects["insider"])
+    answer = researcher.patch(f"/api/evaluators/{metric.pk}/", {"description": "x"})
+    assert answer.status_code == 403
+    assert "site admin" in answer.json()["detail"]
+    admin = api_as(admin_user)
+    assert admin.patch(f"/api/evaluators/{metric.pk}/", {"description": "x"}).status_code == 200
+
+
+def test_a_report_reads_one_project(two_projects):
+    outsider = api_as(two_projects["outsider"])
+    refused = outsider.get("/api/reports/agreement/", {"project": "default", "split": "test2"})
+    assert refused.status_code == 400
+    assert "no such project" in refused.json()["detail"]
+    unknown = outsider.get("/api/reports/agreement/", {"project": "nowhere", "split": "test2"})
+    assert refused.json() == {**unknown.json(), "detail": refused.json()["detail"]}
+    report = api_as(two_projects["insider"]).get(
+        "/api/reports/agreement/", {"split": "test2", "mode": "st"}
+    )
+    assert report.status_code == 200, report.content[:300]
+    assert report.json()["stamp"]["selection"]["project"] == "default"
+    # the other project's study is not the insider's to name
+    theirs = Study.objects.get(project=two_projects["other"])
+    named = api_as(two_projects["insider"]).get(
+        "/api/reports/agreement/", {"split": "test2", "study": theirs.pk}
+    )
+    assert named.status_code == 400
+
+
+def test_console_pages_of_another_project_are_not_found(two_projects):
+    browser = Client()
+    browser.force_login(two_projects["outsider"])
+    study = Study.objects.get(name="Crowd pilot")
+    run = JudgingRun.objects.filter(project=two_projects["default"]).first()
+    adaptive = AdaptiveStudy.objects.get()
+    for url in [
+        reverse("console:study", args=[study.pk]),
+        reverse("console:run", args=["judging", run.pk]),
+        reverse("console:adaptive", args=[adaptive.pk]),
+    ]:
+        assert browser.get(url).status_code == 404, url
+    before = database_snapshot()
+    assert (
+        browser.post(reverse("console:study_status", args=[study.pk, "pause"])).status_code == 404
+    )
+    assert database_snapshot() == before
+    home = browser.get(reverse("console:home")).content.decode()
+    assert study.name not in home
+    assert escape("other team's study") in home
+
+
+def test_a_console_viewer_cannot_act(two_projects):
+    browser = Client()
+    browser.force_login(member("vera", two_projects["default"], role="viewer"))
+    study = Study.objects.get(name="Crowd pilot")
+    assert browser.get(reverse("console:study", args=[study.pk])).status_code == 200
+    before = database_snapshot()
+    assert (
+        browser.post(reverse("console:study_status", args=[study.pk, "pause"])).status_code == 403
+    )
+    assert database_snapshot() == before
+
+
+def test_gold_annotators_see_only_the_studies_they_are_assigned_to(two_meetings, gold_annotator):
+    mine = make_study(name="Gold mine", kind=Study.Kind.GOLD, raters=1)
+    theirs = make_study(name="Gold theirs", kind=Study.Kind.GOLD, raters=1)
+    mine.gold_annotators.add(gold_annotator)
+    browser = Client()
+    browser.force_login(gold_annotator)
+    page = browser.get("/gold/").content.decode()
+    assert "Gold mine" in page and "Gold theirs" not in page
+    assert browser.post(f"/gold/{theirs.pk}/start/").status_code == 404
+    assert not Participant.objects.filter(study=theirs).exists()
+    started = browser.post(f"/gold/{mine.pk}/start/")
+    assert started.status_code == 302
+    assert Participant.objects.filter(study=mine, user=gold_annotator).exists()
+
+
+def test_gold_annotators_are_assigned_through_the_api(two_meetings, researcher, gold_annotator):
+    study = make_study(name="Gold by API", kind=Study.Kind.GOLD, raters=1)
+    client = api_as(researcher)
+    answer = client.patch(f"/api/studies/{study.pk}/", {"gold_annotators": ["gina"]}, format="json")
+    assert answer.status_code == 200, answer.content
+    assert answer.json()["gold_annotators"] == ["gina"]
+    assert list(study.gold_annotators.all()) == [gold_annotator]
+    wrong = client.patch(f"/api/studies/{study.pk}/", {"gold_annotators": ["rita"]}, format="json")
+    assert wrong.status_code == 400  # a researcher is no gold annotator
+
+
+def test_one_project_installs_notice_nothing(db):
+    first = User.objects.create_user("first", role="researcher")
+    assert [m.project.slug for m in first.memberships.all()] == ["default"]
+    assert User.objects.create_user("nobody").memberships.count() == 0  # no role, no project
+    Project.objects.create(name="Second", slug="second")
+    later = User.objects.create_user("later", role="researcher")
+    assert later.memberships.count() == 0  # with two projects an owner adds members
+
+
+def test_the_admin_is_for_site_admins(two_projects, admin_user):
+    staff = two_projects["insider"]
+    staff.is_staff = True
+    staff.save()
+    browser = Client()
+    browser.force_login(staff)
+    assert browser.get("/admin/annotator/study/").status_code == 302  # to the admin's sign-in
+    browser.force_login(admin_user)
+    page = browser.get("/admin/users/project/")
+    assert page.status_code == 200
+    assert re.search(r"Other team", page.content.decode())
+    # the admin role (not a superuser: a role the identity provider may set) reaches it too
+    site_admin = User.objects.create_user("ada", role="admin", is_staff=True)
+    browser.force_login(site_admin)
+    assert browser.get("/admin/users/project/").status_code == 200
+    assert browser.get("/admin/annotator/study/").status_code == 200
