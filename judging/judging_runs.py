@@ -231,7 +231,12 @@ def judge_run(run_id: int) -> JudgingRun:
     try:
         plugin = plugin_for(run.evaluator)
     except (ConfigError, registry.UnknownEvaluator) as error:
-        finish(run, JudgingRun.Status.FAILED, f"{run.evaluator.name}: {error}")
+        # The run is still queued here, and `finish` ends only a running run
+        # under its lease: claim it first, or it would stay queued for ever.
+        with lifecycle.holding_lease(JudgingRun, run.pk) as lease:
+            if lease is not None:
+                finish(run, JudgingRun.Status.FAILED, f"{run.evaluator.name}: {error}", lease)
+        run.refresh_from_db()
         return run
     if plugin.needs_model:
         return run_llm_judging(run_id)

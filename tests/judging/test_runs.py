@@ -165,3 +165,37 @@ def test_runs_and_evaluators_through_the_api(
     gold = APIClient()
     gold.force_login(gold_annotator)
     assert gold.get("/api/judging-runs/").status_code == 403
+
+
+def test_a_queued_run_whose_evaluator_cannot_be_read_fails_saying_why(two_meetings):
+    from judging.judging_runs import judge_run
+    from runs.signals import run_finished
+
+    ensure_metric_evaluators()
+    f1 = Evaluator.objects.get(name="metric: f1")
+    run = create_judging_run(f1, two_meetings_dataset(), "st")
+    assert run.status == "queued"
+    # the evaluator's stored settings name a metric this install no longer has
+    Evaluator.objects.filter(pk=f1.pk).update(config={"metric": "bleu"})
+    ended = []
+
+    def record(sender, pk, status, **kwargs):
+        ended.append((pk, status))
+
+    run_finished.connect(record)
+    try:
+        judged = judge_run(run.pk)
+    finally:
+        run_finished.disconnect(record)
+    run.refresh_from_db()
+    assert (judged.status, run.status) == ("failed", "failed")
+    assert run.message.startswith("metric: f1: Unknown metric 'bleu'")
+    assert run.finished_at is not None and run.lease_owner == ""
+    assert (run.pk, "failed") in ended
+    assert not Judgment.objects.filter(evaluator=f1).exists()
+
+
+def two_meetings_dataset():
+    from corpus.models import Dataset
+
+    return Dataset.objects.get(version="qa", language="en", split="test2")
