@@ -91,3 +91,41 @@ def test_the_report_cache_is_shared_by_the_web_processes(tmp_path):
     assert files["TIMEOUT"] == redis["TIMEOUT"] == 7 * 24 * 3600
     with pytest.raises(ValueError, match="only redis:// or rediss://"):
         report_cache("memcached://cache.internal:11211", tmp_path)
+
+
+def test_a_database_that_never_answers_fails_the_connection_instead_of_hanging():
+    """A host cut off from PostgreSQL (the cluster rehearsal's cut) must see an
+    error, not wait for the kernel: libpq's connect_timeout is set."""
+    import socket
+
+    with socket.socket() as silent:  # accepts the TCP connection, never speaks
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(4)
+        port = silent.getsockname()[1]
+        result = manage(
+            "shell",
+            "-c",
+            "from django.db import connection; connection.ensure_connection()",
+            env={
+                "DJANGO_SETTINGS_MODULE": "config.settings.base",
+                "DATABASE_URL": f"postgres://concord@127.0.0.1:{port}/concord",
+                "DATABASE_CONNECT_TIMEOUT": "2",
+            },
+        )
+    assert result.returncode != 0
+    assert "timeout expired" in result.stderr
+
+
+def test_database_url_options_win_over_the_defaults():
+    result = manage(
+        "shell",
+        "-c",
+        "from django.conf import settings; o = settings.DATABASES['default']['OPTIONS'];"
+        " print(o['connect_timeout'], o['keepalives_idle'])",
+        env={
+            "DJANGO_SETTINGS_MODULE": "config.settings.base",
+            "DATABASE_URL": "postgres://concord@127.0.0.1:5432/concord?connect_timeout=3",
+        },
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1].split() == ["3", "30"]
