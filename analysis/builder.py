@@ -34,18 +34,35 @@ def _names(params, name: str) -> set[str]:
     return {v.strip() for value in values for v in str(value).split(",") if v.strip()}
 
 
-def builder_context(params, scope=None) -> dict:
-    """What the builder shows: the choices stored in the database and the
-    values asked for (`params`, the query's strings, valid or not), with the
+def builder_context(params, scope=None, *, user) -> dict:
+    """What the builder shows: the choices stored in the database that `user`
+    may read (his projects' systems, evaluators and studies and the shared
+    ones; only the named project's when the query names one) and the values
+    asked for (`params`, the query's strings, valid or not), with the
     defaults a resolved `scope` chose."""
+    from django.db.models import Q
+
     from analysis.scope import HUMAN_KINDS
     from annotator.models import Study
     from corpus.models import Benchmark, Dataset
     from generation.models import System
     from judging.models import Evaluator
+    from users.projects import scope as readable
+
+    project = _text(params, "project")
+
+    def offered(queryset, shared: bool):
+        rows = readable(queryset, user, shared=shared)
+        if project:
+            rows = rows.filter(
+                Q(project__slug=project) | Q(project__isnull=True)
+                if shared
+                else Q(project__slug=project)
+            )
+        return rows
 
     evaluators = []
-    for name, kind, config in Evaluator.objects.order_by("name").values_list(
+    for name, kind, config in offered(Evaluator.objects.order_by("name"), True).values_list(
         "name", "kind", "config"
     ):
         original = config.get("original_kind") if isinstance(config, dict) else None
@@ -64,13 +81,15 @@ def builder_context(params, scope=None) -> dict:
         + [Option(s, s) for s in sorted(set(Dataset.objects.values_list("split", flat=True)))],
         "modes": [Option("", "any")] + [Option(m, MODE_WORDS.get(m, m)) for m in MODES],
         "languages": [Option(lang, lang) for lang in languages] or [Option("en", "en")],
-        "systems": sorted(System.objects.values_list("name", flat=True)),
+        "systems": sorted(offered(System.objects.all(), True).values_list("name", flat=True)),
         "judge_names": judges + humans,
         "human_names": humans + judges,
         "evaluator_kinds": dict(evaluators),
         "studies": [
             Option(str(pk), f"{pk}: {name}")
-            for pk, name in Study.objects.order_by("-created_at").values_list("pk", "name")
+            for pk, name in offered(Study.objects.order_by("-created_at"), False).values_list(
+                "pk", "name"
+            )
         ],
         "alignments": [Option(a, ALIGNMENT_WORDS[a]) for a in ALIGNMENTS],
         "values": {

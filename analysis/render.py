@@ -309,7 +309,7 @@ def to_html(
     if request is not None:
         from analysis.builder import builder_context
 
-        context["builder"] = builder_context(request.GET, scope)
+        context["builder"] = builder_context(request.GET, scope, user=request.user)
         fields = {
             key: ",".join(value) if isinstance(value, list) else value
             for key, value in report.stamp.selection.model_dump().items()

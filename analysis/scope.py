@@ -149,6 +149,11 @@ def check(selection: Selection) -> None:
         mine = Q(project__slug=selection.project)
         return queryset.filter(mine | Q(project__isnull=True) if shared else mine)
 
+    if selection.project is not None:
+        from users.models import Project
+
+        if not Project.objects.filter(slug=selection.project).exists():
+            raise SelectionError(f"project {selection.project!r}: no such project.")
     systems = in_project(System.objects.all(), shared=True)
     studies = in_project(Study.objects.all(), shared=False)
     evaluators = in_project(Evaluator.objects.all(), shared=True)
@@ -396,13 +401,16 @@ def resolve(selection: Selection, table: pd.DataFrame | None = None) -> Scope:
 # --- The default selection --------------------------------------------------------------------
 
 
-def default_selection() -> Selection:
+def default_selection(project: str | None = None) -> Selection:
     """The selection every "Report" link opens when none is given, stated in
     full: the setting (benchmark, version, split, mode, language) where the
     most responses have a human score, and the systems the humans rated
     there (for the paper's data: test2, single-turn, QA, English, the three
     systems of its human evaluation). Without human scores, the setting with
-    the most judged responses and all its systems."""
+    the most judged responses and all its systems.
+
+    Chosen among the responses of `project` (a slug; None: every project's),
+    and naming it: another project's systems and settings are never named."""
     from django.db.models import Count
 
     from generation.models import Response
@@ -427,6 +435,8 @@ def default_selection() -> Selection:
     )
     for evaluators in (human, None):
         responses = Response.objects.all()
+        if project is not None:
+            responses = responses.filter(run__project__slug=project)
         if evaluators is not None:
             if not evaluators:
                 continue
@@ -452,6 +462,7 @@ def default_selection() -> Selection:
                 )
             )
         return Selection(
+            project=project,
             benchmark=benchmark,
             dataset_version=version,
             split=split,
@@ -459,4 +470,4 @@ def default_selection() -> Selection:
             language=language,
             systems=systems,
         )
-    return Selection()
+    return Selection(project=project)

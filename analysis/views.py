@@ -63,10 +63,13 @@ def selection_from(
             f"unknown parameter(s) {', '.join(map(repr, unknown))}; the report takes "
             f"{', '.join(SELECTION_PARAMETERS)} and format."
         )
-    if not any(key in params for key in SELECTION_PARAMETERS):
+    if not set(params) & (set(SELECTION_PARAMETERS) - {"project"}):
         from analysis.scope import default_selection
 
-        return selection_for(user, default_selection())
+        # the reader's project first: the default is chosen among its data only
+        named = Selection.from_options({"project": parameter(params, "project")})
+        project = selection_for(user, named).project
+        return selection_for(user, default_selection(project))
     options = {key: parameter(params, key) for key in SELECTION_PARAMETERS}
     return selection_for(user, Selection.from_options(options))
 
@@ -91,10 +94,9 @@ def report_page(request: HttpRequest) -> HttpResponse:
         raise PermissionDenied("Reports are for researchers and admins.")  # the styled 403 page
     if not request.GET:
         from analysis.links import report_url
-        from analysis.scope import default_selection
 
         try:
-            return redirect(report_url(selection_for(request.user, default_selection())))
+            return redirect(report_url(selection_from({}, request.user)))
         except SelectionError:
             pass  # several projects: the page below asks which
     fmt = request.GET.get("format", "html")
@@ -111,7 +113,7 @@ def report_page(request: HttpRequest) -> HttpResponse:
         return render(
             request,
             "analysis/report_refused.html",
-            {"message": str(error), "builder": builder_context(request.GET)},
+            {"message": str(error), "builder": builder_context(request.GET, user=request.user)},
             status=error.http_status,
         )
     response = HttpResponse(text, content_type=f"{CONTENT_TYPES[fmt]}; charset=utf-8")

@@ -20,3 +20,9 @@ def add_selection_arguments(parser: CommandParser, *, reference_help: str) -> No
     parser.add_argument("--study", help="A human study's id: its responses only.")
     parser.add_argument("--reference", help=reference_help)
     parser.add_argument("--gold", dest="gold_evaluator", help="Former name of --reference.")
+    parser.add_argument(
+        "--project",
+        metavar="SLUG",
+        help="The project whose data is read, and where a new study goes (default: every "
+        "project's data).",
+    )

@@ -3,8 +3,6 @@ console's home lists studies, recent runs, workers and report links."""
 
 from __future__ import annotations
 
-from contextlib import suppress
-
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Q
@@ -72,10 +70,16 @@ def home(request: HttpRequest) -> HttpResponse:
     )
     workers = worker_states()
     reports = []
-    default = default_selection()
-    if default != Selection():
-        with suppress(SelectionError):  # several projects: the report page asks which
-            default = selection_for(request.user, default)
+    try:
+        project = selection_for(request.user, Selection()).project
+    except SelectionError:  # several projects: the report page asks which
+        project = None
+        default = Selection()
+    else:
+        # chosen among the reader's project's data only: another project's systems and
+        # settings are never named here
+        default = default_selection(project)
+    if default != Selection(project=project):
         # the synthetic meeting's scores (the human ones too) are invented, and said to be
         invented = default.benchmark == SYNTHETIC_ELITR_BENCH["slug"]
         reports.append(

@@ -9,11 +9,12 @@ the failed-check code never count."""
 from __future__ import annotations
 
 import html
+import io
 import json
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 
 from analysis.links import default_report_url, judging_run_selection, report_url
 from analysis.report import build_report
@@ -92,6 +93,53 @@ def test_the_bare_url_is_the_default_selection_stated_in_full(two_meetings, rita
     console = rita.get("/console/").content.decode()
     assert f'href="{html.escape(location)}"' in console or f'href="{location}"' in console
     assert 'href="/analysis/report/">Report</a>' in console
+
+
+def test_another_projects_bare_url_names_none_of_the_default_projects_data(
+    two_meetings, client, django_user_model
+):
+    """The default selection is chosen among the reader's project's responses:
+    chosen among every project's, it named another project's systems (and
+    their setting) in the link it redirects to."""
+    from users.models import Membership, Project
+
+    make_study(name="Default-only pilot")  # the default project's
+    Evaluator.objects.create(name="panel-of-default", kind="imported")  # the default project's
+    outsider = django_user_model.objects.create_user(
+        "olga", password="pw-olga-123", role="researcher"
+    )
+    lab = Project.objects.create(slug="lab", name="Lab")
+    Membership.objects.create(project=lab, user=outsider, role="researcher")
+    Membership.objects.filter(user=outsider).exclude(project=lab).delete()
+    client.force_login(outsider)
+    answer = client.get("/analysis/report/")
+    assert answer.status_code == 302
+    location = answer["Location"]
+    assert parse_qs(urlsplit(location).query) == {"project": ["lab"], "language": ["en"]}
+    assert "Synthetic" not in location
+    page = client.get(location).content.decode()
+    # the builder offers the shared systems (the release's), not the other project's study
+    # or evaluator
+    assert "Synthetic-Echo" in page
+    assert "Default-only pilot" not in page and "panel-of-default" not in page
+    # nor does the console's home offer the default project's setting as the lab's
+    home = client.get("/console/").content.decode()
+    assert "Where the human scores are" not in home and "test2" not in home
+    # the command: --project alone is that project's default selection
+    out = io.StringIO()
+    call_command(
+        "agreement_report", "--format", "json", "--output", "-", "--project", "lab", stdout=out
+    )
+    assert json.loads(out.getvalue())["stamp"]["selection"]["systems"] == []
+    out = io.StringIO()
+    call_command(
+        "agreement_report", "--format", "json", "--output", "-", "--project", "default", stdout=out
+    )
+    stated = json.loads(out.getvalue())["stamp"]["selection"]
+    assert stated["project"] == "default" and stated["split"] == "test2"
+    assert stated["systems"] == ["Synthetic-Echo", "Synthetic-Hedge", "Synthetic-Terse"]
+    with pytest.raises(CommandError, match="project 'nowhere': no such project"):
+        call_command("agreement_report", "--output", "-", "--project", "nowhere")
 
 
 def test_the_default_on_the_paper_data_is_its_human_evaluation(elitr_data):

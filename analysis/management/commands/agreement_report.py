@@ -3,7 +3,7 @@
 [--benchmark SLUG] [--systems A,B] [--evaluators X,Y] [--study ID] [--judges X,Y]
 [--humans X,Y] [--reference EVALUATOR] [--epsilon E]
 [--alignment neg_rmse|neg_mae|accuracy|rank] [--ppi-labels EVALUATOR] [--ppi-labelled N]
-[--target-width W] [--include-flagged] [--bootstrap N]
+[--target-width W] [--include-flagged] [--bootstrap N] [--project SLUG]
 
 The same selection as the report page's parameters; with none, the default
 selection (the setting where the human scores are), stated in the report."""
@@ -20,11 +20,14 @@ from analysis.selection import PARAMETERS, Selection, SelectionError
 
 
 def selection_of(options: dict) -> Selection:
-    """The command's selection; with no selection option at all, the default one."""
-    if not any(options.get(name) not in (None, False) for name in PARAMETERS):
-        from analysis.scope import default_selection
+    """The command's selection; with no selection option but --project, the
+    default one (in that project)."""
+    if not any(options.get(name) not in (None, False) for name in PARAMETERS if name != "project"):
+        from analysis.scope import check, default_selection
 
-        return default_selection()
+        named = Selection.from_options({"project": options.get("project")})
+        check(named)  # an unknown project is named as such
+        return default_selection(named.project)
     return Selection.from_options(options)
 
 
