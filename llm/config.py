@@ -168,6 +168,12 @@ class ModelConfig:
                     f"one of {', '.join(ATTENTION)}."
                 )
             return
+        from llm.keys import KeyBindingError, check_key_name
+
+        try:
+            check_key_name(self.api_key_env, error)
+        except KeyBindingError as bad:
+            raise error(str(bad)) from None
         for name in ("top_p", "top_k", "repetition_penalty"):
             if getattr(self, name) is not None and not CAPABILITIES[self.server][name]:
                 raise error(

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import enum
 import functools
-import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -102,8 +101,11 @@ class OpenAICompatibleModel(ChatModel):
         import httpx
         import openai
 
-        key = os.environ.get(config.api_key_env, "")
-        if not key and "api.openai.com" in config.base_url:
+        from llm.keys import key_for, sends_key_to
+
+        # only a key lent to this host (llm.keys): a configuration is a researcher's
+        key = key_for(config.api_key_env, config.base_url)
+        if not key and sends_key_to(config.api_key_env, config.base_url):
             raise ProviderSetupError(f"Set {config.api_key_env} to call {config.base_url}.")
         self.endpoint = config.base_url
         self.model = config.model
