@@ -11,6 +11,7 @@ from generation.config import GenerationConfig, GenerationConfigError
 from generation.models import Sweep, System
 from generation.runner import GenerationError, create_generation_run
 from runs.lifecycle import enqueue_on_commit
+from users.models import Project, default_project
 
 # The paper's search (Appendix A.2): decoding x chat template x QA markers, then
 # the repetition penalty for the best of those.
@@ -44,15 +45,33 @@ def point_name(base: System, point: dict) -> str:
 
 @transaction.atomic
 def launch_sweep(
-    name: str, base: System, dataset, mode: str, grid: dict, seeds: list[int]
+    name: str,
+    base: System,
+    dataset,
+    mode: str,
+    grid: dict,
+    seeds: list[int],
+    project: Project | None = None,
 ) -> Sweep:
-    """Create the sweep's systems and runs (the caller queues them)."""
+    """Create the sweep's systems and runs (the caller queues them) in the
+    project (default: the base system's, else the default project). A base
+    system of another project is refused, and so is a grid point whose name
+    another project's system holds."""
+    project = project or base.project or default_project()
+    if base.project_id not in (None, project.pk):
+        raise GenerationError(f"{base.name} belongs to another project.")
     if not seeds:
         raise GenerationError("Give at least one seed.")
     if any(not isinstance(s, int) or s < 0 for s in seeds):
         raise GenerationError("Seeds are non-negative integers.")
     sweep = Sweep.objects.create(
-        name=name, base_system=base, dataset=dataset, mode=mode, grid=grid, seeds=seeds
+        name=name,
+        base_system=base,
+        dataset=dataset,
+        mode=mode,
+        grid=grid,
+        seeds=seeds,
+        project=project,
     )
     for point in combinations(grid):
         config = {**base.config, **point}
@@ -67,14 +86,20 @@ def launch_sweep(
                 "backend": base.backend,
                 "config": config,
                 "description": f"Sweep {name} over {base.name}.",
+                "project": project,
             },
         )
+        if system.project_id not in (None, project.pk):
+            raise GenerationError(
+                f"The name {system.name!r} is taken by another project's system: "
+                "sweep under another base name."
+            )
         if system.config != config:
             raise GenerationError(
                 f"A system named {system.name!r} exists with another configuration."
             )
         for seed in seeds:
-            sweep.runs.add(create_generation_run(system, dataset, mode, seed))
+            sweep.runs.add(create_generation_run(system, dataset, mode, seed, project))
     return sweep
 
 

@@ -37,6 +37,7 @@ from generation.models import Response
 from judging import scores
 from judging.evaluators import Precomputed, Scale
 from judging.models import Evaluator, Judgment
+from users.models import Project, default_project
 
 KEY_FIELDS = ("system", "dataset_version", "split", "mode", "meeting", "question_id")
 KNOWN = {"response", "evaluator", "rater", "score", "scale", "seed", "language", *KEY_FIELDS}
@@ -164,9 +165,16 @@ def _whole(value, name: str, low: int, high: int, where: str) -> int:
     return int(text)
 
 
-def resolve_responses(ratings: list[ExternalRating], path: Path) -> dict[tuple, int]:
+def resolve_responses(
+    ratings: list[ExternalRating], path: Path, project: Project | None = None
+) -> dict[tuple, int]:
+    """The response each rating names, among `project`'s (every project's when
+    None): another project's response is "no such response"."""
+    stored = (
+        Response.objects.all() if project is None else Response.objects.filter(run__project=project)
+    )
     ids = {r.response_key[1] for r in ratings if r.response_key[0] == "id"}
-    found = set(Response.objects.filter(pk__in=ids).values_list("pk", flat=True))
+    found = set(stored.filter(pk__in=ids).values_list("pk", flat=True))
     resolved: dict[tuple, int] = {("id", pk): pk for pk in found}
     natural = {r.response_key for r in ratings if r.response_key[0] == "natural"}
     if natural:
@@ -182,7 +190,7 @@ def resolve_responses(ratings: list[ExternalRating], path: Path) -> dict[tuple, 
                 run__dataset__language=language,
                 run__seed=seed,
             )
-        for row in Response.objects.filter(condition).values_list(
+        for row in stored.filter(condition).values_list(
             "pk",
             "run__system__name",
             "run__dataset__version",
@@ -226,10 +234,15 @@ def _refuse_changes(ratings: list[ExternalRating], responses: dict, path: Path) 
 
 
 @transaction.atomic
-def import_external_ratings(path: str | Path) -> dict[str, SyncCount]:
+def import_external_ratings(
+    path: str | Path, project: Project | None = None
+) -> dict[str, SyncCount]:
+    """The file's ratings as judgments of imported evaluators of `project`
+    (default: the default project), on that project's responses."""
+    project = project or default_project()
     path = Path(path)
     ratings = parse_ratings(path)
-    responses = resolve_responses(ratings, path)
+    responses = resolve_responses(ratings, path, project)
     seen: dict[tuple, int] = {}
     for rating in ratings:
         key = (rating.evaluator, responses[rating.response_key], rating.rater)
@@ -251,6 +264,12 @@ def import_external_ratings(path: str | Path) -> dict[str, SyncCount]:
             "from a ratings file (they are the paper's, a judge, a metric or a study); "
             "import under another name."
         )
+    elsewhere = Evaluator.objects.filter(name__in=names).exclude(project=project)
+    if elsewhere.exists():
+        raise ImportFailure(
+            f"Evaluator(s) {', '.join(elsewhere.values_list('name', flat=True))} belong to "
+            f"another project than {project.slug!r}; import under another name."
+        )
     _refuse_changes(ratings, responses, path)
     counts = {
         "evaluators": sync_rows(
@@ -264,6 +283,7 @@ def import_external_ratings(path: str | Path) -> dict[str, SyncCount]:
                     "config": {},
                     "raw_scale_min": 1,
                     "raw_scale_max": 10,
+                    "project_id": project.pk,
                 }
                 for n in names
             ),

@@ -5,7 +5,8 @@
     --budget-gbp 300 [--days 7] [--hourly-gbp 9] [--minutes-per-item 2]
     [--draws-per-wave 100] [--send-rate 0.3] [--floor 0.3] [--min-labels 30]
     [--dataset-version qa --split test2 --language en --mode st] [--on-prolific]
-python manage.py adaptive_study start|stop|show|step NAME
+    [--project SLUG]
+python manage.py adaptive_study start|stop|show|step NAME [--project SLUG]
 python manage.py adaptive_study budget NAME GBP
 python manage.py adaptive_study deadline NAME YYYY-MM-DDTHH:MM
 
@@ -24,6 +25,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
+
+from users.commands import add_project_argument, command_project, in_project, named_project, where
 
 
 class Command(BaseCommand):
@@ -60,6 +63,7 @@ class Command(BaseCommand):
         parser.add_argument("--language", default="en")
         parser.add_argument("--mode", default="st")
         parser.add_argument("--on-prolific", action="store_true")
+        add_project_argument(parser, default="the default project; other actions: any")
 
     def handle(self, *args: str, **options: Any) -> None:
         from adaptive import loop
@@ -75,9 +79,12 @@ class Command(BaseCommand):
                     self.stdout.write(f"Assumed: {assumption}.")
                 return
             name = options["name"]
-            adaptive = AdaptiveStudy.objects.filter(name=name).first()
+            project = named_project(options)
+            adaptive = in_project(
+                AdaptiveStudy.objects.filter(name=name), project, shared=False
+            ).first()
             if adaptive is None:
-                raise CommandError(f"No adaptive study named {name!r}.")
+                raise CommandError(f"No adaptive study named {name!r}{where(project)}.")
             if action == "start":
                 loop.start(adaptive)
             elif action == "stop":
@@ -105,21 +112,23 @@ class Command(BaseCommand):
         from generation.models import System
         from judging.models import Evaluator
 
+        project = command_project(options)
+
         def evaluator(name: str | None, what: str) -> Evaluator | None:
             if not name:
                 return None
-            found = Evaluator.objects.filter(name=name).first()
+            found = in_project(Evaluator.objects.filter(name=name), project).first()
             if found is None:
-                raise CommandError(f"{what}: no evaluator named {name!r}.")
+                raise CommandError(f"{what}: no evaluator named {name!r}{where(project)}.")
             return found
 
         if not options["new_name"] or not options["judge"] or not options["systems"]:
             raise CommandError("plan needs --name, --judge, --systems and --budget-gbp.")
         names = [n.strip() for n in options["systems"].split(",") if n.strip()]
-        systems = list(System.objects.filter(name__in=names))
+        systems = list(in_project(System.objects.filter(name__in=names), project))
         unknown = sorted(set(names) - {s.name for s in systems})
         if unknown:
-            raise CommandError(f"No such systems: {', '.join(unknown)}.")
+            raise CommandError(f"No such systems{where(project)}: {', '.join(unknown)}.")
         dataset = Dataset.objects.filter(
             version=options["dataset_version"],
             split=options["split"],
@@ -128,6 +137,7 @@ class Command(BaseCommand):
         if dataset is None:
             raise CommandError("No dataset with that version, split and language.")
         adaptive = AdaptiveStudy(
+            project=project,
             name=options["new_name"],
             goal=options["goal"],
             half_width=options["width"],

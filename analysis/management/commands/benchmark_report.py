@@ -1,5 +1,5 @@
 """python manage.py benchmark_report --benchmark zeroscrolls --split validation
-[--format table|json|csv|parquet] [--output FILE]"""
+[--format table|json|csv|parquet] [--output FILE] [--project SLUG]"""
 
 from pathlib import Path
 from typing import Any
@@ -8,6 +8,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from analysis.benchmark_exports import FORMATS, as_bytes
 from analysis.benchmark_report import benchmark_report
+from users.commands import add_project_argument, named_project
 
 
 class Command(BaseCommand):
@@ -21,10 +22,16 @@ class Command(BaseCommand):
         parser.add_argument("--split", required=True)
         parser.add_argument("--format", default="table", choices=FORMATS)
         parser.add_argument("--output", type=Path)
+        add_project_argument(parser, default="every project")
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
-            report = benchmark_report(options["benchmark"], options["split"])
+            project = named_project(options)
+            report = benchmark_report(
+                options["benchmark"],
+                options["split"],
+                None if project is None else [project.pk],
+            )
         except ValueError as error:
             raise CommandError(str(error)) from None
         data = as_bytes(report, options["format"])

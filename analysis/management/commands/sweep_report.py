@@ -1,4 +1,4 @@
-"""python manage.py sweep_report --sweep ID --evaluator gpt-4-eval"""
+"""python manage.py sweep_report --sweep ID --evaluator gpt-4-eval [--project SLUG]"""
 
 from typing import Any
 
@@ -7,6 +7,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from analysis.sweeps import sweep_table
 from config.spreadsheet import neutralise
 from generation.models import Sweep
+from users.commands import add_project_argument, in_project, named_project, where
 
 
 class Command(BaseCommand):
@@ -15,11 +16,13 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--sweep", type=int, required=True)
         parser.add_argument("--evaluator", required=True)
+        add_project_argument(parser, default="any project")
 
     def handle(self, *args: str, **options: Any) -> None:
-        sweep = Sweep.objects.filter(pk=options["sweep"]).first()
+        project = named_project(options)
+        sweep = in_project(Sweep.objects.filter(pk=options["sweep"]), project, shared=False).first()
         if sweep is None:
-            raise CommandError(f"No sweep {options['sweep']}.")
+            raise CommandError(f"No sweep {options['sweep']}{where(project)}.")
         rows = sweep_table(sweep, options["evaluator"])
         seeds = sorted({s for row in rows for s in row["seeds"]}, key=lambda s: (s is None, s))
 

@@ -1,5 +1,5 @@
 """python manage.py generate --system NAME --split test2 [--dataset-version qa] [--mode st]
-[--seed 2023] [--language en] [--now]"""
+[--seed 2023] [--language en] [--project SLUG] [--now]"""
 
 from typing import Any
 
@@ -14,6 +14,7 @@ from generation.runner import (
     run_generation,
     start_generation_run,
 )
+from users.commands import add_project_argument, command_project, in_project, where
 
 
 class Command(BaseCommand):
@@ -28,17 +29,19 @@ class Command(BaseCommand):
         parser.add_argument("--mode", default=Mode.SINGLE_TURN, choices=Mode.values)
         parser.add_argument("--seed", type=int)
         parser.add_argument("--now", action="store_true", help="Run in this process.")
+        add_project_argument(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
-        system = System.objects.filter(name=options["system"]).first()
+        project = command_project(options)
+        system = in_project(System.objects.filter(name=options["system"]), project).first()
         if system is None:
-            raise CommandError(f"No system {options['system']!r}.")
+            raise CommandError(f"No system {options['system']!r}{where(project)}.")
         dataset = dataset_from_options(options)
         if dataset is None:
             raise CommandError("No such dataset (benchmark, version, language, split).")
         start = create_generation_run if options["now"] else start_generation_run
         try:
-            run = start(system, dataset, options["mode"], options["seed"])
+            run = start(system, dataset, options["mode"], options["seed"], project)
         except GenerationError as error:
             raise CommandError(str(error)) from None
         if options["now"]:

@@ -1,5 +1,5 @@
 """python manage.py import_responses FILE --benchmark SLUG --split S [--system NAME]
-[--task T] [--mode st|mt] [--dataset-version qa|conv] [--language en|cs]"""
+[--task T] [--mode st|mt] [--dataset-version qa|conv] [--language en|cs] [--project SLUG]"""
 
 from typing import Any
 
@@ -8,6 +8,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from corpus.choices import DatasetVersion, Language, Mode
 from corpus.importers.errors import ImportFailure
 from generation.response_import import import_responses, read_response_file
+from users.commands import add_project_argument, command_project
 
 
 class Command(BaseCommand):
@@ -27,8 +28,10 @@ class Command(BaseCommand):
             "--dataset-version", default=DatasetVersion.QA, choices=DatasetVersion.values
         )
         parser.add_argument("--language", default=Language.ENGLISH, choices=Language.values)
+        add_project_argument(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
+        project = command_project(options)
         try:
             responses = read_response_file(
                 options["file"],
@@ -43,6 +46,7 @@ class Command(BaseCommand):
                 version=options["dataset_version"],
                 language=options["language"],
                 origin=options["file"],
+                project=project,
             )
         except ImportFailure as failure:
             raise CommandError(

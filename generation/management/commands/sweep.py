@@ -1,5 +1,6 @@
 """python manage.py sweep --name NAME --system BASE --split dev [--mode st]
-[--grid '{"temperature": [0, 0.6]}' | --paper-grid] [--seeds 2023,2024,2025] [--now]"""
+[--grid '{"temperature": [0, 0.6]}' | --paper-grid] [--seeds 2023,2024,2025] [--project SLUG]
+[--now]"""
 
 import json
 from typing import Any
@@ -11,6 +12,7 @@ from corpus.services import add_dataset_arguments, dataset_from_options
 from generation.models import System
 from generation.runner import GenerationError, run_generation
 from generation.sweeps import PAPER_GRID, enqueue_sweep, launch_sweep
+from users.commands import add_project_argument, command_project, in_project, where
 
 
 class Command(BaseCommand):
@@ -32,11 +34,13 @@ class Command(BaseCommand):
         )
         parser.add_argument("--seeds", default="2023")
         parser.add_argument("--now", action="store_true", help="Run in this process.")
+        add_project_argument(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
-        base = System.objects.filter(name=options["system"]).first()
+        project = command_project(options)
+        base = in_project(System.objects.filter(name=options["system"]), project).first()
         if base is None:
-            raise CommandError(f"No system {options['system']!r}.")
+            raise CommandError(f"No system {options['system']!r}{where(project)}.")
         dataset = dataset_from_options(options)
         if dataset is None:
             raise CommandError("No such dataset (benchmark, version, language, split).")
@@ -48,7 +52,9 @@ class Command(BaseCommand):
         if not isinstance(grid, dict):
             raise CommandError("--grid is a JSON object.")
         try:
-            sweep = launch_sweep(options["name"], base, dataset, options["mode"], grid, seeds)
+            sweep = launch_sweep(
+                options["name"], base, dataset, options["mode"], grid, seeds, project=project
+            )
         except GenerationError as error:
             raise CommandError(str(error)) from None
         if options["now"]:

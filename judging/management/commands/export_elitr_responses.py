@@ -1,5 +1,5 @@
 """python manage.py export_elitr_responses --runs 12,13 [--evaluators gpt-4-eval,...]
---output FOLDER"""
+--output FOLDER [--project SLUG]"""
 
 from pathlib import Path
 from typing import Any
@@ -8,6 +8,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from generation.models import GenerationRun
 from judging.exports import dumps, export_runs, file_name
+from users.commands import add_project_argument, in_project, named_project, where
 
 
 class Command(BaseCommand):
@@ -20,13 +21,19 @@ class Command(BaseCommand):
         parser.add_argument("--runs", required=True, help="Comma-separated run ids.")
         parser.add_argument("--evaluators", default="", help="Scores to include, by name.")
         parser.add_argument("--output", required=True, help="Folder to write the file in.")
+        add_project_argument(parser, default="any project")
 
     def handle(self, *args: Any, **options: Any) -> None:
         ids = [int(i) for i in options["runs"].split(",") if i.strip().isdigit()]
-        runs = list(GenerationRun.objects.filter(pk__in=ids).select_related("dataset", "system"))
+        project = named_project(options)
+        runs = list(
+            in_project(
+                GenerationRun.objects.filter(pk__in=ids), project, shared=False
+            ).select_related("dataset", "system")
+        )
         missing = sorted(set(ids) - {r.pk for r in runs})
         if missing or not ids:
-            raise CommandError(f"No such run(s): {missing or options['runs']}.")
+            raise CommandError(f"No such run(s){where(project)}: {missing or options['runs']}.")
         evaluators = [e.strip() for e in options["evaluators"].split(",") if e.strip()]
         folder = Path(options["output"])
         if not folder.is_dir():

@@ -1,4 +1,5 @@
-"""python manage.py import_ratings FILE.csv|FILE.jsonl (schema in judging/external.py)"""
+"""python manage.py import_ratings FILE.csv|FILE.jsonl [--project SLUG]
+(schema in judging/external.py)"""
 
 from typing import Any
 
@@ -6,6 +7,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from corpus.importers import ImportFailure
 from judging.external import import_external_ratings
+from users.commands import add_project_argument, command_project
 
 
 class Command(BaseCommand):
@@ -16,10 +18,11 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("file")
+        add_project_argument(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
-            counts = import_external_ratings(options["file"])
+            counts = import_external_ratings(options["file"], command_project(options))
         except ImportFailure as failure:
             raise CommandError(
                 f"{failure}\nNothing was imported; the database is unchanged."

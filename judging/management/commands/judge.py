@@ -1,6 +1,6 @@
 """python manage.py judge --evaluator NAME --split test2 [--dataset-version qa] [--mode st]
-[--systems A,B] [--language en] [--budget USD] [--refresh] [--now]
-python manage.py judge --resume RUN_ID [--now]"""
+[--systems A,B] [--language en] [--budget USD] [--refresh] [--project SLUG] [--now]
+python manage.py judge --resume RUN_ID [--project SLUG] [--now]"""
 
 from typing import Any
 
@@ -18,6 +18,8 @@ from judging.judging_runs import (
     start_judging_run,
 )
 from judging.models import Evaluator, JudgingRun
+from users.commands import add_project_argument, in_project, named_project, where
+from users.models import default_project
 
 
 class Command(BaseCommand):
@@ -59,13 +61,16 @@ class Command(BaseCommand):
             action="store_true",
             help="Use the OpenAI Batch API (half the price; a worker polls).",
         )
+        add_project_argument(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
+        named = named_project(options)  # an unknown project before anything is made
         ensure_metric_evaluators()
         if options["resume"]:
-            run = JudgingRun.objects.filter(pk=options["resume"]).first()
+            run = in_project(JudgingRun.objects.filter(pk=options["resume"]), named, shared=False)
+            run = run.first()
             if run is None:
-                raise CommandError(f"No run {options['resume']}.")
+                raise CommandError(f"No run {options['resume']}{where(named)}.")
             outcome = resume_run(run, send=not (options["now"] and not run.use_batch))
             if not outcome.changed:
                 raise CommandError(outcome.detail)
@@ -75,18 +80,22 @@ class Command(BaseCommand):
             return self.finish(run, options)
         if not options["evaluator"] or not options["split"]:
             raise CommandError("Give --evaluator and --split (or --resume RUN_ID).")
-        evaluator = Evaluator.objects.filter(name=options["evaluator"]).first()
+        project = named or default_project()
+        evaluators = in_project(Evaluator.objects.all(), project)
+        evaluator = evaluators.filter(name=options["evaluator"]).first()
         if evaluator is None:
-            known = ", ".join(Evaluator.objects.values_list("name", flat=True))
-            raise CommandError(f"No evaluator {options['evaluator']!r}; known: {known}.")
+            known = ", ".join(evaluators.values_list("name", flat=True))
+            raise CommandError(
+                f"No evaluator {options['evaluator']!r}{where(project)}; known: {known}."
+            )
         dataset = dataset_from_options(options)
         if dataset is None:
             raise CommandError("No such dataset (benchmark, version, language, split).")
         names = [n.strip() for n in (options["systems"] or "").split(",") if n.strip()]
-        systems = list(System.objects.filter(name__in=names))
+        systems = list(in_project(System.objects.filter(name__in=names), project))
         missing = sorted(set(names) - {s.name for s in systems})
         if missing:
-            raise CommandError(f"Unknown system(s): {', '.join(missing)}.")
+            raise CommandError(f"Unknown system(s){where(project)}: {', '.join(missing)}.")
         start = create_judging_run if options["now"] and not options["batch"] else start_judging_run
         try:
             run = start(
@@ -98,6 +107,7 @@ class Command(BaseCommand):
                 refresh=options["refresh"],
                 use_batch=options["batch"],
                 confirm_over_budget=options["confirm_over_budget"],
+                project=project,
             )
         except JudgingError as error:
             raise CommandError(str(error)) from None
