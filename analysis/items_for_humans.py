@@ -35,10 +35,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
+from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
 
 from analysis.selection import ITEM_METHODS as METHODS
 from analysis.selection import MAX_ITEMS, Selection, SelectionError
+from users.projects import can_change
 
 if TYPE_CHECKING:
     from annotator.models import Study
@@ -204,7 +206,8 @@ def create_study(
     """Pick `count` responses of the selection by `method` and create a study
     of kind gold or crowd that rates exactly those (closed, ready to open).
     Raises SelectionError or annotator.errors.StudyError saying what is
-    wrong; creates nothing then.
+    wrong, PermissionDenied when `actor` may not add studies to the project
+    (a viewer); creates nothing then.
 
     Lock: none of its own. Two creations with the same name serialise on the
     unique index of the study's name (the second INSERT waits for the first
@@ -251,8 +254,12 @@ def create_study(
             "the chosen responses come from several projects: a study belongs to one; "
             "name the project in the selection."
         )
+    project_id = projects.pop()
+    if actor is not None and not can_change(actor, project_id):
+        # a viewer reads the project's reports; he does not add studies to it
+        raise PermissionDenied("Only the project's owners and researchers create its studies.")
     study = Study(
-        project_id=projects.pop(),
+        project_id=project_id,
         name=name,
         kind=kind,
         dataset_id=dataset_id,

@@ -32,7 +32,7 @@ from annotator.selectors import find_arrival, has_room, may_continue, missing_po
 from config.errors import ConcordError, Conflict
 from corpus.models import Document
 from users.models import User
-from users.projects import scope
+from users.projects import writable_projects
 
 View = Callable[..., HttpResponse]
 
@@ -415,10 +415,12 @@ def gold_rater(request: HttpRequest) -> User | None:
 
 def gold_studies_for(user: User) -> QuerySet[Study]:
     """The gold studies an account may rate: a gold annotator those he is
-    assigned to, a researcher those of his projects. Any other is not found."""
+    assigned to, a researcher those of the projects he writes to (a viewer's
+    ratings would become the gold the judges are measured against). Any other
+    is not found."""
     studies = Study.objects.filter(kind=Study.Kind.GOLD)
     if user.is_researcher:
-        return scope(studies, user)
+        return studies.filter(project__in=writable_projects(user))
     return studies.filter(gold_annotators=user)
 
 

@@ -96,8 +96,15 @@ def test_responses_ratings_and_judging_stay_in_the_project(lab, tmp_path):
     answers = tmp_path / "answers.jsonl"
     answers.write_text(
         "".join(
-            json.dumps({"system": "lab-rag", "document_id": MEETING, "question_id": str(q),
-                        "response": f"answer {q}"}) + "\n"  # fmt: skip
+            json.dumps(
+                {
+                    "system": "lab-rag",
+                    "document_id": MEETING,
+                    "question_id": str(q),
+                    "response": f"answer {q}",
+                }
+            )
+            + "\n"  # fmt: skip
             for q in (1, 2, 3)
         )
     )
@@ -149,10 +156,11 @@ def test_responses_ratings_and_judging_stay_in_the_project(lab, tmp_path):
 
 def test_an_adaptive_study_plans_in_the_project_with_its_judges_only(lab):
     Evaluator.objects.create(name="default-judge", kind="imported")  # the default project's
-    with pytest.raises(CommandError, match="--judge: no evaluator named 'default-judge' in "
-                                           "project 'lab'"):  # fmt: skip
+    refused = "--judge: no evaluator named 'default-judge' in project 'lab'"
+    with pytest.raises(CommandError, match=refused):
         call_command("adaptive_study", "plan", "--name", "a", "--judge", "default-judge",
-                     "--systems", "Synthetic-Echo", "--budget-gbp", "10", "--project", "lab")  # fmt: skip
+                     "--systems", "Synthetic-Echo", "--budget-gbp", "10",
+                     "--project", "lab")  # fmt: skip
     assert not AdaptiveStudy.objects.exists()
     with pytest.raises(CommandError, match="No adaptive study named 'a' in project 'lab'"):
         call_command("adaptive_study", "show", "a", "--project", "lab")

@@ -231,6 +231,38 @@ def test_viewers_read_and_cannot_change(two_projects):
     assert database_snapshot() == before
 
 
+def test_a_viewer_neither_creates_studies_from_a_report_nor_rates_gold(two_projects):
+    from annotator.actions.status import check_set_study_status
+
+    vera = member("vera", two_projects["default"], role="viewer")
+    body = {"method": "random", "count": 3, "kind": "gold", "name": "made by a viewer",
+            "split": "test2", "mode": "st", "dataset_version": "qa",
+            "systems": "Synthetic-Echo,Synthetic-Hedge"}  # fmt: skip
+    api, browser = api_as(vera), Client()
+    browser.force_login(vera)
+    before = database_snapshot()
+    assert api.post("/api/reports/select-items/", body, format="json").status_code == 403
+    page = browser.post(reverse("analysis-select-items"), {**body, "raters_per_task": 1})
+    assert page.status_code == 403, page.content.decode()[:500]
+    assert database_snapshot() == before
+    # the project's researcher may; the gold study he makes is not a viewer's to rate (its
+    # ratings would be the gold the judges are measured against)
+    made = api_as(two_projects["insider"]).post(
+        "/api/reports/select-items/", {**body, "name": "Gold pass"}, format="json"
+    )
+    assert made.status_code == 201, made.content
+    gold = Study.objects.get(pk=made.json()["study"])
+    check_set_study_status(gold, Study.Status.OPEN)
+    before = database_snapshot()
+    assert gold.name not in browser.get(reverse("annotator:gold_home")).content.decode()
+    assert browser.post(reverse("annotator:gold_start", args=[gold.pk])).status_code == 404
+    assert database_snapshot() == before
+    insider = Client()
+    insider.force_login(two_projects["insider"])
+    assert gold.name in insider.get(reverse("annotator:gold_home")).content.decode()
+    assert insider.post(reverse("annotator:gold_start", args=[gold.pk])).status_code == 302
+
+
 def test_shared_objects_are_changed_by_site_admins_only(two_projects, admin_user):
     metric = Evaluator.objects.get(name="metric: f1")
     assert metric.project is None
