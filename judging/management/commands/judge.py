@@ -67,8 +67,8 @@ class Command(BaseCommand):
         named = named_project(options)  # an unknown project before anything is made
         ensure_metric_evaluators()
         if options["resume"]:
-            run = in_project(JudgingRun.objects.filter(pk=options["resume"]), named, shared=False)
-            run = run.first()
+            found = in_project(JudgingRun.objects.filter(pk=options["resume"]), named, shared=False)
+            run = found.first()
             if run is None:
                 raise CommandError(f"No run {options['resume']}{where(named)}.")
             outcome = resume_run(run, send=not (options["now"] and not run.use_batch))
