@@ -17,6 +17,11 @@ to look like a number (`"-2"`) is text from someone and is prefixed too. The
 header row (column names can be rater ids or evaluator names) follows the
 same rule.
 
+Every text cell is quoted, numbers are not (csv.QUOTE_NONNUMERIC). Where the
+list separator is a semicolon (much of Europe), a spreadsheet splits an
+unquoted `ok;=cmd|'/C calc'!A0` at the semicolon into a second cell that
+starts with `=`; it keeps a quoted cell whole.
+
 No Django and no pandas import at module level: config is imported by every
 process, and only the report's exports hand a DataFrame in.
 """
@@ -47,7 +52,7 @@ def csv_text(columns: Sequence[str], rows: Iterable[Mapping[str, Any]]) -> str:
     missing key is an empty cell, extra keys are left out) with every header
     and cell neutralised."""
     out = io.StringIO()
-    writer = csv.writer(out)
+    writer = csv.writer(out, quoting=csv.QUOTE_NONNUMERIC)
     writer.writerow([neutralise(column) for column in columns])
     for row in rows:
         writer.writerow([neutralise(row.get(column, "")) for column in columns])
@@ -58,7 +63,9 @@ def frame_csv(frame: pd.DataFrame) -> str:
     """A pandas DataFrame as a CSV file like `csv_text`'s: neutralised, no index,
     and CRLF line ends (RFC 4180, as the csv module writes), so that a text
     holding a bare carriage return is quoted rather than read as a line end."""
-    return neutralise_frame(frame).to_csv(index=False, lineterminator="\r\n")
+    return neutralise_frame(frame).to_csv(
+        index=False, lineterminator="\r\n", quoting=csv.QUOTE_NONNUMERIC
+    )
 
 
 def neutralise_frame(frame: pd.DataFrame) -> pd.DataFrame:

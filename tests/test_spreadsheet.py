@@ -74,6 +74,23 @@ def test_csv_text_neutralises_header_and_cells_and_keeps_numbers():
     assert float(row[1]) == -0.5  # the number reads back as a number
 
 
+@pytest.mark.parametrize("write", ["csv_text", "frame_csv"])
+def test_a_semicolon_locale_spreadsheet_cannot_split_a_formula_out_of_a_text(write):
+    """Where the list separator is ";", a spreadsheet splits an unquoted line at
+    every semicolon: `ok;=cmd` would become a cell "=cmd". Text cells are
+    quoted, so read with ";" the line is still one cell per text."""
+    comment = "ok;=cmd|' /C calc'!A0"
+    if write == "csv_text":
+        text = csv_text(["comment", "score"], [{"comment": comment, "score": 7}])
+    else:
+        text = frame_csv(pd.DataFrame({"comment": [comment], "score": [7]}))
+    line = text.splitlines()[1]
+    assert line == "\"ok;=cmd|' /C calc'!A0\",7"
+    for separator in (",", ";"):
+        cells = next(csv.reader(io.StringIO(line), delimiter=separator))
+        assert not any(cell.startswith(FORMULA_STARTS) for cell in cells), (separator, cells)
+
+
 def test_neutralise_frame_leaves_numeric_columns_numeric():
     frame = pd.DataFrame(
         {

@@ -43,7 +43,8 @@ def test_create_build_open_and_arrive(api, two_meetings):
     quality = api.get(f"/api/studies/{body['id']}/quality/").json()
     assert quality[0]["rater"] == "P1" and quality[0]["ratings"] == 0
     export = api.get(f"/api/studies/{body['id']}/export/tidy/")
-    assert export["Content-Type"] == "text/csv" and export.content.startswith(b"study,meeting")
+    assert export["Content-Type"] == "text/csv"
+    assert export.content.startswith(b'"study","meeting"')
 
 
 def test_selection_without_responses_is_refused_and_nothing_saved(api, two_meetings):
