@@ -76,19 +76,29 @@ def _comment(text: str) -> str:
     return " ".join(str(text).split())
 
 
+# One pass over the text (str.translate): replacing one character after another
+# escaped the braces of an earlier replacement (a backslash became
+# \textbackslash\{\}: a backslash, then the braces printed).
+LATEX_ESCAPES = str.maketrans(
+    {
+        "\\": r"\textbackslash{}",
+        "&": r"\&",
+        "%": r"\%",
+        "_": r"\_",
+        "#": r"\#",
+        "$": r"\$",
+        "{": r"\{",
+        "}": r"\}",
+        # TeX reads ^^5c as a backslash: a name "^^5cinput^^7b/etc/passwd^^7d" would
+        # be \input{/etc/passwd} when the report is compiled
+        "^": r"\textasciicircum{}",
+        "~": r"\textasciitilde{}",
+    }
+)
+
+
 def _latex_escape(text: str) -> str:
-    for char, escaped in (
-        ("\\", r"\textbackslash{}"),
-        ("&", r"\&"),
-        ("%", r"\%"),
-        ("_", r"\_"),
-        ("#", r"\#"),
-        ("$", r"\$"),
-        ("{", r"\{"),
-        ("}", r"\}"),
-    ):
-        text = text.replace(char, escaped)
-    return text
+    return text.translate(LATEX_ESCAPES)
 
 
 def to_latex(report: AgreementReport, opening: list[str] | None = None) -> str:

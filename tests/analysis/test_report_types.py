@@ -343,3 +343,18 @@ def test_the_html_reads_only_attributes_the_report_has(every_part):
     assert 'alt="reliability plot"' in html and 'alt="PPI system scores"' in html
     empty = to_html(build_report(Selection(split="test2", mode="mt")))
     assert "INVALID[" not in empty and "empty selection: no judgment matches it" in empty
+
+
+def test_latex_escapes_every_character_tex_reads_as_markup():
+    """Names come from researchers and imported files: none may become TeX
+    commands. ^^5c is TeX's notation for a backslash (so ^^5cinput^^7b...^^7d
+    would read a file), and a backslash's own escape keeps its braces."""
+    from analysis.render import _latex_escape
+
+    assert _latex_escape("^^5cinput^^7b/etc/passwd^^7d") == (
+        r"\textasciicircum{}\textasciicircum{}5cinput\textasciicircum{}\textasciicircum{}7b"
+        r"/etc/passwd\textasciicircum{}\textasciicircum{}7d"
+    )
+    assert _latex_escape("a\\b {x} ~ 50% _#$&") == (
+        r"a\textbackslash{}b \{x\} \textasciitilde{} 50\% \_\#\$\&"
+    )
