@@ -17,7 +17,8 @@ def team(db):
     for name, role in [("olivia", "owner"), ("ravi", "researcher"), ("vic", "viewer")]:
         people[name] = User.objects.create_user(name, role="researcher")
         Membership.objects.create(project=lab, user=people[name], role=role)
-    people["newbie"] = User.objects.create_user("newbie")
+    people["newbie"] = User.objects.create_user("newbie", role="researcher")
+    people["pending"] = User.objects.create_user("pending")  # no site role yet
     return lab, people
 
 
@@ -45,7 +46,6 @@ def test_an_owner_adds_changes_and_removes_members(team):
     assert {"username": "newbie", "role": "viewer"}.items() <= {
         **next(m for m in added.json()["members"] if m["username"] == "newbie")
     }.items()
-    assert User.objects.get(username="newbie").role == "researcher"  # may now sign in to read
     owner.post("/api/projects/lab/members/", {"username": "newbie", "role": "researcher"})
     assert Membership.objects.get(user__username="newbie").role == "researcher"
     owner.post("/api/projects/lab/members/", {"username": "newbie", "role": "none"})
@@ -68,6 +68,15 @@ def test_only_owners_manage_and_the_last_owner_stays(team):
         "/api/projects/lab/members/", {"username": "ghost", "role": "viewer"}
     )
     assert unknown.status_code == 400
+    # the site role is the site admin's to give: an account without it reads as unknown
+    pending = client_of(people["olivia"]).post(
+        "/api/projects/lab/members/", {"username": "pending", "role": "viewer"}
+    )
+    assert pending.status_code == 400
+    assert pending.json()["username"] == [
+        unknown.json()["username"][0].replace("'ghost'", "'pending'")
+    ]
+    assert User.objects.get(username="pending").role == ""
     outsider = User.objects.create_user("out", role="researcher")
     Membership.objects.create(
         project=Project.objects.get(slug="elsewhere"), user=outsider, role="owner"

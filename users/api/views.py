@@ -79,8 +79,17 @@ class ProjectViewSet(viewsets.ReadOnlyModelViewSet):
         body.is_valid(raise_exception=True)
         username, role = body.validated_data["username"], body.validated_data["role"]
         user = User.objects.filter(username=username, is_active=True).first()
-        if user is None:
-            raise ValidationError({"username": [f"No active account {username!r}."]})
+        if user is None or not user.is_researcher:
+            # The site role is the site admin's to give, not a project owner's; an
+            # account without it reads as one that does not exist.
+            raise ValidationError(
+                {
+                    "username": [
+                        f"No researcher account {username!r}: a site admin makes an account "
+                        "a researcher, then its project's owner adds it."
+                    ]
+                }
+            )
         with transaction.atomic():
             owners = Membership.objects.select_for_update().filter(
                 project=project, role=ProjectRole.OWNER
@@ -97,7 +106,5 @@ class ProjectViewSet(viewsets.ReadOnlyModelViewSet):
                     user=user,
                     defaults={"role": role, "source": Membership.Source.LOCAL},
                 )
-                if not user.role:  # a member is a researcher of the site at least
-                    User.objects.filter(pk=user.pk).update(role=User.Role.RESEARCHER)
         project = self.get_queryset().get(pk=project.pk)
         return Response(ProjectSerializer(project, context={"request": request}).data)
