@@ -4,6 +4,8 @@ failed callback shows, and users.oidc.sync's rules."""
 
 from __future__ import annotations
 
+from urllib.parse import parse_qs, urlsplit
+
 import pytest
 
 from tests.users.idp import switch_oidc_on
@@ -51,9 +53,16 @@ def test_the_button_sends_the_browser_to_the_provider_with_state_nonce_and_pkce(
     assert "s3cret" not in location
 
 
+def started_state(client) -> str:
+    """Start a sign-in in this browser; the state the provider will send back."""
+    location = client.get("/oidc/authenticate/?next=/console/")["Location"]
+    return parse_qs(urlsplit(location).query)["state"][0]
+
+
 def test_the_provider_saying_no_shows_why(client, oidc_on):
+    state = started_state(client)
     answer = client.get(
-        "/oidc/callback/?error=access_denied&error_description=User+cancelled&state=x",
+        f"/oidc/callback/?error=access_denied&error_description=User+cancelled&state={state}",
         follow=True,
     )
     assert answer.redirect_chain == [("/oidc/refused/", 302)]
@@ -61,6 +70,22 @@ def test_the_provider_saying_no_shows_why(client, oidc_on):
     page = answer.content.decode()
     assert "Sign-in with Lab SSO refused" in page
     assert "Lab SSO did not sign you in (access_denied: User cancelled)." in page
+
+
+def test_a_strangers_error_link_neither_signs_out_nor_speaks_for_the_provider(
+    client, oidc_on, researcher
+):
+    client.force_login(researcher)
+    link = "/oidc/callback/?error=access_denied&error_description=Call+0800+FRAUD+now&state=x"
+    answer = client.get(link, follow=True)
+    assert answer.status_code == 403
+    page = answer.content.decode()
+    assert "FRAUD" not in page and "it expired, or was started in another browser" in page
+    assert client.session["_auth_user_id"] == str(researcher.pk)  # still signed in
+    # an error code that is not one is not shown as it came either
+    state = started_state(client)
+    odd = client.get(f"/oidc/callback/?error=<b>x</b>&state={state}", follow=True)
+    assert "(error)" in odd.content.decode() and "&lt;b&gt;" not in odd.content.decode()
 
 
 def test_a_callback_without_a_started_sign_in_is_refused_with_a_message(client, oidc_on):

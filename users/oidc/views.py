@@ -4,6 +4,7 @@ end on instead of Concord (refused; signed in with no role)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django.contrib.auth import views as auth_views
@@ -18,6 +19,9 @@ from mozilla_django_oidc.views import (
 from users.models import User
 from users.oidc.backend import REFUSAL_KEY, oidc_config, refuse_in
 from users.oidc.config import OIDCConfig
+
+# OAuth 2.0 error codes (RFC 6749, 4.1.2.1): a short token, shown as it is
+ERROR_CODE = re.compile(r"[a-z0-9_.-]{1,64}")
 
 
 def enabled() -> OIDCConfig:
@@ -50,10 +54,25 @@ class Callback(OIDCAuthenticationCallbackView):
     """The library's callback; a failure goes to a page that says why, and a
     person whose groups give no role to a page that says so."""
 
+    def get(self, request: HttpRequest) -> HttpResponse:
+        if request.GET.get("error") and not self.started_here(request):
+            # Anyone can link to /oidc/callback/?error=...: the library would sign
+            # the person out and show the link's text as the provider's. Only the
+            # answer to a sign-in this browser started (its state) is the provider's.
+            return redirect("oidc_refused")
+        return super().get(request)
+
+    @staticmethod
+    def started_here(request: HttpRequest) -> bool:
+        states = request.session.get("oidc_states")
+        return isinstance(states, dict) and request.GET.get("state", "") in states
+
     def login_failure(self) -> HttpResponse:
         request = self.request
         error = request.GET.get("error")
         if error and REFUSAL_KEY not in request.session:
+            if not ERROR_CODE.fullmatch(error):
+                error = "error"
             description = request.GET.get("error_description", "")
             refuse_in(
                 request,
