@@ -60,6 +60,7 @@ class AdaptiveStudyViewSet(
             systems=systems,
             judge=data.get("judge"),
             uncertainty_judge=data.get("uncertainty_judge"),
+            prior_humans=data.get("prior_humans"),
         )
         adaptive = AdaptiveStudy(project=project, **data)
         serializer.instance = loop.create(

@@ -46,7 +46,7 @@ from annotator.quality import participant_quality
 from config.api import ErrorSerializer, ValidationErrorSerializer
 from config.downloads import as_attachment, export_filename
 from config.spreadsheet import csv_text
-from users.models import User
+from users.models import Project, User
 from users.permissions import ProjectScopedMixin, same_project, signed_in_user
 
 REFUSED = OpenApiResponse(ErrorSerializer, "The study cannot do this now; `detail` says why.")
@@ -97,6 +97,17 @@ class StudyViewSet(ProjectScopedMixin, viewsets.ModelViewSet):
 
     def perform_create(self, serializer: BaseSerializer[Study]) -> None:
         project = self.project_for_create(serializer.validated_data.get("project"))
+        self._same_project(serializer, project)
+        self._save(serializer, Study(project=project))
+
+    def perform_update(self, serializer: BaseSerializer[Study]) -> None:
+        assert serializer.instance is not None  # an update's serializer holds its study
+        # a member of two projects sees both projects' systems: a study takes its own
+        self._same_project(serializer, serializer.instance.project)
+        self._save(serializer, serializer.instance)
+
+    @staticmethod
+    def _same_project(serializer: BaseSerializer[Study], project: Project) -> None:
         data = serializer.validated_data
         same_project(
             project,
@@ -104,11 +115,6 @@ class StudyViewSet(ProjectScopedMixin, viewsets.ModelViewSet):
             baseline_system=data.get("baseline_system"),
             gold_evaluator=data.get("gold_evaluator"),
         )
-        self._save(serializer, Study(project=project))
-
-    def perform_update(self, serializer: BaseSerializer[Study]) -> None:
-        assert serializer.instance is not None  # an update's serializer holds its study
-        self._save(serializer, serializer.instance)
 
     def _save(self, serializer: BaseSerializer[Study], study: Study) -> None:
         data = dict(serializer.validated_data)

@@ -175,6 +175,25 @@ def test_a_create_cannot_name_another_projects_objects(two_projects):
     assert database_snapshot() == before
 
 
+def test_a_member_of_two_projects_cannot_give_a_study_the_other_projects_systems(
+    two_projects,
+):
+    insider = two_projects["insider"]
+    Membership.objects.create(project=two_projects["other"], user=insider, role="researcher")
+    study = Study.objects.create(
+        project=two_projects["default"],
+        name="fresh study",
+        dataset=Dataset.objects.get(version="qa", language="en", split="test2"),
+        completion_code="X2",
+    )
+    client = api_as(insider)
+    before = database_snapshot()
+    answer = client.patch(f"/api/studies/{study.pk}/", {"systems": ["other-served"]}, format="json")
+    assert answer.status_code == 400, answer.content
+    assert "other-served" in answer.json()["detail"]  # it has no run in the study's project
+    assert database_snapshot() == before
+
+
 def test_creates_go_to_a_project_the_user_may_write_to(two_projects):
     insider = two_projects["insider"]
     client = api_as(insider)
