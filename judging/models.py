@@ -28,8 +28,16 @@ class EvaluatorKind(models.TextChoices):
 
 
 class EvaluatorQuerySet(models.QuerySet):
-    def with_counts(self) -> "EvaluatorQuerySet":
-        return self.annotate(judgment_count=Count("judgments"))
+    def with_counts(self, projects: models.QuerySet | None = None) -> "EvaluatorQuerySet":
+        """Each evaluator's number of judgments: of responses in `projects` (a
+        shared evaluator judges every project's; a reader counts his own), or all."""
+        if projects is None:
+            return self.annotate(judgment_count=Count("judgments"))
+        return self.annotate(
+            judgment_count=Count(
+                "judgments", filter=Q(judgments__response__run__project__in=projects)
+            )
+        )
 
 
 class Evaluator(models.Model):

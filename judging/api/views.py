@@ -21,7 +21,7 @@ from judging.judging_runs import cancel_run, resume_run, retry_failed, start_jud
 from judging.models import Evaluator, JudgeItem, JudgingRun, Judgment
 from runs.api import outcome_response, outcome_schema
 from users.permissions import ProjectScopedMixin, same_project
-from users.projects import scope
+from users.projects import is_site_admin, scope, visible_projects
 
 
 class JudgmentFilter(FilterSet):
@@ -73,12 +73,19 @@ class EvaluatorViewSet(ProjectScopedMixin, viewsets.ModelViewSet):
     """Evaluators: LLM judges' configurations are checked when saved and frozen
     once they have judged."""
 
-    queryset = Evaluator.objects.with_counts().order_by("name")
+    queryset = Evaluator.objects.order_by("name")
     serializer_class = EvaluatorSerializer
     filterset_fields = ["kind"]
     search_fields = ["name"]
     http_method_names = ["get", "post", "patch", "head", "options"]
     shared_projects = True
+
+    def get_queryset(self) -> QuerySet[Evaluator]:
+        # a shared evaluator (a metric) judges every project's responses: the
+        # count is of the reader's projects' only
+        user = self.request.user
+        projects = None if is_site_admin(user) else visible_projects(user)
+        return Evaluator.objects.with_counts(projects).order_by("name")
 
     def perform_create(self, serializer: serializers.BaseSerializer[Evaluator]) -> None:
         serializer.save(project=self.project_for_create(serializer.validated_data.get("project")))

@@ -194,6 +194,21 @@ def test_a_member_of_two_projects_cannot_give_a_study_the_other_projects_systems
     assert database_snapshot() == before
 
 
+def test_a_shared_evaluators_judgment_count_is_of_the_readers_projects(two_projects):
+    from django.core.management import call_command
+
+    call_command("judge", "--evaluator", "metric: f1", "--split", "test2", "--now")
+    f1 = Evaluator.objects.get(name="metric: f1")
+    in_default = Judgment.objects.filter(evaluator=f1, response__run__project__slug="default")
+    assert f1.project is None and in_default.count() > 0
+
+    def count(user) -> int:
+        return api_as(user).get(f"/api/evaluators/{f1.pk}/").json()["judgment_count"]
+
+    assert count(two_projects["insider"]) == in_default.count()
+    assert count(two_projects["outsider"]) == 0
+
+
 def test_creates_go_to_a_project_the_user_may_write_to(two_projects):
     insider = two_projects["insider"]
     client = api_as(insider)
