@@ -38,7 +38,7 @@ from judging.judging_runs import (
 )
 from judging.models import JudgingRun
 from runs.lifecycle import Outcome
-from runs.workers import inspect_workers, worker_states
+from runs.workers import WorkerState, inspect_workers, worker_states
 from users.permissions import signed_in_user
 
 
@@ -270,9 +270,37 @@ def workers(request: HttpRequest) -> HttpResponse:
         )
         for queue in ("default", "llm", "gpu")
     }
-    return render(
-        request, template, {"workers": worker_states(), "queued": queued, "nav": "workers"}
-    )
+    workers = readable_running(request, worker_states())
+    return render(request, template, {"workers": workers, "queued": queued, "nav": "workers"})
+
+
+def readable_running(request: HttpRequest, states: list[WorkerState]) -> list[WorkerState]:
+    """The workers as this reader may see them: a worker busy with another
+    project's run says so, without the run's number or progress (the workers
+    are shared; the runs are not)."""
+    from django.apps import apps
+
+    held: dict[str, set[int]] = {}
+    for state in states:
+        for entry in state.row.running or []:
+            held.setdefault(entry.get("model", ""), set()).add(entry.get("id"))
+    readable: dict[str, set[int]] = {}
+    for label, ids in held.items():
+        try:
+            model = apps.get_model(label)
+        except (LookupError, ValueError):
+            continue
+        readable[label] = set(
+            mine(request, model._default_manager.filter(pk__in=ids)).values_list("pk", flat=True)
+        )
+    for state in states:
+        state.row.running = [
+            entry
+            if entry.get("id") in readable.get(entry.get("model", ""), set())
+            else {"hidden": True}
+            for entry in state.row.running or []
+        ]
+    return states
 
 
 @researcher_required

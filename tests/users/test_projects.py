@@ -209,6 +209,30 @@ def test_a_shared_evaluators_judgment_count_is_of_the_readers_projects(two_proje
     assert count(two_projects["outsider"]) == 0
 
 
+def test_the_workers_page_names_only_the_readers_runs(two_projects):
+    from django.utils import timezone
+
+    from runs.models import WorkerHeartbeat
+
+    theirs = JudgingRun.objects.filter(project=two_projects["other"]).first()
+    ours = JudgingRun.objects.filter(project=two_projects["default"]).first()
+    now = timezone.now()
+    WorkerHeartbeat.objects.create(
+        name="llm@host", host="host", pid=1, queues=["llm"], started_at=now, last_beat_at=now,
+        running=[
+            {"model": "judging.judgingrun", "kind": "judging run", "id": run.pk,
+             "done": 7, "total": 90 + run.pk, "pid": 1}
+            for run in (ours, theirs)
+        ],
+    )  # fmt: skip
+    browser = Client()
+    browser.force_login(two_projects["outsider"])
+    page = browser.get(reverse("console:workers")).content.decode()
+    assert reverse("console:run", args=["judging", theirs.pk]) in page
+    assert reverse("console:run", args=["judging", ours.pk]) not in page
+    assert f"7/{90 + ours.pk}" not in page and "a run of another project" in page
+
+
 def test_creates_go_to_a_project_the_user_may_write_to(two_projects):
     insider = two_projects["insider"]
     client = api_as(insider)
