@@ -13,23 +13,40 @@ so the URL must not reach what only the worker can reach. Refused:
   judged as that IPv4 address: 64:ff9b::a9fe:a9fe is 169.254.169.254.
 
 A URL naming such an address literally is refused when it is saved. A host
-name is checked when the request is sent, on the address the socket actually
-connected to (not on an earlier DNS answer), so a name that resolves to a
-public address when saved and to 127.0.0.1 later (DNS rebinding) is refused
-too. Redirects are never followed and no proxy from the environment is used.
+name is not resolved then (the answer would tell a researcher which names
+exist inside the lab's network): it is checked when each request is sent.
+The connection resolves the name itself, refuses it unless every address it
+resolves to is allowed, connects only to those addresses (a second DNS answer
+is never asked for, so DNS rebinding cannot slip an internal address in), and
+checks the address it reached once more. Nothing inside is ever connected to,
+and every refusal there is recorded as the same words (NOT_PUBLIC): a refused,
+closed or filtered port, an unknown name and an internal one all read alike.
+Redirects are never followed and no proxy from the environment is used.
 """
 
 from __future__ import annotations
 
 import ipaddress
-from typing import Any
+import socket
+import sys
+from collections.abc import Callable
 from urllib.parse import urlsplit
 
 from django.conf import settings
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+from urllib3.exceptions import ConnectTimeoutError, NewConnectionError
+from urllib3.util.connection import allowed_gai_family, create_connection
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+# What an attempt records for any destination the rule refuses when sending.
+# Project members read it: one text for all, naming no address, so that it
+# cannot map the lab's network.
+NOT_PUBLIC = (
+    "Refused: the URL's host is not a public address, or does not resolve (webhooks go "
+    "to public addresses only; CONCORD_WEBHOOKS_ALLOW_PRIVATE=1 allows the lab's own network)."
+)
 
 # IPv6 prefixes whose addresses carry an IPv4 address that a dual-stack socket,
 # a translator or a tunnel delivers to, each with how far the IPv4 address is
@@ -49,6 +66,10 @@ LOCAL_USE_NAT64 = ipaddress.IPv6Network("64:ff9b:1::/48")
 
 class UnsafeURL(ValueError):
     """A URL or address that a webhook may not be sent to; the message says why."""
+
+
+class RefusedAddress(UnsafeURL):
+    """A well-formed URL whose host is, or resolves to, an address the rule refuses."""
 
 
 def allow_private() -> bool:
@@ -96,7 +117,7 @@ def refused_address(address: str) -> str:
 
 def check_url(url: str) -> str:
     """The URL, or UnsafeURL saying why it may not be used (at save time: a
-    host name is checked again when each request is sent)."""
+    host name is checked when each request is sent)."""
     try:
         parts = urlsplit(url)
         parts.port  # noqa: B018 (raises on a port that is no port)
@@ -116,29 +137,73 @@ def check_url(url: str) -> str:
         return url  # a name: checked when sent
     reason = refused_address(str(literal))
     if reason:
-        raise UnsafeURL(f"Refused: {reason}.")
+        # it names only what the researcher typed: nothing was resolved or reached
+        raise RefusedAddress(f"Refused: {reason}.")
     return url
 
 
-class _PeerChecked:
-    """A connection that refuses, once connected, a peer address the rule refuses."""
+def public_addresses(host: str, port: int) -> list[str]:
+    """Every address `host` resolves to, all of them allowed; RefusedAddress
+    (NOT_PUBLIC) when it resolves to none or to any the rule refuses."""
+    try:
+        found = socket.getaddrinfo(host.strip("[]"), port, allowed_gai_family(), socket.SOCK_STREAM)
+    except (OSError, UnicodeError):
+        # answered as an internal name is: an unknown name reading otherwise
+        # would tell which names exist inside the lab's network
+        raise RefusedAddress(NOT_PUBLIC) from None
+    addresses = list(dict.fromkeys(str(entry[4][0]) for entry in found))
+    # a name that also points inward is no public receiver, whichever address answers
+    if not addresses or any(refused_address(address) for address in addresses):
+        raise RefusedAddress(NOT_PUBLIC)
+    return addresses
 
-    def _new_conn(self) -> Any:
-        sock = super()._new_conn()  # type: ignore[misc]
-        peer = sock.getpeername()[0]
-        reason = refused_address(peer)
-        if reason:
-            sock.close()
-            raise UnsafeURL(f"Refused: {self.host} connected to {reason}.")  # type: ignore[attr-defined]
+
+def connect_to_public(conn: HTTPConnection) -> socket.socket:
+    """A socket to the first of the host's checked addresses that accepts,
+    failing as urllib3's own connections fail (the host's addresses are public:
+    what went wrong may be said)."""
+    port = int(conn.port or conn.default_port)
+    failure = OSError("no address")  # stays so never: public_addresses names one at least
+    for address in public_addresses(conn._dns_host, port):
+        try:
+            sock = create_connection(
+                (address, port),
+                conn.timeout,
+                source_address=conn.source_address,
+                socket_options=conn.socket_options,
+            )
+        except OSError as error:
+            failure = error
+            continue
+        sys.audit("http.client.connect", conn, conn.host, port)
         return sock
+    if isinstance(failure, TimeoutError):
+        raise ConnectTimeoutError(
+            conn, f"Connection to {conn.host} timed out. (connect timeout={conn.timeout})"
+        ) from failure
+    raise NewConnectionError(conn, f"Failed to establish a new connection: {failure}") from failure
 
 
-class CheckedHTTPConnection(_PeerChecked, HTTPConnection):
-    pass
+def checked_socket(
+    conn: HTTPConnection, connect_as_usual: Callable[[], socket.socket]
+) -> socket.socket:
+    """The connection's socket, to an address the rule allows."""
+    sock = connect_as_usual() if allow_private() else connect_to_public(conn)
+    # the address reached, checked once more: the rule holds whatever resolved it
+    if refused_address(sock.getpeername()[0]):
+        sock.close()
+        raise RefusedAddress(NOT_PUBLIC)
+    return sock
 
 
-class CheckedHTTPSConnection(_PeerChecked, HTTPSConnection):
-    pass
+class CheckedHTTPConnection(HTTPConnection):
+    def _new_conn(self) -> socket.socket:
+        return checked_socket(self, super()._new_conn)
+
+
+class CheckedHTTPSConnection(HTTPSConnection):
+    def _new_conn(self) -> socket.socket:
+        return checked_socket(self, super()._new_conn)
 
 
 class CheckedHTTPPool(HTTPConnectionPool):

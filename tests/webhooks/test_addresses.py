@@ -1,11 +1,20 @@
 """The rule against server-side request forgery: the addresses it refuses,
-URLs at save time."""
+URLs at save time, a host's resolved addresses when sending."""
 
 from __future__ import annotations
 
+import socket
+
 import pytest
 
-from webhooks.addresses import UnsafeURL, check_url, refused_address
+from webhooks.addresses import (
+    NOT_PUBLIC,
+    RefusedAddress,
+    UnsafeURL,
+    check_url,
+    public_addresses,
+    refused_address,
+)
 
 
 @pytest.mark.parametrize(
@@ -105,3 +114,51 @@ def test_public_addresses_pass_in_every_form(address, settings):
 def test_the_setting_allows_carried_addresses_too(settings):
     settings.CONCORD_WEBHOOKS_ALLOW_PRIVATE = True
     assert all(refused_address(address) == "" for address in INTERNAL_IPV6)
+
+
+def test_names_are_not_resolved_at_save_time(settings, monkeypatch):
+    """The answer to saving a URL cannot tell which names exist inside."""
+    settings.CONCORD_WEBHOOKS_ALLOW_PRIVATE = False
+
+    def no_lookup(*args, **kwargs):
+        raise AssertionError("a name was resolved at save time")
+
+    monkeypatch.setattr(socket, "getaddrinfo", no_lookup)
+    for url in ("http://db:5432/", "http://localhost:6379/", "http://no-such-host.invalid/"):
+        assert check_url(url) == url
+
+
+def resolving(monkeypatch, answers: dict[str, list[str]]) -> None:
+    """DNS as a name's owner may set it: each name resolves to `answers[name]`."""
+    real = socket.getaddrinfo
+
+    def getaddrinfo(host, port, family=0, type=0, proto=0, flags=0):
+        if host not in answers:
+            return real(host, port, family, type, proto, flags)
+        return [
+            (socket.AF_INET6 if ":" in a else socket.AF_INET, socket.SOCK_STREAM, 6, "", (a, port))
+            for a in answers[host]
+        ]
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+
+
+def test_a_name_is_refused_when_any_of_its_addresses_is(settings, monkeypatch):
+    settings.CONCORD_WEBHOOKS_ALLOW_PRIVATE = False
+    resolving(
+        monkeypatch,
+        {
+            "public.example": ["93.184.216.34", "2606:2800:220:1:248:1893:25c8:1946"],
+            "mixed.example": ["93.184.216.34", "10.0.0.1"],
+            "nat64.example": ["64:ff9b::a9fe:a9fe"],
+            "nowhere.example": [],
+        },
+    )
+    assert public_addresses("public.example", 443) == [
+        "93.184.216.34",
+        "2606:2800:220:1:248:1893:25c8:1946",
+    ]
+    for host in ("mixed.example", "nat64.example", "nowhere.example", "no-such-host.invalid"):
+        with pytest.raises(RefusedAddress) as refused:
+            public_addresses(host, 443)
+        assert str(refused.value) == NOT_PUBLIC
