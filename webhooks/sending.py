@@ -11,7 +11,14 @@ from django.conf import settings
 from urllib3 import PoolManager, Timeout
 from urllib3.exceptions import HTTPError
 
-from webhooks.addresses import CheckedHTTPPool, CheckedHTTPSPool, UnsafeURL, check_url
+from webhooks.addresses import (
+    NOT_PUBLIC,
+    CheckedHTTPPool,
+    CheckedHTTPSPool,
+    RefusedAddress,
+    UnsafeURL,
+    check_url,
+)
 from webhooks.signing import signature_header
 
 EXCERPT_CHARACTERS = 1000
@@ -93,6 +100,8 @@ def post(url: str, body: bytes, headers: dict[str, str]) -> Answer:
         finally:
             response.close()  # the rest is not read: the connection is not reused
             response.release_conn()
+    except RefusedAddress:
+        error = NOT_PUBLIC  # a literal address too: every refused destination reads alike
     except UnsafeURL as refused:
         error = str(refused)
     except (HTTPError, OSError) as failure:

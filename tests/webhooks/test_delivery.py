@@ -3,6 +3,9 @@ that one worker alone holds, nothing for a rolled-back change."""
 
 from __future__ import annotations
 
+import errno
+import re
+import socket
 import threading
 import time
 from datetime import timedelta
@@ -11,8 +14,8 @@ import pytest
 from django.db import connection, transaction
 from django.utils import timezone
 
-from tests.webhooks.conftest import Receiver, endpoint_for, free_port, project_with, verify
-from webhooks import services
+from tests.webhooks.conftest import endpoint_for, free_port, project_with, verify
+from webhooks import addresses, services
 from webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from webhooks.signing import signature_header
 
@@ -192,21 +195,86 @@ def test_inactive_endpoints_and_other_events_get_nothing(researcher, receiver):
     assert [d.endpoint for d in deliveries] == [wanted]
 
 
-def test_a_url_refused_when_sent_is_an_attempt_that_says_why(researcher, settings, now_retries):
-    """A name that resolves to a loopback address is refused on the address
-    the connection reached (DNS rebinding cannot pass), and nothing is sent."""
-    settings.CONCORD_WEBHOOKS_ALLOW_PRIVATE = False
-    receiving = Receiver()
+@pytest.fixture
+def listening():
+    """A port on 127.0.0.1 that accepts connections (an internal service's),
+    to tell afterwards whether anything connected to it."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(8)
+        sock.setblocking(False)
+        yield sock
+
+
+def connected_to(sock: socket.socket) -> bool:
     try:
-        port = receiving.url.split(":")[2].split("/")[0]
-        endpoint = WebhookEndpoint.objects.create(
-            project=project_with(researcher), url=f"http://localhost:{port}/", events=["run.done"]
-        )
+        sock.accept()[0].close()
+    except BlockingIOError:
+        return False
+    return True
+
+
+def test_every_refused_destination_records_the_same_words(
+    researcher, settings, now_retries, listening
+):
+    """An open port, a closed one, an internal name and an unknown one read
+    alike in the attempt log (project members read it: it must not map the
+    lab's network), none names an address, and nothing is connected to."""
+    settings.CONCORD_WEBHOOKS_ALLOW_PRIVATE = False
+    open_port, closed_port = listening.getsockname()[1], free_port()
+    project = project_with(researcher)
+    urls = [
+        f"http://localhost:{open_port}/",
+        f"http://localhost:{closed_port}/",
+        f"http://127.0.0.1:{open_port}/",  # saved while the setting was on
+        f"http://[::1]:{closed_port}/",
+        "http://no-such-host.invalid/",
+    ]
+    errors = []
+    for url in urls:
+        endpoint = WebhookEndpoint.objects.create(project=project, url=url, events=["run.done"])
         delivery = emit_test(endpoint)
         assert services.attempt(delivery.pk) == "pending"
-    finally:
-        receiving.close()
-    assert receiving.received == []
-    attempt = WebhookAttempt.objects.get(delivery=delivery)
-    assert attempt.status_code is None
-    assert "Refused: localhost connected to 127.0.0.1 is a loopback address" in attempt.error
+        attempt = WebhookAttempt.objects.get(delivery=delivery)
+        assert attempt.status_code is None
+        errors.append(attempt.error)
+    assert len(set(errors)) == 1, errors
+    error = errors[0]
+    assert error.startswith("Refused: ") and "public address" in error
+    assert not re.search(r"\d+\.\d+\.\d+\.\d+|::1|localhost|invalid", error)
+    assert not connected_to(listening)
+
+
+def test_a_name_is_connected_to_at_the_addresses_that_were_checked(
+    researcher, settings, monkeypatch, listening
+):
+    """DNS rebinding: the name's owner answers a public address to the check
+    and a loopback one to any later lookup; there is no later lookup. A public
+    address's connection error keeps its detail."""
+    settings.CONCORD_WEBHOOKS_ALLOW_PRIVATE = False
+    port = listening.getsockname()[1]
+    lookups, connects = [], []
+    real_getaddrinfo = socket.getaddrinfo
+
+    def rebinding_dns(host, *args, **kwargs):
+        if host != "rebind.example":
+            return real_getaddrinfo(host, *args, **kwargs)
+        lookups.append(host)
+        address = "93.184.216.34" if len(lookups) == 1 else "127.0.0.1"
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (address, port))]
+
+    def unreachable(address, *args, **kwargs):
+        """No packet leaves the test: the public address is out of reach."""
+        connects.append(address)
+        raise OSError(errno.ENETUNREACH, "Network is unreachable")
+
+    monkeypatch.setattr(socket, "getaddrinfo", rebinding_dns)
+    monkeypatch.setattr(addresses, "create_connection", unreachable)
+    endpoint = WebhookEndpoint.objects.create(
+        project=project_with(researcher), url=f"http://rebind.example:{port}/", events=["x"]
+    )
+    assert services.attempt(emit_test(endpoint).pk) == "pending"
+    assert (lookups, connects) == (["rebind.example"], [("93.184.216.34", port)])
+    assert not connected_to(listening)
+    error = WebhookAttempt.objects.get(delivery__endpoint=endpoint).error
+    assert error.startswith("NewConnectionError") and "Network is unreachable" in error
