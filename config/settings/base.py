@@ -294,9 +294,10 @@ CONCORD_WORKER_BEAT_SECONDS = float(os.environ.get("CONCORD_WORKER_BEAT_SECONDS"
 CONCORD_DEMO_SIMULATED_PARTICIPANTS = env_bool("CONCORD_DEMO_SIMULATED_PARTICIPANTS", False)
 
 # --- Webhooks (docs/webhooks.md) -------------------------------------------
-# Allow webhook URLs on loopback, private and link-local addresses (the lab's
-# own network); refused by default, since a researcher's URL is fetched by the
-# worker (server-side request forgery).
+# Allow webhook URLs on any address that is not public: loopback, private,
+# link-local and the like, also when an IPv6 form carries one (the lab's own
+# network; webhooks.addresses). Refused by default, since a researcher's URL is
+# fetched by the worker (server-side request forgery).
 CONCORD_WEBHOOKS_ALLOW_PRIVATE = env_bool("CONCORD_WEBHOOKS_ALLOW_PRIVATE", False)
 # A delivery fails after this many attempts; between them the worker waits
 # 30 s, 2 min, 10 min, 1 h, 6 h (then 6 h again), each +-20%.
