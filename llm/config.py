@@ -168,10 +168,11 @@ class ModelConfig:
                     f"one of {', '.join(ATTENTION)}."
                 )
             return
-        from llm.keys import KeyBindingError, check_key_name
+        from llm.keys import KeyBindingError, check_host, check_key_name
 
         try:
             check_key_name(self.api_key_env, error)
+            check_host(self.base_url, error)
         except KeyBindingError as bad:
             raise error(str(bad)) from None
         for name in ("top_p", "top_k", "repetition_penalty"):

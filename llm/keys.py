@@ -1,4 +1,5 @@
-"""Which API key a model configuration may send, and to which hosts.
+"""Which API key a model configuration may send, to which hosts, and which
+servers it may call at all.
 
 A researcher writes a judge's or a system's configuration, `base_url` and
 `api_key_env` included; the worker that runs it holds the install's secrets in
@@ -13,6 +14,12 @@ A configuration may name only a lent key; the key goes only to its hosts, and
 any other server is called with no key (local servers need none). A host
 without a port is lent on its scheme's port only (443 for https, 80 for
 http). Without the setting, OPENAI_API_KEY is lent to api.openai.com alone.
+
+The worker also requests whatever `base_url` says, from inside the lab's
+network. An install shared by teams lists the servers configurations may call
+in CONCORD_LLM_HOSTS (`vllm.internal:8000,api.openai.com`; a lent key's hosts
+are allowed too); unset, any server may be called, as a single team's install
+wants.
 """
 
 from __future__ import annotations
@@ -66,7 +73,12 @@ def check_key_name(name: str, error: type[Exception]) -> None:
 
 def sends_key_to(name: str, base_url: str) -> bool:
     """Whether the key `name` may go to the server at `base_url`."""
-    hosts = lent_keys().get(name, frozenset())
+    return host_listed(lent_keys().get(name, frozenset()), base_url)
+
+
+def host_listed(hosts: frozenset[str], base_url: str) -> bool:
+    """Whether `base_url`'s host (and port) is one of `hosts` (`host`: on its
+    scheme's port only; `host:port`)."""
     parts = urlsplit(base_url)
     try:
         host, port = (parts.hostname or "").lower(), parts.port
@@ -80,6 +92,40 @@ def sends_key_to(name: str, base_url: str) -> bool:
     # a host without a port: its scheme's port only (https://api.openai.com:8443 is
     # another server)
     return f"{shown}:{port}" in hosts or (port == default and shown in hosts)
+
+
+# --- the servers a configuration may call ------------------------------------------------
+
+HOSTS_SETTING = "CONCORD_LLM_HOSTS"
+
+
+def allowed_hosts(text: str | None = None) -> frozenset[str] | None:
+    """The hosts (`host` or `host:port`) a configuration may call, from
+    CONCORD_LLM_HOSTS (comma-separated); None when unset: any server, as a
+    single team's install wants (its researchers are its operators)."""
+    text = os.environ.get(HOSTS_SETTING, "") if text is None else text
+    listed = [h.strip().lower() for h in text.split(",") if h.strip()]
+    if not listed:
+        return None
+    bad = [h for h in listed if not HOST.fullmatch(h)]
+    if bad:
+        raise KeyBindingError(f"{HOSTS_SETTING}: {bad[0]!r} is not a host or host:port.")
+    return frozenset(listed)
+
+
+def check_host(base_url: str, error: type[Exception]) -> None:
+    """With CONCORD_LLM_HOSTS set, a configuration calls only those hosts (and
+    the hosts of lent keys): a researcher's base_url is requested by the
+    worker, from inside the lab's network (server-side request forgery)."""
+    hosts = allowed_hosts()
+    if hosts is None:
+        return
+    lent = frozenset().union(*lent_keys().values())
+    if not host_listed(hosts | lent, base_url):
+        raise error(
+            f"base_url {base_url!r}: this install calls only {', '.join(sorted(hosts | lent))} "
+            f"({HOSTS_SETTING}, set by whoever runs it)."
+        )
 
 
 def key_for(name: str, base_url: str) -> str:

@@ -101,9 +101,11 @@ class OpenAICompatibleModel(ChatModel):
         import httpx
         import openai
 
-        from llm.keys import key_for, sends_key_to
+        from llm.keys import check_host, key_for, sends_key_to
 
-        # only a key lent to this host (llm.keys): a configuration is a researcher's
+        # a configuration is a researcher's (llm.keys): only a server the install
+        # allows, and only a key lent to its host
+        check_host(config.base_url, ProviderSetupError)
         key = key_for(config.api_key_env, config.base_url)
         if not key and sends_key_to(config.api_key_env, config.base_url):
             raise ProviderSetupError(f"Set {config.api_key_env} to call {config.base_url}.")

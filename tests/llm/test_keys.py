@@ -192,3 +192,33 @@ def test_a_key_lent_to_a_lab_server_reaches_it(outsider_with_a_response, monkeyp
         )
         run_llm_judging(JudgingRun.objects.get(pk=started.json()["id"]).pk)
         assert server.seen and set(server.seen) == {"Bearer lab-vllm-token"}
+
+
+def test_with_a_host_list_a_configuration_calls_only_those_servers(monkeypatch):
+    from llm.keys import allowed_hosts
+    from llm.providers import ProviderSetupError
+
+    monkeypatch.delenv("CONCORD_LLM_HOSTS", raising=False)
+    assert allowed_hosts() is None  # unset: any server (a single team's install)
+    ModelConfig(base_url="http://10.0.0.5:8000/v1", model="m").check_endpoint(ValueError)
+    monkeypatch.setenv("CONCORD_LLM_HOSTS", "vllm.internal:8000, gpu2.internal")
+    monkeypatch.setenv("CONCORD_LLM_KEYS", "OPENAI_API_KEY=api.openai.com")
+    for allowed in (
+        "http://vllm.internal:8000/v1",
+        "http://gpu2.internal/v1",
+        "https://api.openai.com/v1",  # a lent key's host
+    ):
+        ModelConfig(base_url=allowed, model="m").check_endpoint(ValueError)
+    for refused in (
+        "http://169.254.169.254/latest/",  # the cloud's metadata service
+        "http://db.internal:5432/",
+        "http://vllm.internal:8001/v1",
+        "http://gpu2.internal:8080/v1",
+    ):
+        with pytest.raises(ValueError, match="CONCORD_LLM_HOSTS"):
+            ModelConfig(base_url=refused, model="m").check_endpoint(ValueError)
+        # and a configuration that got past the check (stored before) is not called
+        with pytest.raises(ProviderSetupError, match="this install calls only"):
+            OpenAICompatibleModel(ModelConfig(base_url=refused, model="m"))
+    with pytest.raises(KeyBindingError, match="is not a host"):
+        allowed_hosts("http://x/")
