@@ -98,6 +98,22 @@ def outsider_with_a_response(transactional_db, tmp_path):
     return api, dataset
 
 
+def judge_through_the_api(api, dataset, name: str, config: dict) -> None:
+    """Create the judge and a run of it as the researcher does, then do the
+    run's work as the llm worker does."""
+    made = api.post(
+        "/api/evaluators/", {"name": name, "kind": "llm_rubric", "config": config}, format="json"
+    )
+    assert made.status_code == 201, made.content
+    started = api.post(
+        "/api/judging-runs/",
+        {"evaluator": name, "dataset": dataset.pk, "mode": "st"},
+        format="json",
+    )
+    assert started.status_code == 201, started.content
+    run_llm_judging(JudgingRun.objects.get(pk=started.json()["id"]).pk)
+
+
 def judge_config(url: str, key_name: str) -> dict:
     return {
         "base_url": url,
@@ -134,23 +150,9 @@ def test_a_judge_naming_a_worker_secret_is_refused_and_never_sends_it(
         assert "CONCORD_LLM_KEYS" in made.content.decode()
         assert not Evaluator.objects.filter(name="innocent judge").exists()
         # the lab's OpenAI key may be named, and goes only to OpenAI: this server gets none
-        made = api.post(
-            "/api/evaluators/",
-            {
-                "name": "innocent judge",
-                "kind": "llm_rubric",
-                "config": judge_config(server.url, "OPENAI_API_KEY"),
-            },
-            format="json",
+        judge_through_the_api(
+            api, dataset, "innocent judge", judge_config(server.url, "OPENAI_API_KEY")
         )
-        assert made.status_code == 201, made.content
-        started = api.post(
-            "/api/judging-runs/",
-            {"evaluator": "innocent judge", "dataset": dataset.pk, "mode": "st"},
-            format="json",
-        )
-        assert started.status_code == 201, started.content
-        run_llm_judging(JudgingRun.objects.get(pk=started.json()["id"]).pk)
         assert server.seen and set(server.seen) == {"Bearer not-needed"}
         # a configuration stored before keys were lent (or written in the database) is
         # refused when a run would use it, and its provider would send no key anyway
@@ -175,22 +177,7 @@ def test_a_key_lent_to_a_lab_server_reaches_it(outsider_with_a_response, monkeyp
         server.seen = []
         host = server.url.split("//", 1)[1].split("/", 1)[0]
         monkeypatch.setenv("CONCORD_LLM_KEYS", f"VLLM_TOKEN={host}")
-        made = api.post(
-            "/api/evaluators/",
-            {
-                "name": "lab judge",
-                "kind": "llm_rubric",
-                "config": judge_config(server.url, "VLLM_TOKEN"),
-            },
-            format="json",
-        )
-        assert made.status_code == 201, made.content
-        started = api.post(
-            "/api/judging-runs/",
-            {"evaluator": "lab judge", "dataset": dataset.pk, "mode": "st"},
-            format="json",
-        )
-        run_llm_judging(JudgingRun.objects.get(pk=started.json()["id"]).pk)
+        judge_through_the_api(api, dataset, "lab judge", judge_config(server.url, "VLLM_TOKEN"))
         assert server.seen and set(server.seen) == {"Bearer lab-vllm-token"}
 
 
