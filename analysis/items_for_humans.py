@@ -202,6 +202,7 @@ def create_study(
     raters_per_task: int,
     actor: User | None = None,
     seed: int = DEFAULT_SEED,
+    gold_annotators: tuple[str, ...] = (),
 ) -> Study:
     """Pick `count` responses of the selection by `method` and create a study
     of kind gold or crowd that rates exactly those (closed, ready to open).
@@ -227,6 +228,7 @@ def create_study(
         raise SelectionError(f"kind {kind!r}: choose from {', '.join(Study.Kind.values)}.")
     if Study.objects.filter(name=name).exists():
         raise StudyError(f"A study named '{name}' exists already; choose another name.")
+    experts = gold_annotator_accounts(kind, gold_annotators)
     scope = resolve(selection)
     table = scope.table
     if table.empty:
@@ -272,6 +274,7 @@ def create_study(
     documents = {r.question.document_id for r in responses}
 
     def choose(saved: Study) -> None:
+        saved.gold_annotators.set(experts)
         saved.systems.set(systems)
         saved.documents.set(documents)
         saved.responses.set(chosen)
@@ -297,3 +300,24 @@ def create_study(
             ) from None
         raise
     return study
+
+
+def gold_annotator_accounts(kind: str, usernames: tuple[str, ...]) -> list[User]:
+    """The gold annotators a new gold study is assigned to, by username (they see
+    only the studies they are assigned to); a crowd study has none."""
+    from users.models import User
+
+    names = sorted({n.strip() for n in usernames if n and n.strip()})
+    if not names:
+        return []
+    if kind != "gold":
+        raise SelectionError("gold_annotators: only a gold study has gold annotators.")
+    found = list(
+        User.objects.filter(username__in=names, role=User.Role.GOLD_ANNOTATOR, is_active=True)
+    )
+    unknown = sorted(set(names) - {u.username for u in found})
+    if unknown:
+        raise SelectionError(
+            f"gold_annotators: no active gold annotator {', '.join(map(repr, unknown))}."
+        )
+    return found

@@ -253,6 +253,9 @@ class SelectItemsForm(forms.Form):
     kind = forms.ChoiceField(choices=Study.Kind.choices)
     name = forms.CharField(max_length=200)
     raters_per_task = forms.IntegerField(min_value=1, max_value=1000, initial=1)
+    gold_annotators = forms.CharField(
+        required=False, max_length=2000, help_text="Usernames, comma-separated (gold studies)."
+    )
 
 
 @login_required
@@ -276,7 +279,9 @@ def select_items_page(request: HttpRequest) -> HttpResponse:
                     for field, errors in form.errors.items()
                 )
             )
-        study = create_study(selection, actor=request.user, **form.cleaned_data)
+        chosen = dict(form.cleaned_data)
+        chosen["gold_annotators"] = tuple(chosen["gold_annotators"].split(","))
+        study = create_study(selection, actor=request.user, **chosen)
     except (SelectionError, StudyError) as error:
         return render(
             request,
@@ -301,6 +306,13 @@ class SelectItemsSerializer(KnownFieldsMixin, serializers.Serializer):
     kind = serializers.ChoiceField(choices=Study.Kind.values)
     name = serializers.CharField(max_length=200)
     raters_per_task = serializers.IntegerField(min_value=1, max_value=1000, default=1)
+    gold_annotators = serializers.ListField(
+        child=serializers.CharField(max_length=150),
+        required=False,
+        max_length=200,
+        help_text="A gold study's gold annotators (usernames): they see only the studies "
+        "they are assigned to.",
+    )
     # the selection, as the report's query parameters take it
     project = serializers.CharField(
         max_length=64, required=False, help_text="The project's slug (yours, if only one)."
@@ -355,6 +367,7 @@ def select_items_api(request: Request) -> Response:
     body.is_valid(raise_exception=True)
     data = dict(body.validated_data)
     action = {key: data.pop(key) for key in ("method", "count", "kind", "name", "raters_per_task")}
+    action["gold_annotators"] = tuple(data.pop("gold_annotators", ()))
     study = create_study(selection_for(user, Selection.from_options(data)), actor=user, **action)
     responses = sorted(study.responses.values_list("pk", flat=True))
     return Response(

@@ -280,6 +280,54 @@ def test_command_and_api(two_meetings, researcher):
     assert APIClient().post("/api/reports/select-items/", {}, format="json").status_code == 401
 
 
+@pytest.mark.django_db
+def test_a_gold_study_from_a_report_is_assigned_to_its_gold_annotators(
+    two_meetings, researcher, gold_annotator, client
+):
+    from tests.conftest import database_snapshot
+    from users.models import User
+
+    User.objects.create_user("gus", role="gold_annotator")
+    setting = ("--dataset-version", "qa", "--split", "test2", "--mode", "st")
+    call_command("select_items", "--method", "random", "--count", "4", "--kind", "gold",
+                 "--name", "Expert pass", "--gold-annotators", "gina, gus", *setting)  # fmt: skip
+    assert sorted(
+        Study.objects.get(name="Expert pass").gold_annotators.values_list("username", flat=True)
+    ) == ["gina", "gus"]
+    api = APIClient()
+    api.force_login(researcher)
+    body = {"method": "random", "count": 4, "kind": "gold", "name": "API expert pass",
+            "dataset_version": "qa", "split": "test2", "mode": "st"}  # fmt: skip
+    made = api.post("/api/reports/select-items/", {**body, "gold_annotators": ["gina"]},
+                    format="json")  # fmt: skip
+    assert made.status_code == 201, made.content
+    assert [
+        u.username for u in Study.objects.get(pk=made.json()["study"]).gold_annotators.all()
+    ] == ["gina"]
+    # from the report page's form, comma-separated
+    client.force_login(researcher)
+    page = client.post(
+        "/analysis/select-items/",
+        {**body, "name": "Page expert pass", "raters_per_task": 1, "gold_annotators": "gus"},
+    )
+    assert page.status_code == 201
+    assert list(
+        Study.objects.get(name="Page expert pass").gold_annotators.values_list(
+            "username", flat=True
+        )
+    ) == ["gus"]
+    # a researcher is not a gold annotator; a crowd study has none: refused, nothing made
+    before = database_snapshot()
+    for change, words in (
+        ({"gold_annotators": ["gina", "rita"]}, "no active gold annotator 'rita'"),
+        ({"gold_annotators": ["gina"], "kind": "crowd"}, "only a gold study has gold annotators"),
+    ):
+        refused = api.post("/api/reports/select-items/", {**body, "name": "x", **change},
+                           format="json")  # fmt: skip
+        assert refused.status_code == 400 and words in refused.json()["detail"], refused.content
+    assert database_snapshot() == before
+
+
 @pytest.mark.django_db(transaction=True)
 def test_two_creations_with_one_name_make_one_study(tmp_path):
     require(

@@ -1,5 +1,6 @@
 """python manage.py select_items --method disagreement|uncertainty|random --count N
---kind gold|crowd --name NAME [--raters N] [selection options as agreement_report's]
+--kind gold|crowd --name NAME [--raters N] [--gold-annotators A,B]
+[selection options as agreement_report's]
 
 Picks responses of a selection for humans to rate and creates a study of
 exactly those (closed: open it from the admin when ready)."""
@@ -24,6 +25,12 @@ class Command(BaseCommand):
         add_selection_arguments(parser, reference_help="The reference evaluator.")
         parser.add_argument("--judges", help="Comma-separated judges (default: every non-human).")
         parser.add_argument("--humans", help="Comma-separated human evaluators (not judges).")
+        parser.add_argument(
+            "--gold-annotators",
+            default="",
+            help="A gold study's gold annotators, comma-separated usernames (they see only "
+            "the studies they are assigned to).",
+        )
 
     def handle(self, *args: str, **options: Any) -> None:
         from analysis.items_for_humans import create_study
@@ -39,6 +46,7 @@ class Command(BaseCommand):
                 kind=options["kind"],
                 name=options["name"],
                 raters_per_task=options["raters"],
+                gold_annotators=tuple(options["gold_annotators"].split(",")),
             )
         except (SelectionError, StudyError) as error:
             raise CommandError(str(error)) from None
