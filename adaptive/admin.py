@@ -8,10 +8,11 @@ from django.contrib import admin
 
 from adaptive.models import AdaptiveStudy, Decision, Draw
 from annotator.admin.records import ReadOnlyAdmin
+from users.admin_scope import ProjectReadableAdmin
 
 
 @admin.register(AdaptiveStudy)
-class AdaptiveStudyAdmin(ReadOnlyAdmin):
+class AdaptiveStudyAdmin(ProjectReadableAdmin, ReadOnlyAdmin):
     list_display = ("name", "goal", "population", "status", "budget_pence", "created_at")
     list_filter = ("status", "goal", "population")
     search_fields = ("name",)
@@ -19,14 +20,16 @@ class AdaptiveStudyAdmin(ReadOnlyAdmin):
 
 
 @admin.register(Draw)
-class DrawAdmin(ReadOnlyAdmin):
+class DrawAdmin(ProjectReadableAdmin, ReadOnlyAdmin):
+    project_path = "adaptive__project"
     list_display = ("adaptive", "system", "position", "wave", "response", "probability", "sent")
     list_filter = ("adaptive", "wave", "sent")
     list_select_related = ("adaptive", "system")
 
 
 @admin.register(Decision)
-class DecisionAdmin(ReadOnlyAdmin):
+class DecisionAdmin(ProjectReadableAdmin, ReadOnlyAdmin):
+    project_path = "adaptive__project"
     list_display = ("adaptive", "action", "actor", "created_at", "detail")
     list_filter = ("adaptive", "action")
     list_select_related = ("adaptive", "actor")

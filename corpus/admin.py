@@ -10,6 +10,7 @@ from django.utils.html import format_html, format_html_join
 
 from corpus.models import Benchmark, Dataset, Document, Question, QuestionText
 from corpus.protection import CORRECTION, ProtectJudgedAdmin, judged_responses, judged_summary
+from users.admin_scope import ProjectReadableAdmin
 
 if TYPE_CHECKING:
     from django.contrib.admin.options import _FieldsetSpec
@@ -26,7 +27,8 @@ class _QuestionCount(TypedDict):
 
 
 @admin.register(Benchmark)
-class BenchmarkAdmin(ProtectJudgedAdmin, admin.ModelAdmin):
+class BenchmarkAdmin(ProjectReadableAdmin, ProtectJudgedAdmin, admin.ModelAdmin):
+    project_path = None
     judged_path = "run__dataset__benchmark"
     list_display = ("name", "slug", "dataset_count", "document_count")
     search_fields = ("name", "slug")
@@ -52,7 +54,8 @@ class BenchmarkAdmin(ProtectJudgedAdmin, admin.ModelAdmin):
 
 
 @admin.register(Dataset)
-class DatasetAdmin(ProtectJudgedAdmin, admin.ModelAdmin):
+class DatasetAdmin(ProjectReadableAdmin, ProtectJudgedAdmin, admin.ModelAdmin):
+    project_path = None
     judged_path = "run__dataset"
     list_display = ("__str__", "benchmark", "version", "language", "split", "question_count")
     list_filter = ("benchmark", "version", "language", "split")
@@ -113,9 +116,11 @@ class QuestionTextInline(admin.TabularInline):
 
 
 @admin.register(Document)
-class DocumentAdmin(ProtectJudgedAdmin, admin.ModelAdmin):
+class DocumentAdmin(ProjectReadableAdmin, ProtectJudgedAdmin, admin.ModelAdmin):
     """The document page shows the transcript beside its questions (all versions).
     Once responses about it are judged, its transcript is read-only too."""
+
+    project_path = None
 
     judged_path = "question__document"
     list_display = ("external_id", "benchmark", "split", "word_count", "question_count")
@@ -216,7 +221,8 @@ class QuestionVersionFilter(admin.SimpleListFilter):
 
 
 @admin.register(Question)
-class QuestionAdmin(ProtectJudgedAdmin, admin.ModelAdmin):
+class QuestionAdmin(ProjectReadableAdmin, ProtectJudgedAdmin, admin.ModelAdmin):
+    project_path = None
     judged_path = "question"
     list_display = (
         "document",

@@ -19,6 +19,7 @@ from generation.runner import (
     start_generation_run,
 )
 from runs.admin import report_outcomes
+from users.admin_scope import ProjectReadableAdmin
 
 if TYPE_CHECKING:
     from django_stubs_ext import WithAnnotations
@@ -47,7 +48,8 @@ class SystemForm(forms.ModelForm):
 
 
 @admin.register(System)
-class SystemAdmin(ProtectJudgedAdmin, admin.ModelAdmin):
+class SystemAdmin(ProjectReadableAdmin, ProtectJudgedAdmin, admin.ModelAdmin):
+    shared_rows = True
     judged_path = "run__system"
     form = SystemForm
     list_display = ("name", "model_name", "backend")
@@ -62,7 +64,7 @@ class GenerationRunForm(forms.ModelForm):
 
 
 @admin.register(GenerationRun)
-class GenerationRunAdmin(ProtectJudgedAdmin, admin.ModelAdmin):
+class GenerationRunAdmin(ProjectReadableAdmin, ProtectJudgedAdmin, admin.ModelAdmin):
     """Start a run (a worker of the gpu or llm queue makes it); see done/total.
     A run whose responses are judged cannot be deleted."""
 

@@ -1,20 +1,12 @@
 from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
-from django.http import HttpRequest
 
+from users.admin_scope import site_or_member
 from users.models import Membership, Project, User
-from users.projects import is_site_admin
 
-
-def only_site_admins(request: HttpRequest) -> bool:
-    """The admin shows raw data of every project, so it is the site admins'
-    (superusers and the admin role); researchers work in the console and the
-    API, which show their projects only. A staff flag alone opens nothing."""
-    user = request.user
-    return bool(user.is_active and user.is_staff and is_site_admin(user))
-
-
-admin.site.has_permission = only_site_admins  # type: ignore[method-assign]
+# Site admins see every project's rows and change them; a project's members
+# read their projects' rows (users.admin_scope.ProjectReadableAdmin).
+admin.site.has_permission = site_or_member  # type: ignore[method-assign]
 
 
 class MembershipInline(admin.TabularInline):

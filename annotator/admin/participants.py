@@ -19,6 +19,7 @@ from annotator.admin.common import for_each_on_prolific
 from annotator.errors import StudyError
 from annotator.models import Participant
 from annotator.prolific_api import REJECTION_CATEGORIES, ProlificClient
+from users.admin_scope import ProjectReadableAdmin
 from users.permissions import signed_in_user
 
 
@@ -36,7 +37,8 @@ class RejectionForm(forms.Form):
 
 
 @admin.register(Participant)
-class ParticipantAdmin(admin.ModelAdmin):
+class ParticipantAdmin(ProjectReadableAdmin):
+    project_path = "study__project"
     list_display = (
         "__str__",
         "study",

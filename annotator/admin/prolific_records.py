@@ -11,6 +11,7 @@ from django.http import HttpRequest
 
 from annotator.admin.records import ReadOnlyAdmin
 from annotator.models import BonusLine, BonusPayment, ParticipantGroup, ParticipantGroupMember
+from users.admin_scope import ProjectReadableAdmin
 
 
 class BonusLineInline(admin.TabularInline):
@@ -24,7 +25,8 @@ class BonusLineInline(admin.TabularInline):
 
 
 @admin.register(BonusPayment)
-class BonusPaymentAdmin(ReadOnlyAdmin):
+class BonusPaymentAdmin(ProjectReadableAdmin, ReadOnlyAdmin):
+    project_path = "study__project"
     list_display = ("pk", "study", "status", "reason", "total_pence", "created_at", "paid_at")
     list_filter = ("status", "study")
     list_select_related = ("study",)
@@ -42,6 +44,7 @@ class MemberInline(admin.TabularInline):
 
 
 @admin.register(ParticipantGroup)
-class ParticipantGroupAdmin(ReadOnlyAdmin):
+class ParticipantGroupAdmin(ProjectReadableAdmin, ReadOnlyAdmin):
+    project_path = None
     list_display = ("name", "kind", "prolific_id", "created_at")
     inlines = [MemberInline]

@@ -10,10 +10,12 @@ from django.db.models import Count, Model, QuerySet
 from django.http import HttpRequest
 
 from annotator.models import Assignment, AuditEvent, Item, Rating
+from users.admin_scope import ProjectReadableAdmin
 
 
 @admin.register(Assignment)
-class AssignmentAdmin(admin.ModelAdmin):
+class AssignmentAdmin(ProjectReadableAdmin):
+    project_path = "participant__study__project"
     list_display = (
         "participant",
         "task",
@@ -58,14 +60,16 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
 
 @admin.register(Rating)
-class RatingAdmin(ReadOnlyAdmin):
+class RatingAdmin(ProjectReadableAdmin, ReadOnlyAdmin):
+    project_path = "item__study__project"
     list_display = ("assignment", "item", "score", "seconds", "created_at", "updated_at")
     list_filter = ("item__study",)
     list_select_related = ("assignment__participant", "assignment__task", "item")
 
 
 @admin.register(Item)
-class ItemAdmin(ReadOnlyAdmin):
+class ItemAdmin(ProjectReadableAdmin, ReadOnlyAdmin):
+    project_path = "study__project"
     list_display = ("question", "task", "kind")
     list_filter = ("study",)
     list_select_related = ("task",)
@@ -73,7 +77,8 @@ class ItemAdmin(ReadOnlyAdmin):
 
 
 @admin.register(AuditEvent)
-class AuditEventAdmin(ReadOnlyAdmin):
+class AuditEventAdmin(ProjectReadableAdmin, ReadOnlyAdmin):
+    project_path = "study__project"
     list_display = ("created_at", "study", "participant", "actor", "action", "detail")
     list_filter = ("study", "action")
     list_select_related = ("study", "participant", "actor")

@@ -39,6 +39,7 @@ from config.downloads import export_filename
 from config.spreadsheet import csv_text
 from config.words import count
 from corpus.models import Dataset
+from users.admin_scope import ProjectReadableAdmin
 from users.permissions import signed_in_user
 
 STUDY_FIELDS = [
@@ -128,7 +129,7 @@ class StudyForm(forms.ModelForm):
 
 
 @admin.register(Study)
-class StudyAdmin(admin.ModelAdmin):
+class StudyAdmin(ProjectReadableAdmin):
     """Studies: selection, texts, pay, codes, states, participants, quality control."""
 
     form = StudyForm

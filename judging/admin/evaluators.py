@@ -22,6 +22,7 @@ from judging.models import (
     Judgment,
     PairwiseVerdict,
 )
+from users.admin_scope import ProjectReadableAdmin
 
 if TYPE_CHECKING:
     from django_stubs_ext import WithAnnotations
@@ -61,8 +62,10 @@ class EvaluatorForm(forms.ModelForm):
 
 
 @admin.register(Evaluator)
-class EvaluatorAdmin(ProtectJudgedAdmin, admin.ModelAdmin):
+class EvaluatorAdmin(ProjectReadableAdmin, ProtectJudgedAdmin, admin.ModelAdmin):
     """An evaluator that has judged cannot be deleted, and only its description changes."""
+
+    shared_rows = True
 
     form = EvaluatorForm
     list_display = (
@@ -103,9 +106,11 @@ class EvaluatorAdmin(ProtectJudgedAdmin, admin.ModelAdmin):
 
 
 @admin.register(Judgment)
-class JudgmentAdmin(admin.ModelAdmin):
+class JudgmentAdmin(ProjectReadableAdmin):
     """Judgments, read only: they come from runs, imports and studies, and are
     never edited or deleted by hand (a correction is a new run / a new study)."""
+
+    project_path = "response__run__project"
 
     list_display = ("id", "evaluator", "system", "response", "rater", "seed", "score", "raw_score")
     list_filter = (

@@ -14,6 +14,7 @@ from generation.models import Response
 from judging.models import (
     Judgment,
 )
+from users.admin_scope import ProjectReadableAdmin
 
 if TYPE_CHECKING:
     from django.contrib.admin.options import _FieldsetSpec
@@ -34,10 +35,12 @@ class JudgmentInline(admin.TabularInline):
 
 
 @admin.register(Response)
-class ResponseAdmin(ProtectJudgedAdmin, admin.ModelAdmin):
+class ResponseAdmin(ProjectReadableAdmin, ProtectJudgedAdmin, admin.ModelAdmin):
     """Responses with their scores. Registered here, not in generation, because
     the scores come from this app. Read only: a response is what its system
     answered; one that is judged cannot be deleted either."""
+
+    project_path = "run__project"
 
     list_display = (
         "id",

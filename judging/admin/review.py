@@ -16,6 +16,7 @@ from judging.models import (
     JudgeItem,
 )
 from judging.parsers import Verdict
+from users.admin_scope import ProjectReadableAdmin
 
 if TYPE_CHECKING:
     pass
@@ -69,9 +70,11 @@ RESOLVE_FORMS = {"score": ScoreForm, "verdict": VerdictForm}
 
 
 @admin.register(JudgeItem)
-class JudgeItemAdmin(admin.ModelAdmin):
+class JudgeItemAdmin(ProjectReadableAdmin):
     """Filter by "Needs a human": read the judge's raw answer, enter its score
     (or, for a pairwise judge, its verdict: A, B or tie)."""
+
+    project_path = "run__project"
 
     list_display = ("id", "run", "response", "seed", "status", "outcome", "attempts", "detail")
     list_filter = ("status", "outcome", "run__evaluator")

@@ -24,6 +24,7 @@ from judging.models import (
     JudgingRun,
 )
 from runs.admin import report_outcomes
+from users.admin_scope import ProjectReadableAdmin
 
 if TYPE_CHECKING:
     from django.contrib.admin.options import _FieldGroups
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
 
 
 @admin.register(BenchmarkImport)
-class BenchmarkImportAdmin(admin.ModelAdmin):
+class BenchmarkImportAdmin(ProjectReadableAdmin):
     """Start an ELITR-Bench import from the admin; a Celery worker runs it and
     this page shows its stage, progress and summary."""
 
@@ -121,7 +122,7 @@ class JudgingRunForm(forms.ModelForm):
 
 
 @admin.register(JudgingRun)
-class JudgingRunAdmin(admin.ModelAdmin):
+class JudgingRunAdmin(ProjectReadableAdmin):
     """Start an evaluator over responses; a Celery worker runs it, this page
     shows done/total and what failed."""
 

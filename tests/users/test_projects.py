@@ -421,13 +421,15 @@ def test_one_project_installs_notice_nothing(db):
     assert later.memberships.count() == 0  # with two projects an owner adds members
 
 
-def test_the_admin_is_for_site_admins(two_projects, admin_user):
+def test_the_admin_changes_are_for_site_admins(two_projects, admin_user):
     staff = two_projects["insider"]
     staff.is_staff = True
     staff.save()
     browser = Client()
     browser.force_login(staff)
-    assert browser.get("/admin/annotator/study/").status_code == 302  # to the admin's sign-in
+    # a member reads his project's rows (tests/users/test_admin_scope.py), not the site's
+    assert browser.get("/admin/annotator/study/").status_code == 200
+    assert browser.get("/admin/users/project/").status_code == 403
     browser.force_login(admin_user)
     page = browser.get("/admin/users/project/")
     assert page.status_code == 200

@@ -52,7 +52,7 @@ def apply_grants(user: User, granted: Granted) -> None:
         stale = [m.pk for m in held.values() if m.source == Membership.Source.OIDC]
         Membership.objects.filter(pk__in=stale).delete()
         role = site_role(granted)
-        # the admin is the site admins' (users.admin.only_site_admins): the
+        # the admin is the site admins' to change (users.admin_scope): the
         # provider's admins reach it, and lose it with the role; a superuser
         # made in Concord keeps his flags
         staff = user.is_superuser or role == User.Role.ADMIN
