@@ -8,11 +8,11 @@ from django.contrib import admin
 
 from adaptive.models import AdaptiveStudy, Decision, Draw
 from annotator.admin.records import ReadOnlyAdmin
-from users.admin_scope import ProjectReadableAdmin
+from users.admin_scope import ProjectScopedAdmin
 
 
 @admin.register(AdaptiveStudy)
-class AdaptiveStudyAdmin(ProjectReadableAdmin, ReadOnlyAdmin):
+class AdaptiveStudyAdmin(ProjectScopedAdmin, ReadOnlyAdmin):
     list_display = ("name", "goal", "population", "status", "budget_pence", "created_at")
     list_filter = ("status", "goal", "population")
     search_fields = ("name",)
@@ -20,7 +20,7 @@ class AdaptiveStudyAdmin(ProjectReadableAdmin, ReadOnlyAdmin):
 
 
 @admin.register(Draw)
-class DrawAdmin(ProjectReadableAdmin, ReadOnlyAdmin):
+class DrawAdmin(ProjectScopedAdmin, ReadOnlyAdmin):
     project_path = "adaptive__project"
     list_display = ("adaptive", "system", "position", "wave", "response", "probability", "sent")
     list_filter = ("adaptive", "wave", "sent")
@@ -28,7 +28,7 @@ class DrawAdmin(ProjectReadableAdmin, ReadOnlyAdmin):
 
 
 @admin.register(Decision)
-class DecisionAdmin(ProjectReadableAdmin, ReadOnlyAdmin):
+class DecisionAdmin(ProjectScopedAdmin, ReadOnlyAdmin):
     project_path = "adaptive__project"
     list_display = ("adaptive", "action", "actor", "created_at", "detail")
     list_filter = ("adaptive", "action")

@@ -9,11 +9,11 @@ from django.utils.html import format_html, format_html_join
 from analysis.sweeps import sweep_table
 from generation.models import Sweep
 from judging.models import Evaluator
-from users.admin_scope import ProjectReadableAdmin
+from users.admin_scope import ProjectScopedAdmin
 
 
 @admin.register(Sweep)
-class SweepAdmin(ProjectReadableAdmin):
+class SweepAdmin(ProjectScopedAdmin):
     list_display = ("name", "base_system", "dataset", "mode", "run_count", "created_at")
     readonly_fields = ("name", "base_system", "dataset", "mode", "grid", "seeds", "grids")
     fields = readonly_fields

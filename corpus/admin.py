@@ -10,7 +10,7 @@ from django.utils.html import format_html, format_html_join
 
 from corpus.models import Benchmark, Dataset, Document, Question, QuestionText
 from corpus.protection import CORRECTION, ProtectJudgedAdmin, judged_responses, judged_summary
-from users.admin_scope import ProjectReadableAdmin
+from users.admin_scope import ProjectScopedAdmin
 
 if TYPE_CHECKING:
     from django.contrib.admin.options import _FieldsetSpec
@@ -27,7 +27,7 @@ class _QuestionCount(TypedDict):
 
 
 @admin.register(Benchmark)
-class BenchmarkAdmin(ProjectReadableAdmin, ProtectJudgedAdmin, admin.ModelAdmin):
+class BenchmarkAdmin(ProjectScopedAdmin, ProtectJudgedAdmin, admin.ModelAdmin):
     project_path = None
     judged_path = "run__dataset__benchmark"
     list_display = ("name", "slug", "dataset_count", "document_count")
@@ -54,7 +54,7 @@ class BenchmarkAdmin(ProjectReadableAdmin, ProtectJudgedAdmin, admin.ModelAdmin)
 
 
 @admin.register(Dataset)
-class DatasetAdmin(ProjectReadableAdmin, ProtectJudgedAdmin, admin.ModelAdmin):
+class DatasetAdmin(ProjectScopedAdmin, ProtectJudgedAdmin, admin.ModelAdmin):
     project_path = None
     judged_path = "run__dataset"
     list_display = ("__str__", "benchmark", "version", "language", "split", "question_count")
@@ -116,7 +116,7 @@ class QuestionTextInline(admin.TabularInline):
 
 
 @admin.register(Document)
-class DocumentAdmin(ProjectReadableAdmin, ProtectJudgedAdmin, admin.ModelAdmin):
+class DocumentAdmin(ProjectScopedAdmin, ProtectJudgedAdmin, admin.ModelAdmin):
     """The document page shows the transcript beside its questions (all versions).
     Once responses about it are judged, its transcript is read-only too."""
 
@@ -221,7 +221,7 @@ class QuestionVersionFilter(admin.SimpleListFilter):
 
 
 @admin.register(Question)
-class QuestionAdmin(ProjectReadableAdmin, ProtectJudgedAdmin, admin.ModelAdmin):
+class QuestionAdmin(ProjectScopedAdmin, ProtectJudgedAdmin, admin.ModelAdmin):
     project_path = None
     judged_path = "question"
     list_display = (

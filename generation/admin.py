@@ -19,7 +19,7 @@ from generation.runner import (
     start_generation_run,
 )
 from runs.admin import report_outcomes
-from users.admin_scope import ProjectReadableAdmin
+from users.admin_scope import ProjectScopedAdmin
 
 if TYPE_CHECKING:
     from django_stubs_ext import WithAnnotations
@@ -34,7 +34,7 @@ class SystemForm(forms.ModelForm):
 
     class Meta:
         model = System
-        fields = ["name", "model_name", "backend", "config", "description"]
+        fields = ["project", "name", "model_name", "backend", "config", "description"]
 
     def clean(self) -> dict[str, Any]:
         super().clean()
@@ -48,8 +48,9 @@ class SystemForm(forms.ModelForm):
 
 
 @admin.register(System)
-class SystemAdmin(ProjectReadableAdmin, ProtectJudgedAdmin, admin.ModelAdmin):
+class SystemAdmin(ProjectScopedAdmin, ProtectJudgedAdmin, admin.ModelAdmin):
     shared_rows = True
+    members_write = True  # a system's model and decoding configuration live here
     judged_path = "run__system"
     form = SystemForm
     list_display = ("name", "model_name", "backend")
@@ -64,7 +65,7 @@ class GenerationRunForm(forms.ModelForm):
 
 
 @admin.register(GenerationRun)
-class GenerationRunAdmin(ProjectReadableAdmin, ProtectJudgedAdmin, admin.ModelAdmin):
+class GenerationRunAdmin(ProjectScopedAdmin, ProtectJudgedAdmin, admin.ModelAdmin):
     """Start a run (a worker of the gpu or llm queue makes it); see done/total.
     A run whose responses are judged cannot be deleted."""
 

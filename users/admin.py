@@ -5,7 +5,7 @@ from users.admin_scope import site_or_member
 from users.models import Membership, Project, User
 
 # Site admins see every project's rows and change them; a project's members
-# read their projects' rows (users.admin_scope.ProjectReadableAdmin).
+# read their projects' rows (users.admin_scope.ProjectScopedAdmin).
 admin.site.has_permission = site_or_member  # type: ignore[method-assign]
 
 

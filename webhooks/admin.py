@@ -13,7 +13,7 @@ from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
-from users.admin_scope import ProjectReadableAdmin
+from users.admin_scope import ProjectScopedAdmin
 from users.projects import scope, writable_projects
 from webhooks import services
 from webhooks.addresses import UnsafeURL, check_url
@@ -38,7 +38,8 @@ class EndpointForm(forms.ModelForm):
 
 
 @admin.register(WebhookEndpoint)
-class WebhookEndpointAdmin(ProjectReadableAdmin):
+class WebhookEndpointAdmin(ProjectScopedAdmin):
+    members_write = True
     form = EndpointForm
     list_display = ("url", "project", "subscribed", "active", "created_by", "created_at")
     list_filter = ("active", "project")
@@ -121,7 +122,7 @@ class AttemptInline(admin.TabularInline):
 
 
 @admin.register(WebhookDelivery)
-class WebhookDeliveryAdmin(ProjectReadableAdmin):
+class WebhookDeliveryAdmin(ProjectScopedAdmin):
     project_path = "endpoint__project"
     list_display = ("event_type", "endpoint", "status", "attempts", "next_attempt_at", "created_at")
     list_filter = ("status", "event_type")

@@ -19,7 +19,7 @@ from annotator.admin.common import for_each_on_prolific
 from annotator.errors import StudyError
 from annotator.models import Participant
 from annotator.prolific_api import REJECTION_CATEGORIES, ProlificClient
-from users.admin_scope import ProjectReadableAdmin
+from users.admin_scope import ProjectScopedAdmin
 from users.permissions import signed_in_user
 
 
@@ -37,7 +37,7 @@ class RejectionForm(forms.Form):
 
 
 @admin.register(Participant)
-class ParticipantAdmin(ProjectReadableAdmin):
+class ParticipantAdmin(ProjectScopedAdmin):
     project_path = "study__project"
     list_display = (
         "__str__",

@@ -11,7 +11,7 @@ from django.http import HttpRequest
 
 from annotator.admin.records import ReadOnlyAdmin
 from annotator.models import BonusLine, BonusPayment, ParticipantGroup, ParticipantGroupMember
-from users.admin_scope import ProjectReadableAdmin
+from users.admin_scope import ProjectScopedAdmin
 
 
 class BonusLineInline(admin.TabularInline):
@@ -25,7 +25,7 @@ class BonusLineInline(admin.TabularInline):
 
 
 @admin.register(BonusPayment)
-class BonusPaymentAdmin(ProjectReadableAdmin, ReadOnlyAdmin):
+class BonusPaymentAdmin(ProjectScopedAdmin, ReadOnlyAdmin):
     project_path = "study__project"
     list_display = ("pk", "study", "status", "reason", "total_pence", "created_at", "paid_at")
     list_filter = ("status", "study")
@@ -44,7 +44,7 @@ class MemberInline(admin.TabularInline):
 
 
 @admin.register(ParticipantGroup)
-class ParticipantGroupAdmin(ProjectReadableAdmin, ReadOnlyAdmin):
+class ParticipantGroupAdmin(ProjectScopedAdmin, ReadOnlyAdmin):
     project_path = None
     list_display = ("name", "kind", "prolific_id", "created_at")
     inlines = [MemberInline]

@@ -10,11 +10,11 @@ from django.db.models import Count, Model, QuerySet
 from django.http import HttpRequest
 
 from annotator.models import Assignment, AuditEvent, Item, Rating
-from users.admin_scope import ProjectReadableAdmin
+from users.admin_scope import ProjectScopedAdmin
 
 
 @admin.register(Assignment)
-class AssignmentAdmin(ProjectReadableAdmin):
+class AssignmentAdmin(ProjectScopedAdmin):
     project_path = "participant__study__project"
     list_display = (
         "participant",
@@ -60,7 +60,7 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
 
 @admin.register(Rating)
-class RatingAdmin(ProjectReadableAdmin, ReadOnlyAdmin):
+class RatingAdmin(ProjectScopedAdmin, ReadOnlyAdmin):
     project_path = "item__study__project"
     list_display = ("assignment", "item", "score", "seconds", "created_at", "updated_at")
     list_filter = ("item__study",)
@@ -68,7 +68,7 @@ class RatingAdmin(ProjectReadableAdmin, ReadOnlyAdmin):
 
 
 @admin.register(Item)
-class ItemAdmin(ProjectReadableAdmin, ReadOnlyAdmin):
+class ItemAdmin(ProjectScopedAdmin, ReadOnlyAdmin):
     project_path = "study__project"
     list_display = ("question", "task", "kind")
     list_filter = ("study",)
@@ -77,7 +77,7 @@ class ItemAdmin(ProjectReadableAdmin, ReadOnlyAdmin):
 
 
 @admin.register(AuditEvent)
-class AuditEventAdmin(ProjectReadableAdmin, ReadOnlyAdmin):
+class AuditEventAdmin(ProjectScopedAdmin, ReadOnlyAdmin):
     project_path = "study__project"
     list_display = ("created_at", "study", "participant", "actor", "action", "detail")
     list_filter = ("study", "action")

@@ -39,10 +39,11 @@ from config.downloads import export_filename
 from config.spreadsheet import csv_text
 from config.words import count
 from corpus.models import Dataset
-from users.admin_scope import ProjectReadableAdmin
+from users.admin_scope import ProjectScopedAdmin
 from users.permissions import signed_in_user
 
 STUDY_FIELDS = [
+    "project",
     "name",
     "kind",
     "rating_type",
@@ -129,10 +130,11 @@ class StudyForm(forms.ModelForm):
 
 
 @admin.register(Study)
-class StudyAdmin(ProjectReadableAdmin):
+class StudyAdmin(ProjectScopedAdmin):
     """Studies: selection, texts, pay, codes, states, participants, quality control."""
 
     form = StudyForm
+    members_write = True  # a study's texts, scale, pay and codes are set here
     _request: HttpRequest  # the request of the page being drawn (see get_form)
 
     class Media:
@@ -178,7 +180,17 @@ class StudyAdmin(ProjectReadableAdmin):
     fieldsets = (
         (
             None,
-            {"fields": ("name", "kind", "status", "evaluator", "participant_link", "progress")},
+            {
+                "fields": (
+                    "project",
+                    "name",
+                    "kind",
+                    "status",
+                    "evaluator",
+                    "participant_link",
+                    "progress",
+                )
+            },
         ),
         (
             "What is rated",

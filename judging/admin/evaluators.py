@@ -22,7 +22,7 @@ from judging.models import (
     Judgment,
     PairwiseVerdict,
 )
-from users.admin_scope import ProjectReadableAdmin
+from users.admin_scope import ProjectScopedAdmin
 
 if TYPE_CHECKING:
     from django_stubs_ext import WithAnnotations
@@ -41,7 +41,15 @@ class EvaluatorForm(forms.ModelForm):
 
     class Meta:
         model = Evaluator
-        fields = ["name", "kind", "description", "config", "raw_scale_min", "raw_scale_max"]
+        fields = [
+            "project",
+            "name",
+            "kind",
+            "description",
+            "config",
+            "raw_scale_min",
+            "raw_scale_max",
+        ]
 
     def clean(self) -> dict[str, Any]:
         super().clean()
@@ -62,10 +70,11 @@ class EvaluatorForm(forms.ModelForm):
 
 
 @admin.register(Evaluator)
-class EvaluatorAdmin(ProjectReadableAdmin, ProtectJudgedAdmin, admin.ModelAdmin):
+class EvaluatorAdmin(ProjectScopedAdmin, ProtectJudgedAdmin, admin.ModelAdmin):
     """An evaluator that has judged cannot be deleted, and only its description changes."""
 
     shared_rows = True
+    members_write = True
 
     form = EvaluatorForm
     list_display = (
@@ -106,7 +115,7 @@ class EvaluatorAdmin(ProjectReadableAdmin, ProtectJudgedAdmin, admin.ModelAdmin)
 
 
 @admin.register(Judgment)
-class JudgmentAdmin(ProjectReadableAdmin):
+class JudgmentAdmin(ProjectScopedAdmin):
     """Judgments, read only: they come from runs, imports and studies, and are
     never edited or deleted by hand (a correction is a new run / a new study)."""
 

@@ -14,7 +14,7 @@ from generation.models import Response
 from judging.models import (
     Judgment,
 )
-from users.admin_scope import ProjectReadableAdmin
+from users.admin_scope import ProjectScopedAdmin
 
 if TYPE_CHECKING:
     from django.contrib.admin.options import _FieldsetSpec
@@ -35,7 +35,7 @@ class JudgmentInline(admin.TabularInline):
 
 
 @admin.register(Response)
-class ResponseAdmin(ProjectReadableAdmin, ProtectJudgedAdmin, admin.ModelAdmin):
+class ResponseAdmin(ProjectScopedAdmin, ProtectJudgedAdmin, admin.ModelAdmin):
     """Responses with their scores. Registered here, not in generation, because
     the scores come from this app. Read only: a response is what its system
     answered; one that is judged cannot be deleted either."""

@@ -16,7 +16,7 @@ from judging.models import (
     JudgeItem,
 )
 from judging.parsers import Verdict
-from users.admin_scope import ProjectReadableAdmin
+from users.admin_scope import ProjectScopedAdmin
 
 if TYPE_CHECKING:
     pass
@@ -70,7 +70,7 @@ RESOLVE_FORMS = {"score": ScoreForm, "verdict": VerdictForm}
 
 
 @admin.register(JudgeItem)
-class JudgeItemAdmin(ProjectReadableAdmin):
+class JudgeItemAdmin(ProjectScopedAdmin):
     """Filter by "Needs a human": read the judge's raw answer, enter its score
     (or, for a pairwise judge, its verdict: A, B or tie)."""
 

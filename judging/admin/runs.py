@@ -24,7 +24,7 @@ from judging.models import (
     JudgingRun,
 )
 from runs.admin import report_outcomes
-from users.admin_scope import ProjectReadableAdmin
+from users.admin_scope import ProjectScopedAdmin
 
 if TYPE_CHECKING:
     from django.contrib.admin.options import _FieldGroups
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 
 @admin.register(BenchmarkImport)
-class BenchmarkImportAdmin(ProjectReadableAdmin):
+class BenchmarkImportAdmin(ProjectScopedAdmin):
     """Start an ELITR-Bench import from the admin; a Celery worker runs it and
     this page shows its stage, progress and summary."""
 
@@ -122,7 +122,7 @@ class JudgingRunForm(forms.ModelForm):
 
 
 @admin.register(JudgingRun)
-class JudgingRunAdmin(ProjectReadableAdmin):
+class JudgingRunAdmin(ProjectScopedAdmin):
     """Start an evaluator over responses; a Celery worker runs it, this page
     shows done/total and what failed."""
 

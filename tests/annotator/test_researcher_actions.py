@@ -11,6 +11,7 @@ from annotator.models import AuditEvent, Participant, Rating, Study
 from corpus.models import Dataset, Document
 from judging.models import Judgment
 from tests.annotator.conftest import make_study
+from users.models import default_project
 
 pytestmark = pytest.mark.django_db
 
@@ -141,6 +142,7 @@ def test_admin_cannot_delete_human_data(boss, crowd_study):
 def add_form(**changes) -> dict:
     dataset = Dataset.objects.get(version="qa", language="en", split="test2")
     data = {
+        "project": default_project().pk,  # the admin asks which project a study is for
         "name": "Admin study",
         "kind": "crowd",
         "rating_type": "rubric",
