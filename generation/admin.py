@@ -61,7 +61,7 @@ class SystemAdmin(ProjectScopedAdmin, ProtectJudgedAdmin, admin.ModelAdmin):
 class GenerationRunForm(forms.ModelForm):
     class Meta:
         model = GenerationRun
-        fields = ["system", "dataset", "mode", "seed"]
+        fields = ["project", "system", "dataset", "mode", "seed"]
 
 
 @admin.register(GenerationRun)
@@ -152,7 +152,7 @@ class GenerationRunAdmin(ProjectScopedAdmin, ProtectJudgedAdmin, admin.ModelAdmi
         self, request: HttpRequest, obj: GenerationRun, form: GenerationRunForm, change: bool
     ) -> None:
         try:
-            run = start_generation_run(obj.system, obj.dataset, obj.mode, obj.seed)
+            run = start_generation_run(obj.system, obj.dataset, obj.mode, obj.seed, obj.project)
         except GenerationError as error:
             messages.error(request, f"Not started: {error}")
             return

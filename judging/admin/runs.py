@@ -118,7 +118,16 @@ class JudgingRunForm(forms.ModelForm):
 
     class Meta:
         model = JudgingRun
-        fields = ["evaluator", "dataset", "mode", "systems", "budget", "refresh", "use_batch"]
+        fields = [
+            "project",
+            "evaluator",
+            "dataset",
+            "mode",
+            "systems",
+            "budget",
+            "refresh",
+            "use_batch",
+        ]
 
 
 @admin.register(JudgingRun)
@@ -235,6 +244,7 @@ class JudgingRunAdmin(ProjectScopedAdmin):
                 refresh=obj.refresh,
                 use_batch=obj.use_batch,
                 confirm_over_budget=form.cleaned_data.get("confirm_over_budget", False),
+                project=obj.project,
             )
         except JudgingError as error:
             messages.error(request, f"Not started: {error}")

@@ -204,7 +204,13 @@ def test_runs_start_from_the_api_and_the_admin(
         with django_capture_on_commit_callbacks(execute=False):
             client.post(
                 "/admin/generation/generationrun/add/",
-                {"system": system.pk, "dataset": dataset().pk, "mode": "st", "seed": "2024"},
+                {
+                    "system": system.pk,
+                    "dataset": dataset().pk,
+                    "mode": "st",
+                    "seed": "2024",
+                    "project": system.project_id,
+                },  # fmt: skip
             )
         assert GenerationRun.objects.filter(system=system, seed=2024, status="queued").exists()
 

@@ -61,16 +61,28 @@ def test_admin_starts_a_run_through_celery(
     client.get(reverse("admin:judging_judgingrun_add"))
     rouge = Evaluator.objects.get(name="metric: rouge")
     from corpus.models import Dataset
+    from users.models import Project, default_project
+
+    default = default_project()
 
     dataset = Dataset.objects.get(version="qa", language="en", split="test2")
     with tasks_run_eagerly(), django_capture_on_commit_callbacks(execute=True):
         answer = client.post(
             reverse("admin:judging_judgingrun_add"),
-            {"evaluator": rouge.pk, "dataset": dataset.pk, "mode": "st"},
+            {"evaluator": rouge.pk, "dataset": dataset.pk, "mode": "st", "project": default.pk},
         )
     assert answer.status_code == 302
     run = JudgingRun.objects.get()
-    assert (run.status, run.done, run.total) == ("done", 36, 36)
+    assert (run.status, run.done, run.total, run.project) == ("done", 36, 36, default)
+    # the project is the one chosen: a project without responses has nothing to judge
+    lab = Project.objects.create(slug="lab", name="Lab")
+    refused = client.post(
+        reverse("admin:judging_judgingrun_add"),
+        {"evaluator": rouge.pk, "dataset": dataset.pk, "mode": "st", "project": lab.pk},
+        follow=True,
+    )
+    assert "Not started: No st responses" in refused.content.decode()
+    assert JudgingRun.objects.count() == 1
     listing = client.get(reverse("admin:judging_judgingrun_changelist"))
     assert b"36/36" in listing.content
 
