@@ -81,7 +81,7 @@ def test_the_ranking_goal_from_the_command_line(paper):
 
 
 def test_bad_commands_say_what_is_wrong(paper):
-    with pytest.raises(CommandError, match="No such systems: Nobody"):
+    with pytest.raises(CommandError, match="No such systems in project .default.: Nobody"):
         run(*PLAN[:-8], "--systems", "GPT-4,Nobody", "--budget-gbp", "10")
     with pytest.raises(CommandError, match="an amount such as"):
         run(*[a if a != "400" else "lots" for a in PLAN])
