@@ -103,19 +103,6 @@ DATABASES = {
     )
 }
 SQLITE = DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3"
-if not SQLITE:
-    # A host cut off from the database (docs/deployment.md) must fail its
-    # connection attempts and notice a dead connection within seconds, not wait
-    # minutes for the kernel: libpq's connect timeout and TCP keepalives. Options
-    # given in DATABASE_URL's query string win.
-    DATABASES["default"]["OPTIONS"] = {
-        "connect_timeout": int(os.environ.get("DATABASE_CONNECT_TIMEOUT", "10")),
-        "keepalives": 1,
-        "keepalives_idle": 30,
-        "keepalives_interval": 10,
-        "keepalives_count": 3,
-        **DATABASES["default"].get("OPTIONS", {}),
-    }
 if SQLITE:
     # Django's SQLite backend whose flush sets aside the triggers that refuse
     # deleting human data (config/sqlite_backend/base.py).
