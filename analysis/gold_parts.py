@@ -236,7 +236,6 @@ def gold_parts(
         out["ppi"] = {
             "gold": labels,
             "labelled": how,
-            "resamples": boot.resamples,
             "judges": estimates,
         }
     out["planner"] = planner(frame, labels, judges, selection.target_width, system_names)

@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from users.models import User
 
 DEFAULT_SEED = 20250611
-FLOOR = 0.2  # the share of each weight spread uniformly over the frame
+FLOOR = 0.5  # the share of each weight spread uniformly over the frame
 
 
 @dataclass

@@ -28,7 +28,7 @@ def planner(
             )
             continue
         gold_values = rated[gold].to_numpy(float)
-        gold_only = max(2, int(np.ceil((ppi.Z95 * np.std(gold_values) / (width / 2)) ** 2)))
+        gold_only = ppi.gold_only_needed(gold_values, width)
         entry: dict = {
             "responses": int(len(rows)),
             "gold_now": int(len(rated)),

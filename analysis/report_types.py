@@ -32,7 +32,9 @@ from typing import Annotated, Any, Final, Literal, TypeGuard, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
 
-SCHEMA_VERSION: Final = 3  # 2: the judge-trust section, PPI, the planner; 3: the scope, verdicts
+SCHEMA_VERSION: Final = 4  # 2: the judge-trust section, PPI, the planner; 3: the scope, verdicts;
+# 4: PPI's intervals hold at small samples (no clustered PPI interval, rank intervals from
+# simultaneous intervals)
 
 # Keys chosen by the data. Aliases document what a dictionary is keyed by.
 EvaluatorName = str
@@ -659,7 +661,6 @@ class PpiSystem(ReportPart):
     judge_mean: float
     ppi_mean: float
     ppi_ci95: list[float]
-    ppi_clustered_ci95: list[float | None]
     # the power tuning lambda (JSON name "lambda", a Python keyword)
     lambda_: float = Field(alias="lambda")
     width_ratio: float | None
@@ -679,7 +680,6 @@ class RankInterval(ReportPart):
 class PpiRanking(ReportPart):
     ppi: list[RankInterval]
     gold_only: list[RankInterval]
-    resamples: int
 
 
 class PpiJudge(ReportPart):
@@ -699,7 +699,6 @@ class PpiLabelled(ReportPart):
 class PpiSection(ReportPart):
     gold: EvaluatorName
     labelled: PpiLabelled
-    resamples: int
     judges: dict[EvaluatorName, PpiJudge]
 
 
@@ -782,7 +781,7 @@ class AgreementReport(ReportPart):
     """Every statistic of analysis.stats on one selection, stamped. Built by
     analysis.report.build_report; to_json() is the layout of docs/analysis.md."""
 
-    schema_version: Literal[3]
+    schema_version: Literal[4]
     stamp: Stamp
     scope: ReportScope
     counts: Counts

@@ -132,6 +132,7 @@ def paper(data: Path = PAPER_DATA, crowd: bool = False) -> Dataset:
         scale=(1.0, 10.0),
         real=True,
         stresses="the paper's data" + (", crowd noise" if crowd else ""),
+        extra={"gold_as": "paper-gold"} if crowd else {},
     )
 
 

@@ -41,6 +41,9 @@ class Row:
     replays: int
     coverage: float | None  # the worst group's, over the replays that reported
     coverage_all: float | None = None  # all groups at once
+    # whether all at once is part of the promise (intervals read together, e.g. a
+    # ranking); otherwise it is shown, not judged
+    simultaneous: bool = False
     width: float | None = None  # mean full width of the reported intervals
     reported: float = 1.0  # share of replays in which an interval was reported
     cost: float | None = None  # e.g. ratings paid against the fixed design's (a ratio)
@@ -62,7 +65,9 @@ class Row:
     def status(self) -> str:
         if self.reported_replays == 0 or self.coverage is None:
             return NOT_REPORTED
-        read = self.coverage if self.coverage_all is None else min(self.coverage, self.coverage_all)
+        read = self.coverage
+        if self.simultaneous and self.coverage_all is not None:
+            read = min(read, self.coverage_all)
         return "holds" if read >= self.target - 1e-12 else f"below {self.target:g}"
 
     def as_dict(self) -> dict:

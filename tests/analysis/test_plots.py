@@ -166,6 +166,8 @@ def test_breakdown_bars_carry_their_n(report):
 
 def test_every_figure_of_a_report(report):
     figures = plots.figures(report)
+    # 12 responses per system: PPI's sample of at most half is 6, below the 10
+    # labels an interval needs, so there is no PPI figure
     assert list(figures) == [
         "means",
         "distributions",
@@ -173,18 +175,28 @@ def test_every_figure_of_a_report(report):
         "gold_bins",
         "breakdown",
         "calibration",
-        "ppi",
     ]
     distributions = figures["distributions"]
     parts = report.score_distributions.evaluators
     assert [p.counts for p in distributions.panels] == [
         tuple(parts[e].counts.values()) for e in parts
     ]
-    assert figures["ppi"].panels[0].horizontal
-    ppi_points = [p for panel in figures["ppi"].panels for p in panel.points]
-    assert all(SCALE[0] <= p.low <= p.high <= SCALE[1] for p in ppi_points)
     empty = build_report(Selection(split="test2", mode="mt"))
     assert plots.figures(empty) == {}
+
+
+@pytest.mark.django_db
+def test_the_ppi_figure_with_enough_labels(tmp_path):
+    """Four meetings (24 responses per system): PPI keeps 12 labels per system."""
+    from corpus.importers.synthetic import write_synthetic_elitr
+    from judging.importing import import_elitr_bench
+
+    import_elitr_bench(write_synthetic_elitr(tmp_path / "data", meetings=4), with_responses=True)
+    report = build_report(Selection(split="test2"))
+    figure = plots.figures(report)["ppi"]
+    assert figure.panels[0].horizontal
+    points = [p for panel in figure.panels for p in panel.points]
+    assert points and all(SCALE[0] <= p.low <= p.high <= SCALE[1] for p in points)
 
 
 def test_a_figure_is_drawn_as_png_and_svg(report):
