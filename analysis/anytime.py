@@ -78,20 +78,63 @@ class ConfidenceSequence:
         return (self.upper - self.lower) / 2
 
 
+def running_variance(
+    values: np.ndarray, ends: tuple[float, float] | None = None, copies: float = 0.0
+) -> np.ndarray:
+    """After each observation: the variance of the values so far (population
+    form), with `copies` pseudo-observations at each of the two `ends` among
+    them. The pseudo-observations keep an early variance from being too small
+    where the values are skewed (a run of equal scores before the first rare
+    one): without them, streams missed the truth early in up to 9% of the
+    coverage harness's replays after 30 labels, with them at most 6.5%
+    (docs/benchmarks.md, "Coverage")."""
+    count = np.arange(1, len(values) + 1, dtype=float)
+    if ends is None or copies <= 0:
+        mean = np.cumsum(values) / count
+        return np.maximum(np.cumsum(values**2) / count - mean**2, 0.0)
+    total = count + 2 * copies
+    grand = (np.cumsum(values) + copies * (ends[0] + ends[1])) / total
+    squares = np.cumsum(values**2) + copies * (ends[0] ** 2 + ends[1] ** 2)
+    return np.maximum(squares / total - grand**2, 0.0)
+
+
+def increment_ends(
+    judge: np.ndarray, probability: np.ndarray, scale: tuple[float, float]
+) -> tuple[float, float]:
+    """Where to put the pseudo-observations of a stream of active increments
+    (running_variance): a draw sent with the pool's mean probability, judged
+    at the pool's mean, rated at either end of the scale (lambda 1)."""
+    f_bar = float(np.mean(judge))
+    pi_bar = float(np.mean(probability))
+    low, high = (f_bar + (v - f_bar) / pi_bar for v in scale)
+    return low, high
+
+
 def confidence_sequence(
     values: np.ndarray,
     *,
     alpha: float = 0.05,
     t_opt: float = 100,
     scale: float = 1.0,
-    running_intersection: bool = True,
+    running_intersection: bool = False,
+    burn_in: int = 0,
     bounds: tuple[float, float] | None = None,
+    pad: tuple[float, float] | None = None,
+    pad_copies: float = 1.0,
 ) -> ConfidenceSequence:
     """The asymptotic confidence sequence for the mean of `values`, observed
     in order. `scale` is a guess of their standard deviation made before any
-    is seen (it only moves where the sequence is tightest). With
-    `running_intersection` each interval is also cut to the earlier ones (still
-    valid: every one of them covers at once). `bounds` clips to a known range."""
+    is seen (it only moves where the sequence is tightest). `bounds` clips to
+    a known range; `pad` puts `pad_copies` pseudo-observations at each of its
+    two values into the running variance (running_variance).
+
+    The sequence is asymptotic: it covers at every time at once as the
+    observations grow, not from the first one. So the intervals before
+    `burn_in` observations are not to be read, and `running_intersection`
+    (each interval cut to the earlier ones) starts at `burn_in`: an
+    intersection from the first observation carried its early misses forever
+    (3-45% of streams missed, against 0.2-7.8% without it). An intersection
+    that would be empty keeps that time's own interval, never a zero width."""
     values = np.asarray(values, dtype=float)
     if values.ndim != 1 or not len(values):
         raise ValueError("values: a non-empty sequence of numbers.")
@@ -99,22 +142,18 @@ def confidence_sequence(
         raise ValueError("values: finite numbers only.")
     count = np.arange(1, len(values) + 1, dtype=float)
     mean = np.cumsum(values) / count
-    # running population variance, with the first observation's taken as 0
-    squares = np.cumsum(values**2) / count
-    variance = np.maximum(squares - mean**2, 0.0)
+    variance = running_variance(values, pad, pad_copies if pad is not None else 0.0)
     radius = mixture_radius(count, variance, alpha, t_opt, scale)
     lower, upper = mean - radius, mean + radius
     if bounds is not None:
         lower, upper = np.clip(lower, *bounds), np.clip(upper, *bounds)
-    if running_intersection:
-        lower, upper = np.maximum.accumulate(lower), np.minimum.accumulate(upper)
-        # an empty intersection (possible for an asymptotic sequence): keep the last
-        # non-empty interval's centre, zero width
-        empty = lower > upper
-        if empty.any():
-            middle = (lower + upper) / 2
-            lower = np.where(empty, middle, lower)
-            upper = np.where(empty, middle, upper)
+    if running_intersection and burn_in < len(values):
+        start = max(burn_in, 0)
+        cut_lower = np.maximum.accumulate(lower[start:])
+        cut_upper = np.minimum.accumulate(upper[start:])
+        empty = cut_lower > cut_upper
+        lower[start:] = np.where(empty, lower[start:], cut_lower)
+        upper[start:] = np.where(empty, upper[start:], cut_upper)
     return ConfidenceSequence(mean, lower, upper)
 
 

@@ -31,6 +31,7 @@ on average over such samples, not on items chosen for being hard.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 from scipy import special
@@ -454,16 +455,34 @@ def padded_variance_at(
     return squares / (total - 1)
 
 
+def smallest_sufficient(
+    padded_at: Callable[[np.ndarray], np.ndarray], half_width: float, alpha: float, most: int
+) -> int:
+    """The fewest labels n >= MIN_LABELS whose interval t(n - 1) * sqrt(padded
+    variance at n / n) is at most `half_width` (`most` when none up to it).
+    The search stops at the n where even the smallest sample's quantile and
+    variance would do, so it never scans far beyond the answer."""
+    q_top = float(special.stdtrit(MIN_LABELS - 1, 1 - alpha / 2))
+    start = float(padded_at(np.array([float(MIN_LABELS)]))[0])
+    upper = min(most, max(MIN_LABELS, math.ceil(q_top**2 * start / half_width**2) + 1))
+    n = np.arange(MIN_LABELS, upper + 1, dtype=float)
+    half = special.stdtrit(n - 1, 1 - alpha / 2) * np.sqrt(padded_at(n) / n)
+    narrow = np.flatnonzero(half <= half_width)
+    return int(n[narrow[0]]) if len(narrow) else most
+
+
 def gold_only_needed(gold: np.ndarray, width: float, scale: tuple[float, float] = SCALE) -> int:
     """The fewest labels whose reported gold-only interval (t, pseudo-labels)
     is at most `width` wide, with the mean and variance of the labels at hand."""
     y = np.asarray(gold, float)
     variance = float(np.var(y, ddof=1)) if len(y) > 1 else 0.0
-    n = np.arange(MIN_LABELS, 200_001, dtype=float)
-    se = np.sqrt(padded_variance_at(n, float(y.mean()), variance, scale, PSEUDO_LABELS) / n)
-    quantile = special.stdtrit(n - 1, 0.975)
-    narrow = np.flatnonzero(quantile * se <= width / 2)
-    return int(n[narrow[0]]) if len(narrow) else int(n[-1])
+    mean = float(y.mean())
+    return smallest_sufficient(
+        lambda n: padded_variance_at(n, mean, variance, scale, PSEUDO_LABELS),
+        width / 2,
+        0.05,
+        200_000,
+    )
 
 
 def gold_needed(

@@ -48,6 +48,9 @@ class Row:
     reported: float = 1.0  # share of replays in which an interval was reported
     cost: float | None = None  # e.g. ratings paid against the fixed design's (a ratio)
     target: float = TARGET
+    # a cost the row promises to stay under (e.g. 1.0: no more than the fixed design)
+    cost_target: float | None = None
+    judged: bool = True  # False: shown beside the others, not a promise
     promise: str = "95% interval"
     note: str = ""
     extra: dict = field(default_factory=dict)
@@ -63,12 +66,18 @@ class Row:
 
     @property
     def status(self) -> str:
+        if not self.judged:
+            return "shown"
         if self.reported_replays == 0 or self.coverage is None:
             return NOT_REPORTED
         read = self.coverage
         if self.simultaneous and self.coverage_all is not None:
             read = min(read, self.coverage_all)
-        return "holds" if read >= self.target - 1e-12 else f"below {self.target:g}"
+        if read < self.target - 1e-12:
+            return f"below {self.target:g}"
+        if self.cost_target is not None and (self.cost or 0) > self.cost_target + 1e-12:
+            return f"costs more than {self.cost_target:g}x"
+        return "holds"
 
     def as_dict(self) -> dict:
         out = asdict(self)

@@ -8,7 +8,12 @@ import math
 import numpy as np
 import pytest
 
-from analysis.anytime import active_increments, confidence_sequence, mixture_radius
+from analysis.anytime import (
+    active_increments,
+    confidence_sequence,
+    mixture_radius,
+    running_variance,
+)
 
 
 def paper_radius(t: int, variance: float, alpha: float, t_opt: float) -> float:
@@ -39,17 +44,58 @@ def test_sequence_equals_a_direct_loop():
         assert sequence.mean[t] == pytest.approx(seen.mean(), rel=1e-12)
         assert sequence.lower[t] == pytest.approx(seen.mean() - radius, rel=1e-12, abs=1e-12)
         assert sequence.upper[t] == pytest.approx(seen.mean() + radius, rel=1e-12)
-    # the running intersection: each interval inside every earlier one
-    cut = confidence_sequence(values, alpha=0.05, t_opt=80)
-    assert (np.diff(cut.lower) >= 0).all() and (np.diff(cut.upper) <= 0).all()
+    # no intersection unless asked for
+    default = confidence_sequence(values, alpha=0.05, t_opt=80)
+    assert (default.lower == sequence.lower).all() and (default.upper == sequence.upper).all()
+    # the running intersection from the burn-in on: each interval there inside every
+    # earlier one from the burn-in, and the ones before it untouched
+    cut = confidence_sequence(values, alpha=0.05, t_opt=80, running_intersection=True, burn_in=30)
+    assert (np.diff(cut.lower[30:]) >= 0).all() and (np.diff(cut.upper[30:]) <= 0).all()
+    assert (cut.lower[:30] == sequence.lower[:30]).all()
+    assert (cut.upper[:30] == sequence.upper[:30]).all()
     assert (cut.lower >= sequence.lower).all() and (cut.upper <= sequence.upper).all()
+
+
+def test_an_empty_intersection_keeps_its_own_interval_never_a_point():
+    """Values whose early intervals exclude the later ones (the mean moves by
+    far more than the early spread): the intersection would be empty, where
+    the sequence used to give a zero-width interval (a means goal counted it
+    as met). Each such time keeps its own interval."""
+    values = np.r_[np.full(40, 2.0) + np.tile([0.0, 0.01], 20), np.full(400, 9.0)]
+    own = confidence_sequence(values, t_opt=50)
+    cut = confidence_sequence(values, t_opt=50, running_intersection=True, burn_in=10)
+    width = cut.upper - cut.lower
+    assert (width > 0).all()
+    emptied = (
+        np.flatnonzero(
+            np.maximum.accumulate(own.lower[10:]) > np.minimum.accumulate(own.upper[10:])
+        )
+        + 10
+    )
+    assert len(emptied) and (cut.lower[emptied] == own.lower[emptied]).all()
+    assert (cut.upper[emptied] == own.upper[emptied]).all()
+
+
+def test_pseudo_observations_widen_the_early_variance_as_written():
+    """The running variance with one pseudo-observation at each end: the
+    population variance of the values so far and the two ends, after each."""
+    rng = np.random.default_rng(5)
+    values = rng.integers(1, 11, 60).astype(float)
+    padded = running_variance(values, (1.0, 10.0), 1.0)
+    for t in range(len(values)):
+        assert padded[t] == pytest.approx(np.var(np.r_[values[: t + 1], 1.0, 10.0]), rel=1e-12)
+    same = np.full(20, 7.0)  # a run of equal values: no spread, yet not certain
+    assert running_variance(same)[-1] == 0 and running_variance(same, (1.0, 10.0), 1.0)[-1] > 0
+    sequence = confidence_sequence(same, pad=(1.0, 10.0), bounds=(1, 10))
+    assert (sequence.upper - sequence.lower > 0.5).all()
 
 
 def test_covers_at_every_time_where_a_peeked_fixed_interval_does_not():
     """400 studies of 1,000 ratings on a 1-10 scale (a skewed distribution):
     the share of studies whose sequence misses the true mean at any time
-    stays near alpha; the normal 95% interval recomputed after every rating
-    misses at some time in most of them."""
+    after 30 ratings stays near alpha; the normal 95% interval recomputed
+    after every rating misses at some time in most of them. (The coverage
+    harness replays it on every dataset: tests/analysis/test_coverage_harness.py.)"""
     rng = np.random.default_rng(2024)
     scores = np.arange(1, 11)
     weights = np.array([1, 1, 2, 3, 5, 8, 13, 21, 13, 5], float)
@@ -58,8 +104,9 @@ def test_covers_at_every_time_where_a_peeked_fixed_interval_does_not():
     missed_sequence = missed_peeking = 0
     for _ in range(400):
         values = rng.choice(scores, size=1000, p=weights).astype(float)
-        sequence = confidence_sequence(values, t_opt=200, scale=2.0)
-        missed_sequence += bool(((sequence.lower > truth) | (sequence.upper < truth)).any())
+        sequence = confidence_sequence(values, t_opt=200, scale=2.0, pad=(1.0, 10.0))
+        off_sequence = (sequence.lower > truth) | (sequence.upper < truth)
+        missed_sequence += bool(off_sequence[30:].any())
         count = np.arange(1, 1001)
         variance = np.maximum(np.cumsum(values**2) / count - sequence.mean**2, 0)
         half = 1.96 * np.sqrt(variance / count)

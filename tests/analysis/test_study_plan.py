@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from django.core.management import CommandError, call_command
 
-from analysis.anytime import active_increments, confidence_sequence
+from analysis.anytime import active_increments, confidence_sequence, increment_ends
 from analysis.study_plan import Budget, Goal, plan, run_system
 from judging.importing import import_elitr_bench
 
@@ -41,7 +41,14 @@ def test_a_system_stops_where_its_sequence_first_is_narrow_enough():
     z, _ = active_increments(
         judge[item], np.where(sent, human[item], np.nan), sent, probability[item]
     )
-    sequence = confidence_sequence(z, t_opt=goal.t_opt, scale=goal.scale)
+    rows = np.flatnonzero(system == 1)
+    sequence = confidence_sequence(
+        z,
+        t_opt=goal.t_opt,
+        scale=goal.scale,
+        bounds=(1, 10),
+        pad=increment_ends(judge[rows], probability[rows], (1, 10)),
+    )
     narrow = (sequence.half_width <= 0.8) & (np.cumsum(sent) >= 20)
     first = int(np.argmax(narrow))
     assert stop.stopped and stop.draws == first + 1 and stop.labels == int(sent[: first + 1].sum())
