@@ -83,6 +83,16 @@ def two_meetings(tmp_path, db):
 
 
 @pytest.fixture
+def four_meetings(tmp_path, db):
+    """The same data with 4 meetings: 24 responses per system, so that the
+    report's PPI keeps 12 labels per system (it gives no interval below 10)."""
+    from corpus.importers.synthetic import write_synthetic_elitr
+    from judging.importing import import_elitr_bench
+
+    import_elitr_bench(write_synthetic_elitr(tmp_path / "data", meetings=4), with_responses=True)
+
+
+@pytest.fixture
 def two_meetings_committed(transactional_db, tmp_path):
     """The same data, committed: for code whose threads use their own connections."""
     from corpus.importers.synthetic import write_synthetic_elitr

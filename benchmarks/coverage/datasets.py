@@ -329,21 +329,25 @@ SIMULATIONS = (
 )
 
 
-def library(alttest: Path | None = None, *, small: bool = False) -> list[Callable[[], Dataset]]:
-    """The harness's datasets, as loaders (each is built when used). `small`:
-    the CI mode's subset (the paper and three simulated populations)."""
-    loaders: list[Callable[[], Dataset]] = [paper, lambda: paper(crowd=True)]
-    sims = (
-        SIMULATIONS
-        if not small
-        else tuple(
+def library(
+    alttest: Path | None = None, *, small: bool = False
+) -> list[tuple[str, Callable[[], Dataset]]]:
+    """The harness's datasets as (name, loader) pairs (each is built when
+    used). `small`: the CI mode's subset (the paper and three simulated
+    populations)."""
+    loaders: list[tuple[str, Callable[[], Dataset]]] = [
+        ("paper-gold", paper),
+        ("paper-crowd", lambda: paper(crowd=True)),
+    ]
+    sims = SIMULATIONS
+    if small:
+        sims = tuple(
             s
             for s in SIMULATIONS
             if s.name in ("sim-spammers-30", "sim-biased-judge", "sim-skewed")
         )
-    )
-    loaders += [s.build for s in sims]
+    loaders += [(s.name, s.build) for s in sims]
     if alttest is not None and not small:
-        loaders += [lambda a=a: summeval(alttest, a) for a in SUMMEVAL_ASPECTS]
-        loaders += [lambda: mtbench(alttest)]
+        loaders += [(f"summeval-{a}", lambda a=a: summeval(alttest, a)) for a in SUMMEVAL_ASPECTS]
+        loaders += [("mtbench", lambda: mtbench(alttest))]
     return loaders

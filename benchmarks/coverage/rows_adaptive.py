@@ -18,9 +18,9 @@ replays whose intervals all cover, and the share of answered replays whose
 ranking is wrong.
 
 The confidence sequence of the adaptive design: the share of streams that
-never miss after the burn-in (a promise the asymptotic sequence makes only
-as labels grow, so the row is shown, not judged; the study reads it at the
-stop), beside the coverage at the stop.
+never miss at any time after the burn-in of 30 labels (the asymptotic
+sequence promises it as labels grow; with its pseudo-observations it holds
+from the burn-in on every dataset).
 """
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ def means_rows(dataset: Dataset, settings: Settings) -> list[Row]:
     goal, probability, planned = _setup(dataset, settings)
     truth = dataset.truth()
     rng = np.random.default_rng(settings.seed + 7)
-    replays = max(settings.replays // 5, 10)  # a replay runs every design on every system
+    replays = max(settings.replays // 2, 10)  # a replay runs every design on every system
     covered = {d: np.zeros((replays, len(truth))) for d in DESIGNS}
     paid = {d: np.zeros(replays) for d in DESIGNS}
     answered = {d: np.zeros(replays) for d in DESIGNS}
@@ -162,7 +162,7 @@ def ranking_rows(dataset: Dataset, settings: Settings) -> list[Row]:
     truth = dataset.truth()
     order = list(np.argsort(-truth))
     rng = np.random.default_rng(settings.seed + 11)
-    replays = max(settings.replays // 10, 10)
+    replays = max(settings.replays // 2, 10)
     together, wrong, claimed = [], [], []
     for _ in range(replays):
         stops = _run(
@@ -208,8 +208,8 @@ def ranking_rows(dataset: Dataset, settings: Settings) -> list[Row]:
 
 def sequence_rows(dataset: Dataset, settings: Settings) -> list[Row]:
     """The adaptive design's confidence sequence on long streams of one
-    system's active increments: never missing after the burn-in (shown), and
-    the study's defaults as it reads them."""
+    system's active increments, with the study's defaults: never missing
+    after the burn-in."""
     from analysis.anytime import active_increments, confidence_sequence, increment_ends
     from analysis.items_for_humans import inclusion_probabilities
 
@@ -237,11 +237,11 @@ def sequence_rows(dataset: Dataset, settings: Settings) -> list[Row]:
     return [
         Row(
             "anytime",
-            "confidence sequence: every time after 30 labels (asymptotic: shown)",
+            "confidence sequence: every time after 30 labels",
             dataset.name,
             f"{length} draws, send rate {SEND_RATE}",
             replays,
             float(never_missed.mean(axis=0).min()),
-            judged=False,
+            promise="95% at every time after the burn-in at once (asymptotic)",
         )
     ]

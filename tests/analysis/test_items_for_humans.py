@@ -72,11 +72,11 @@ def test_disagreement_samples_with_probabilities_rising_with_the_spread():
     p = pick.probabilities
     assert len(pick.chosen) == 10 and len(set(pick.chosen)) == 10
     assert p.sum() == pytest.approx(10) and p.max() <= 1
-    # proportional to the spread mixed with a 20% uniform floor: p = c * (0.8 * s / mean(s) + 0.2)
-    expected = 0.8 * spread / spread.mean() + 0.2
+    # proportional to the spread mixed with a 50% uniform floor: p = c * (0.5 * s / mean(s) + 0.5)
+    expected = 0.5 * spread / spread.mean() + 0.5
     expected = expected / expected.sum() * 10
     assert p.sort_index().to_numpy() == pytest.approx(expected.sort_index().to_numpy())
-    assert p.min() >= 0.2 * 10 / len(frame) - 1e-12  # the floor: no probability is tiny
+    assert p.min() >= 0.5 * 10 / len(frame) - 1e-12  # the floor: no probability is tiny
     assert pick.scores == pytest.approx({r: spread[r] for r in pick.chosen})
     # the same seed picks the same responses
     assert choose_items(table, frame, ["j1", "j2", "j3"], "disagreement", 10).chosen == pick.chosen
@@ -111,7 +111,7 @@ def test_uncertainty_samples_by_the_spread_of_repeated_samples():
     table, frame = synthetic(1)
     pick = choose_items(table, frame, ["j1", "j2", "j3"], "uncertainty", 8)
     samples = table[table["evaluator"] == "j1"].groupby("response_id")["score"].std(ddof=1)
-    expected = 0.8 * samples / samples.mean() + 0.2
+    expected = 0.5 * samples / samples.mean() + 0.5
     expected = (expected / expected.sum() * 8).clip(upper=1)
     assert len(pick.chosen) == 8
     if (expected < 1).all():

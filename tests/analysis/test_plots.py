@@ -185,13 +185,8 @@ def test_every_figure_of_a_report(report):
     assert plots.figures(empty) == {}
 
 
-@pytest.mark.django_db
-def test_the_ppi_figure_with_enough_labels(tmp_path):
+def test_the_ppi_figure_with_enough_labels(four_meetings):
     """Four meetings (24 responses per system): PPI keeps 12 labels per system."""
-    from corpus.importers.synthetic import write_synthetic_elitr
-    from judging.importing import import_elitr_bench
-
-    import_elitr_bench(write_synthetic_elitr(tmp_path / "data", meetings=4), with_responses=True)
     report = build_report(Selection(split="test2"))
     figure = plots.figures(report)["ppi"]
     assert figure.panels[0].horizontal

@@ -69,9 +69,10 @@ def test_the_weighted_estimate_is_the_paper_estimator():
 def test_weighted_estimates_are_unbiased_and_cover_over_repeated_samples():
     """A fixed population of 300 responses; the judge errs more on some; the
     planner's probabilities rise with the judge's error. Over 600 samples of
-    40, the weighted mean is centred on the true mean and its 95% interval
-    covers it about 95% of the time; unweighted, the picked items' mean is
-    biased."""
+    40, the paper's weighted mean is centred on the true mean, and the
+    reported 95% interval covers it at least 94% of the time; unweighted, the
+    picked items' mean is biased. (The coverage harness replays the same on
+    every dataset: docs/benchmarks.md, "Coverage".)"""
     rng = np.random.default_rng(1)
     n = 300
     y = np.clip(np.round(rng.normal(6, 2.5, size=n)), 1, 10)
@@ -84,13 +85,14 @@ def test_weighted_estimates_are_unbiased_and_cover_over_repeated_samples():
         labelled = np.zeros(n, bool)
         labelled[systematic_pps(pd.Series(pi), seed=seed)] = True
         weight = np.where(labelled, 1 / pi, 0.0)
-        theta, se, *_ = weighted_estimate(np.where(labelled, y, 0.0), f, weight)
+        theta, *_ = weighted_estimate(np.where(labelled, y, 0.0), f, weight)
         estimates.append(theta)
-        covered += abs(theta - truth) <= 1.96 * se
+        low, high = weighted_scores(y, f, labelled, pi)["ppi_ci95"]
+        covered += low <= truth <= high
         naive.append(y[labelled].mean())
     estimates = np.array(estimates)
     assert abs(estimates.mean() - truth) < 3 * estimates.std() / np.sqrt(len(estimates))
-    assert covered / 600 >= 0.92
+    assert covered / 600 >= 0.94
     assert abs(np.mean(naive) - truth) > 5 * np.std(naive) / np.sqrt(600)  # picking is biased
 
 

@@ -52,7 +52,7 @@ def plot_links(html: str) -> list[str]:
     return [unescape(h) for h in re.findall(r'href="(/analysis/report/plot/[^"]+)"', html)]
 
 
-def test_every_figure_of_the_page_downloads_as_png_and_svg(two_meetings, client, researcher):
+def test_every_figure_of_the_page_downloads_as_png_and_svg(four_meetings, client, researcher):
     client.force_login(researcher)
     page = client.get(PAGE, SELECTION)
     assert page.status_code == 200
@@ -85,7 +85,7 @@ def test_every_figure_of_the_page_downloads_as_png_and_svg(two_meetings, client,
     assert html.count('src="data:image/png;base64,') == len(names)
 
 
-def test_plots_are_for_researchers_only(two_meetings, client, researcher, gold_annotator):
+def test_plots_are_for_researchers_only(four_meetings, client, researcher, gold_annotator):
     url = "/analysis/report/plot/means.png"
     assert client.get(url).status_code == 302  # to the sign-in page
     client.force_login(gold_annotator)
@@ -104,7 +104,7 @@ def test_plots_are_for_researchers_only(two_meetings, client, researcher, gold_a
 
 
 def test_the_cache_is_hit_on_the_second_request_and_missed_after_the_data_change(
-    two_meetings, client, researcher, counted
+    four_meetings, client, researcher, counted
 ):
     client.force_login(researcher)
     first = client.get(PAGE, SELECTION).content
@@ -135,7 +135,7 @@ def test_the_cache_is_hit_on_the_second_request_and_missed_after_the_data_change
     assert counted["reports"] == 3
 
 
-def test_an_excluded_rater_changes_the_key_by_itself(two_meetings, researcher, counted):
+def test_an_excluded_rater_changes_the_key_by_itself(four_meetings, researcher, counted):
     """A study's accepted ratings are judgments; excluding a rater takes theirs
     out of the table, so the report (and its figures) are computed again; so
     does a rater quality control flags (left out of the analysis by default)."""
@@ -171,7 +171,7 @@ def test_an_excluded_rater_changes_the_key_by_itself(two_meetings, researcher, c
     assert [r.rater for r in flagged.report.scope.raters if not r.counted] == ["P2", "P3"]
 
 
-def test_the_key_covers_what_the_report_reads(two_meetings):
+def test_the_key_covers_what_the_report_reads(four_meetings):
     selection = Selection(**SELECTION)
     entry, hit = caching.cached_report(selection)
     assert not hit
@@ -202,7 +202,7 @@ def test_table_digest_ignores_row_order_and_sees_every_cell():
 
 
 def test_the_command_file_embeds_its_images_without_links(
-    two_meetings, tmp_path, client, researcher
+    four_meetings, tmp_path, client, researcher
 ):
     """The file and the live page share the report and its figures, not the
     part of the page that holds the links (cached for each kind of page)."""
@@ -233,7 +233,7 @@ def test_the_command_file_embeds_its_images_without_links(
 
 
 @pytest.mark.parametrize("backend", ["files", "redis"])
-def test_web_processes_share_the_cache(two_meetings, tmp_path, monkeypatch, counted, backend):
+def test_web_processes_share_the_cache(four_meetings, tmp_path, monkeypatch, counted, backend):
     """What one web process computed, another reads: the cache of production
     (files under var/ on one machine, Redis across machines), not memory."""
     from django.test import override_settings

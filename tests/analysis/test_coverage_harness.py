@@ -1,0 +1,71 @@
+"""The coverage harness (benchmarks/coverage) in its CI mode: every family of
+rows runs on the paper's data and three simulated populations, and every
+judged row holds (within three Monte-Carlo errors of its target at these few
+replays; the full run's table in docs/benchmarks.md holds without that
+allowance). What the rows say about each method is the harness's; this test
+keeps the harness from rotting and catches an interval that breaks."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchmarks.coverage.__main__ import FAMILIES
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def small_run(tmp_path_factory) -> dict:
+    output = tmp_path_factory.mktemp("coverage") / "coverage_small.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks.coverage", "--small", "--check", "--jobs", "2"]
+        + ["--output", str(output)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
+    return json.loads(output.read_text())
+
+
+def test_every_family_gives_rows_on_every_dataset_it_applies_to(small_run):
+    rows = small_run["rows"]
+    datasets = {"paper-gold", "paper-crowd", "sim-spammers-30", "sim-biased-judge", "sim-skewed"}
+    assert set(small_run["settings"]["datasets"]) == datasets
+    assert set(small_run["settings"]["families"]) == set(FAMILIES)
+    by_family = {}
+    for row in rows:
+        by_family.setdefault(row["family"], set()).add(row["dataset"])
+    # every family has rows; PPI on every dataset (paper-crowd shares paper-gold's gold)
+    assert {"ppi", "adaptive", "anytime"} <= set(by_family)
+    assert by_family["ppi"] == datasets
+    assert by_family["adaptive"] == datasets
+    # the alt-test needs 3 or more raters per item: the simulated crowds have them
+    assert {"sim-spammers-30", "sim-biased-judge", "sim-skewed"} <= by_family["alt-test"]
+
+
+def test_every_judged_row_holds_or_is_refused_below_its_condition(small_run):
+    for row in small_run["rows"]:
+        if row["judged"]:
+            assert row["status"] in ("holds", "not reported below its condition"), row
+
+
+def test_ppi_refuses_five_labels_and_reports_twenty(small_run):
+    ppi = [r for r in small_run["rows"] if r["statistic"].startswith("PPI++ (random labels): ppi")]
+    five = [r for r in ppi if r["setting"] == "5 labels/system"]
+    twenty = [r for r in ppi if r["setting"] == "20 labels/system"]
+    assert five and all(r["status"] == "not reported below its condition" for r in five)
+    assert twenty and all(r["reported"] == 1.0 and r["coverage"] >= 0.85 for r in twenty)
+
+
+def test_the_planners_choice_never_costs_more_than_the_uniform_design(small_run):
+    chosen = [r for r in small_run["rows"] if r["statistic"] == "means goal: the planner's choice"]
+    assert len(chosen) == 5
+    for row in chosen:
+        assert row["cost"] <= 1.0 and row["cost_target"] == 1.0
