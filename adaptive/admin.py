@@ -13,8 +13,16 @@ from users.admin_scope import ProjectScopedAdmin
 
 @admin.register(AdaptiveStudy)
 class AdaptiveStudyAdmin(ProjectScopedAdmin, ReadOnlyAdmin):
-    list_display = ("name", "goal", "population", "status", "budget_pence", "created_at")
-    list_filter = ("status", "goal", "population")
+    list_display = (
+        "name",
+        "goal",
+        "design",
+        "population",
+        "status",
+        "budget_pence",
+        "created_at",
+    )
+    list_filter = ("status", "goal", "design", "population")
     search_fields = ("name",)
     exclude = ("pool",)  # every response's probability: thousands of numbers
 

@@ -1,6 +1,14 @@
-"""Where an adaptive study stands: per system, the anytime-valid interval of
-its mean human score from the draws resolved so far, and whether the goal is
-met. Reads only; adaptive.loop acts on it.
+"""Where an adaptive study stands: per system, the interval of its mean human
+score from the draws resolved so far, and whether the goal is met. Reads
+only; adaptive.loop acts on it.
+
+The interval is the design's (analysis.study_plan): for the `adaptive` design
+the anytime-valid confidence sequence of the active increments (no running
+intersection, pseudo-observations at the increments' ends); for the fixed
+designs (`uniform`, `ppi`) the fixed-n interval of `fixed_estimate` on the
+system's labels (with the judge's scores of the labelled draws and its mean
+over the system's pool for `ppi`), valid once, when every sent draw of the
+planned waves is rated: `goal_met` never reads it before.
 
 A system's draws are read in their order (position). A draw is resolved when
 it was not sent, or when its batch has an accepted rating of it (a judgment of
@@ -18,7 +26,8 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from adaptive.models import AdaptiveStudy, Draw
-from analysis.anytime import active_increments, confidence_sequence
+from analysis.anytime import active_increments, confidence_sequence, increment_ends
+from analysis.study_plan import fixed_estimate
 from annotator.models import Study
 from judging.models import Judgment
 
@@ -70,6 +79,51 @@ def labels_by_draw(draws: list[Draw]) -> dict[tuple[int, int], float]:
     return labels
 
 
+@dataclass
+class Prefix:
+    """A system's longest resolved prefix of draws, in order."""
+
+    judge: list[float]  # the judge's score of each draw
+    human: list[float]  # the human rating (NaN where not sent)
+    sent: list[bool]
+    probability: list[float]
+    pending: int  # sent draws still waiting for a rating (the prefix stops at the first)
+    first: int  # draws of the system's first wave (a fixed design's degrees of freedom)
+
+    @property
+    def labels(self) -> np.ndarray:
+        return np.array([h for h, s in zip(self.human, self.sent, strict=True) if s], float)
+
+    @property
+    def judge_of_labels(self) -> np.ndarray:
+        return np.array([j for j, s in zip(self.judge, self.sent, strict=True) if s], float)
+
+
+def resolved_prefix(
+    adaptive: AdaptiveStudy, draws: list[Draw], labels: dict[tuple[int, int], float]
+) -> Prefix:
+    prefix = Prefix([], [], [], [], 0, sum(1 for d in draws if d.wave == draws[0].wave))
+    blocked = False
+    for draw in draws:
+        label = labels.get((draw.study_id or 0, draw.response_id)) if draw.sent else None
+        if draw.sent and label is None:
+            prefix.pending += 1
+            blocked = True
+        if blocked:
+            continue
+        prefix.judge.append(adaptive.pool[str(draw.response_id)][1])
+        prefix.human.append(label if label is not None else np.nan)
+        prefix.sent.append(draw.sent)
+        prefix.probability.append(draw.probability)
+    return prefix
+
+
+def system_pool(adaptive: AdaptiveStudy, system_id: int) -> tuple[np.ndarray, np.ndarray]:
+    """The judge's score and the probability of every response of the system's pool."""
+    entries = [entry for entry in adaptive.pool.values() if entry[0] == system_id]
+    return np.array([e[1] for e in entries], float), np.array([e[2] for e in entries], float)
+
+
 def system_estimate(
     adaptive: AdaptiveStudy,
     system_id: int,
@@ -78,27 +132,46 @@ def system_estimate(
     labels: dict[tuple[int, int], float],
     alpha: float,
 ) -> SystemEstimate:
-    judge, human, sent, probability = [], [], [], []
-    pending = 0
-    blocked = False
-    for draw in draws:
-        label = labels.get((draw.study_id or 0, draw.response_id)) if draw.sent else None
-        if draw.sent and label is None:
-            pending += 1
-            blocked = True
-        if blocked:
-            continue
-        judge.append(adaptive.pool[str(draw.response_id)][1])
-        human.append(label if label is not None else np.nan)
-        sent.append(draw.sent)
-        probability.append(draw.probability)
-    if not judge:
-        return SystemEstimate(system_id, name, None, *SCALE, 0, 0, pending)
+    """The system's estimate by the study's design, over its resolved prefix."""
+    prefix = resolved_prefix(adaptive, draws, labels) if draws else Prefix([], [], [], [], 0, 0)
+    pool_judge, pool_probability = system_pool(adaptive, system_id)
+    if adaptive.fixed:
+        if not prefix.sent:
+            return SystemEstimate(system_id, name, None, *SCALE, 0, 0, prefix.pending)
+        mean, lower, upper, _ = fixed_estimate(
+            adaptive.design,
+            prefix.labels,
+            prefix.judge_of_labels,
+            float(pool_judge.mean()),
+            alpha,
+            SCALE,
+            first=prefix.first,
+        )
+        return SystemEstimate(
+            system_id,
+            name,
+            mean,
+            lower,
+            upper,
+            len(prefix.judge),
+            len(prefix.labels),
+            prefix.pending,
+        )
+    if not prefix.judge:
+        return SystemEstimate(system_id, name, None, *SCALE, 0, 0, prefix.pending)
     z, _ = active_increments(
-        np.array(judge), np.array(human), np.array(sent), np.array(probability)
+        np.array(prefix.judge),
+        np.array(prefix.human),
+        np.array(prefix.sent),
+        np.array(prefix.probability),
     )
     sequence = confidence_sequence(
-        z, alpha=alpha, t_opt=adaptive.t_opt, scale=adaptive.scale, bounds=SCALE
+        z,
+        alpha=alpha,
+        t_opt=adaptive.t_opt,
+        scale=adaptive.scale,
+        bounds=SCALE,
+        pad=increment_ends(pool_judge, pool_probability, SCALE),
     )
     return SystemEstimate(
         system_id,
@@ -106,9 +179,9 @@ def system_estimate(
         float(sequence.mean[-1]),
         float(sequence.lower[-1]),
         float(sequence.upper[-1]),
-        len(judge),
-        int(sum(sent)),
-        pending,
+        len(prefix.judge),
+        int(sum(prefix.sent)),
+        prefix.pending,
     )
 
 
@@ -127,8 +200,12 @@ def estimates(adaptive: AdaptiveStudy) -> list[SystemEstimate]:
 
 
 def unanswered(adaptive: AdaptiveStudy, found: list[SystemEstimate]) -> list[int]:
-    """The systems whose part of the goal is not answered yet (they get more draws)."""
-    ready = [e for e in found if e.labels >= adaptive.min_labels and e.mean is not None]
+    """The systems whose part of the goal is not answered yet (they get more
+    draws). The adaptive design reads no interval below `min_labels` labels
+    (the sequence is asymptotic); a fixed design's interval holds from its
+    first wave (analysis.ppi's small-sample interval)."""
+    least = 1 if adaptive.fixed else adaptive.min_labels
+    ready = [e for e in found if e.labels >= least and e.mean is not None]
     if adaptive.goal == AdaptiveStudy.Goal.MEANS:
         width = float(adaptive.half_width or 0)
         return [e.system_id for e in found if e not in ready or e.half_width > width + 1e-12]
@@ -141,8 +218,12 @@ def unanswered(adaptive: AdaptiveStudy, found: list[SystemEstimate]) -> list[int
 
 
 def goal_met(adaptive: AdaptiveStudy, found: list[SystemEstimate]) -> bool:
-    """By the intervals; the alt-test goal is decided by its looks (adaptive.alt_goal)."""
+    """By the intervals; the alt-test goal is decided by its looks (adaptive.alt_goal).
+    A fixed design's intervals count only once every sent draw is rated: it
+    does not stop early on the mean."""
     if adaptive.goal == AdaptiveStudy.Goal.ALT_TEST:
+        return False
+    if adaptive.fixed and any(e.pending for e in found):
         return False
     return bool(found) and not unanswered(adaptive, found)
 

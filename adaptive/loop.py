@@ -5,6 +5,13 @@ completed task, and every minute): it updates the estimates, stops the study
 when its goal is met or its budget or time is spent, and sends the next wave
 when the last one is rated.
 
+The study runs the design its plan chose (or its researcher, recorded):
+`adaptive` sends waves of draws with their recorded probabilities and stops
+on the anytime interval as soon as it is narrow enough; the fixed designs
+(`uniform`, `ppi`) send the plan's first wave, every draw to a human, read
+their fixed-n interval once the wave is rated, and add at most TOP_UPS
+top-up waves sized from the spread of the labels so far (analysis.study_plan).
+
 Locks: every change takes the adaptive study's row first (`lock`), then the
 annotator actions it calls take their studies' rows (annotator.actions'
 order), so two workers advancing one study at once do one step each.
@@ -15,15 +22,15 @@ from __future__ import annotations
 from datetime import datetime
 
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Max, Q
 from django.utils import timezone
 
 from adaptive import alt_goal
 from adaptive.errors import AdaptiveError
-from adaptive.estimates import estimates, goal_met
+from adaptive.estimates import SystemEstimate, estimates, goal_met, unanswered
 from adaptive.events import budget_reached
 from adaptive.models import AdaptiveStudy, Decision, Draw, Snapshot
-from adaptive.planning import make_plan
+from adaptive.planning import design_chosen, make_plan
 from adaptive.pool import build_pool
 from adaptive.reporting import final_report
 from adaptive.waves import (
@@ -32,11 +39,15 @@ from adaptive.waves import (
     batches,
     create_batch,
     draw_wave,
+    first_wave_sizes,
+    goal_width,
     money,
     split_into_batches,
+    top_up_sizes,
     wave_cost,
     wave_sizes,
 )
+from analysis.study_plan import DESIGN_WORDS, TOP_UPS, VARIANCE_BOUND
 from annotator.actions.status import check_set_study_status
 from annotator.models import Assignment, Study
 from annotator.prolific_api import reward_in_pence
@@ -91,6 +102,13 @@ def create(
         raise AdaptiveError("Minutes per item in (0, 60], and a positive hourly pay.")
     if adaptive.draws_per_wave < MIN_WAVE:
         raise AdaptiveError(f"At least {MIN_WAVE} draws per system and wave.")
+    stated = adaptive.design  # the researcher's choice over the plan's, if any
+    if stated and stated not in AdaptiveStudy.Design.values:
+        raise AdaptiveError(f"No design {stated!r}: {', '.join(AdaptiveStudy.Design.values)}.")
+    if adaptive.goal == AdaptiveStudy.Goal.ALT_TEST and stated not in ("", "adaptive"):
+        raise AdaptiveError(
+            "The alt-test goal runs its own waves (a look after each): it has no design to choose."
+        )
     adaptive.pool = build_pool(
         adaptive.dataset,
         adaptive.mode,
@@ -103,21 +121,29 @@ def create(
     )
     if adaptive.goal == AdaptiveStudy.Goal.ALT_TEST:
         adaptive.plan = alt_goal.plan(adaptive)
+        adaptive.design = AdaptiveStudy.Design.ADAPTIVE  # its waves are its own
     else:
         adaptive.plan = make_plan(adaptive, systems)
+        adaptive.design = adaptive.plan["design"]
     adaptive.created_by = actor
     adaptive.save()
     adaptive.systems.set(systems)
     if groups:
         adaptive.participant_groups.set(groups)
     decide(adaptive, Decision.Action.PLANNED, adaptive.plan["summary"], actor)
+    if stated and adaptive.goal != AdaptiveStudy.Goal.ALT_TEST:
+        decide(adaptive, Decision.Action.DESIGN, design_chosen(adaptive.plan, actor), actor)
     return adaptive
 
 
-def send_wave(adaptive: AdaptiveStudy, counts: dict[int, int], actor: User | None = None) -> str:
-    """Draw the next wave (counts[system] draws each) and open its batches; a
+def send_wave(
+    adaptive: AdaptiveStudy, counts: dict[int, int], actor: User | None = None, why: str = ""
+) -> str:
+    """Draw the next wave (counts[system] draws each) and open its batches; the
+    wave's decision says which design and `why` it is that size. An adaptive
     wave that would not fit the budget is halved until it does (or stops the
-    study). Needs the adaptive study's lock."""
+    study); a fixed design's wave is its design: one that does not fit stops
+    the study on its budget. Needs the adaptive study's lock."""
     wave = (
         Draw.objects.filter(adaptive=adaptive)
         .order_by("-wave")
@@ -134,6 +160,14 @@ def send_wave(adaptive: AdaptiveStudy, counts: dict[int, int], actor: User | Non
         cost = wave_cost(adaptive, parts)
         if cost <= left:
             break
+        if adaptive.fixed:
+            stop_for_budget(
+                adaptive,
+                left,
+                f"budget spent: GBP {left / 100:.2f} left, not enough for wave {wave} of the "
+                f"fixed design (GBP {cost / 100:.2f})",
+            )
+            return "stopping"
         if all(n <= MIN_WAVE for n in sizes.values()):
             stop_for_budget(
                 adaptive,
@@ -143,23 +177,95 @@ def send_wave(adaptive: AdaptiveStudy, counts: dict[int, int], actor: User | Non
             )
             return "stopping"
         share /= 2
+    design = f"{adaptive.design}: {DESIGN_WORDS[adaptive.design]}"
+    halved = f" (halved to fit the budget: {share:g} of the size)" if share < 1 else ""
+    why = f"; {why}{halved}" if why else halved
     if not parts:  # nothing was sent: the judge's scores alone move the estimates
         Draw.objects.bulk_create(draws)
-        decide(adaptive, Decision.Action.WAVE, f"wave {wave}: {len(draws)} draws, none sent", actor)
+        decide(
+            adaptive,
+            Decision.Action.WAVE,
+            f"wave {wave} ({design}): {len(draws)} draws, none sent{why}",
+            actor,
+        )
         return "wave"
     for k, batch in enumerate(parts):
         create_batch(adaptive, wave, k, batch)
     Draw.objects.bulk_create(draws)
     sent = sum(len(b) for b in parts)
+    names = dict(adaptive.systems.values_list("pk", "name"))
     decide(
         adaptive,
         Decision.Action.WAVE,
-        f"wave {wave}: {sum(sizes.values())} draws over {len(sizes)} system(s) "
-        f"({', '.join(str(n) for n in sizes.values())}), {sent} sent to humans in "
-        f"{len(parts)} batch(es), up to GBP {cost / 100:.2f}",
+        f"wave {wave} ({design}): {sum(sizes.values())} draws over {len(sizes)} system(s) "
+        f"({', '.join(f'{names.get(s, s)} {n}' for s, n in sorted(sizes.items()))}), {sent} "
+        f"sent to humans in {len(parts)} batch(es), up to GBP {cost / 100:.2f}{why}",
         actor,
     )
     return "wave"
+
+
+def first_wave(adaptive: AdaptiveStudy, actor: User | None = None) -> str:
+    """The design's first wave. Needs the adaptive study's lock."""
+    if adaptive.fixed:
+        return send_wave(
+            adaptive,
+            first_wave_sizes(adaptive),
+            actor,
+            f"the plan's first wave: per system, the labels whose fixed-n interval reaches "
+            f"+-{goal_width(adaptive):.2f} at the spread the plan simulated; every draw is "
+            "sent to a human (probability 1) and the interval is read once all are rated",
+        )
+    return send_wave(
+        adaptive,
+        {s.pk: adaptive.draws_per_wave for s in adaptive.systems.all()},
+        actor,
+        f"{adaptive.draws_per_wave} draws per system (the study's wave size), each sent with "
+        "its recorded probability",
+    )
+
+
+def next_wave(adaptive: AdaptiveStudy, found: list[SystemEstimate]) -> str:
+    """Once every sent draw is rated and the goal is open: the adaptive design's
+    next wave, or a fixed design's top-up (at most TOP_UPS), or its stop.
+    Needs the adaptive study's lock."""
+    if not adaptive.fixed:
+        return send_wave(
+            adaptive,
+            wave_sizes(adaptive, found),
+            why="for the systems still open, each about what its interval still needs "
+            f"(the half-width falling as 1/sqrt(draws), plus a quarter), at most "
+            f"{adaptive.draws_per_wave}",
+        )
+    open_ = set(unanswered(adaptive, found))
+    still = [e for e in found if e.system_id in open_]
+    width = goal_width(adaptive)
+    where = "; ".join(
+        f"{e.name} {e.mean:.2f} [{e.lower:.2f}, {e.upper:.2f}] +-{e.half_width:.2f}"
+        if e.mean is not None
+        else f"{e.name}: no labels"
+        for e in still
+    )
+    top_ups = (Draw.objects.filter(adaptive=adaptive).aggregate(last=Max("wave"))["last"] or 1) - 1
+    if top_ups >= TOP_UPS:
+        begin_stop(
+            adaptive,
+            f"the fixed design's labels are in (its first wave and {TOP_UPS} top-ups) and the "
+            + (
+                f"width +-{width:.2f} was not reached: {where}"
+                if adaptive.goal == AdaptiveStudy.Goal.MEANS
+                else f"intervals do not separate: {where}"
+            ),
+        )
+        return "stopping"
+    sizes = top_up_sizes(adaptive, found)
+    return send_wave(
+        adaptive,
+        sizes,
+        why=f"top-up {top_ups + 1} of at most {TOP_UPS} for the systems still open ({where}), "
+        f"each sized for +-{width:.2f} on the {VARIANCE_BOUND:.0%} upper bound of the spread "
+        "of its labels so far, never on their mean; the interval will be read on all the labels",
+    )
 
 
 # --- the step ---------------------------------------------------------------------------------
@@ -198,7 +304,7 @@ def start(adaptive: AdaptiveStudy, actor: User | None = None) -> AdaptiveStudy:
     if adaptive.goal == AdaptiveStudy.Goal.ALT_TEST:
         send_alt_wave(adaptive, actor)
     else:
-        send_wave(adaptive, {s.pk: adaptive.draws_per_wave for s in adaptive.systems.all()}, actor)
+        first_wave(adaptive, actor)
     return adaptive
 
 
@@ -222,7 +328,7 @@ def advance(adaptive: AdaptiveStudy | int, now: datetime | None = None) -> str:
         elif any(e.pending for e in found):
             return "idle"
         else:
-            done = send_wave(adaptive, wave_sizes(adaptive, found))
+            done = next_wave(adaptive, found)
             if adaptive.status == AdaptiveStudy.Status.RUNNING:
                 return done
     # stopping: done once no work is in progress (at once when none was)

@@ -1,13 +1,15 @@
 """An adaptive human study: a goal (what the humans must answer), a budget in
-money and time, and the loop that reaches it (adaptive.loop).
+money and time, the design that answers it (chosen by the plan, or by its
+researcher) and the loop that reaches it (adaptive.loop).
 
 The loop draws responses at random from the pool, one system at a time, and
-sends each draw to a human with the probability recorded on the Draw (fixed
-when the study starts, from the judges' disagreement, never below a uniform
-floor). The draws a wave sends are rated in ordinary studies of annotator
+sends each draw to a human with the probability recorded on the Draw: 1 in a
+fixed design (`uniform`, `ppi`); in the `adaptive` design fixed when the
+study is planned, from the judges' disagreement, never below a uniform
+floor. The draws a wave sends are rated in ordinary studies of annotator
 (crowd on Prolific, or gold), one per batch: a response drawn and sent twice
 in a wave is rated in two batches, by two participants. Every accepted rating
-updates the confidence sequences (a Snapshot); the loop stops itself when the
+updates the estimates (a Snapshot); the loop stops itself when the
 goal is met, the budget or the time is spent, or a researcher stops it.
 """
 
@@ -41,6 +43,12 @@ class AdaptiveStudy(models.Model):
         RUNNING = "running", "Running"
         STOPPING = "stopping", "Stopping: no new arrivals, work in progress finishing"
         FINISHED = "finished", "Finished"
+
+    class Design(models.TextChoices):
+        # analysis.study_plan's designs (DESIGNS); the plan chooses one
+        UNIFORM = "uniform", "A fixed uniform design on humans alone"
+        PPI = "ppi", "A fixed design with the judge (PPI)"
+        ADAPTIVE = "adaptive", "Adaptive waves with an anytime interval"
 
     name = models.CharField(max_length=150, unique=True)
     project = owning_project("adaptive_studies")
@@ -84,7 +92,8 @@ class AdaptiveStudy(models.Model):
     t_opt = models.FloatField(default=800, help_text="Draws where the sequence is tightest.")
     scale = models.FloatField(default=3.0, help_text="A guess of an increment's SD.")
     send_rate = models.FloatField(default=0.3, help_text="Share of draws sent to humans.")
-    floor = models.FloatField(default=0.3, help_text="Uniform share of the probabilities.")
+    # analysis.items_for_humans.FLOOR (a test holds them equal; pandas is not loaded here)
+    floor = models.FloatField(default=0.5, help_text="Uniform share of the probabilities.")
     draws_per_wave = models.PositiveIntegerField(default=100, help_text="Per system.")
     budget_pence = models.PositiveIntegerField()
     deadline = models.DateTimeField()
@@ -106,6 +115,15 @@ class AdaptiveStudy(models.Model):
     )
     closing_message = models.TextField(
         blank=True, help_text="At the end, sent to every participant on Prolific."
+    )
+    design = models.CharField(
+        max_length=8,
+        choices=Design.choices,
+        blank=True,
+        default="",
+        help_text="The design it runs: left empty, the plan's choice (the cheapest design "
+        "whose simulated intervals keep their coverage). The alt-test goal runs its own "
+        "waves (recorded as adaptive).",
     )
     seed = models.PositiveIntegerField(default=0)
     pool = models.JSONField(
@@ -159,6 +177,12 @@ class AdaptiveStudy(models.Model):
         """One rated item's cost, the platform's fee included."""
         return float(self.hourly_pay) * 100 * self.minutes_per_item / 60 * (1 + self.fee_share)
 
+    @property
+    def fixed(self) -> bool:
+        """A fixed design (uniform or PPI): every draw sent, the interval read
+        once the planned waves are rated; not anytime-valid."""
+        return self.design in (self.Design.UNIFORM, self.Design.PPI)
+
     def goal_text(self) -> str:
         if self.goal == self.Goal.MEANS:
             return f"every system's mean human score within +-{self.half_width:g} (95%)"
@@ -194,6 +218,7 @@ STATED_FIELDS = [
     "send_rate",
     "floor",
     "min_labels",
+    "design",
     "on_prolific",
     "participant_groups",
     "closing_message",
@@ -262,6 +287,7 @@ class Decision(models.Model):
 
     class Action(models.TextChoices):
         PLANNED = "planned", "Planned"
+        DESIGN = "design", "Design chosen by a researcher"
         STARTED = "started", "Started"
         WAVE = "wave", "Wave sent"
         LOOK = "look", "Looked (alt-test)"

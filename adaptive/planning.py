@@ -1,7 +1,9 @@
 """The plan shown before anything is spent (analysis.study_plan's simulation
-on the adaptive study's own pool): paid places expected and in the worst 1 of
-20, their cost, the chance of an answer within the budget, the waves, and
-what a fixed uniform design would need."""
+on the adaptive study's own pool): the design it will run (the cheapest of
+uniform, ppi and adaptive whose simulated intervals keep their coverage, or
+the one its researcher chose), why, what each design was expected to pay,
+paid places expected and in the worst 1 of 20, their cost, the chance of an
+answer within the budget, and the waves."""
 
 from __future__ import annotations
 
@@ -11,7 +13,8 @@ import numpy as np
 
 from adaptive.models import AdaptiveStudy
 from adaptive.pool import judge_means
-from analysis.study_plan import Budget, Goal, plan
+from analysis.study_plan import DESIGN_WORDS, TOP_UPS, Budget, Goal, plan
+from users.models import User
 
 PLAN_REPLAYS = 200
 DROPOUT = 0.1  # the share of places returned unfinished (paid again), as planned
@@ -71,9 +74,20 @@ def make_plan(adaptive: AdaptiveStudy, systems: list) -> dict:
         replays=PLAN_REPLAYS,
         seed=adaptive.seed,
     )
+    planned = result.design
+    if adaptive.design and adaptive.design != planned:  # the researcher's choice
+        result.design = adaptive.design
+        result.reason = (
+            f"chosen by the researcher; the plan chose {DESIGN_WORDS[planned]}: {result.reason}"
+        )
     sent_per_wave = adaptive.send_rate * adaptive.draws_per_wave * len(names)
     out = result.as_dict()
-    out["waves_median"] = math.ceil(result.labels_median / max(sent_per_wave, 1))
+    out["planned_design"] = planned
+    out["top_ups"] = TOP_UPS
+    if result.design == "adaptive":
+        out["waves_median"] = math.ceil(result.labels_median / max(sent_per_wave, 1))
+    else:  # the first wave, and top-ups where it falls short
+        out["waves_median"] = 1
     out["raters_per_item"] = 1
     out["minutes_per_item"] = adaptive.minutes_per_item
     out["hourly_pay"] = str(adaptive.hourly_pay)
@@ -96,3 +110,26 @@ def make_plan(adaptive: AdaptiveStudy, systems: list) -> dict:
         ]
     )
     return out
+
+
+def design_chosen(plan: dict, actor: User | None) -> str:
+    """The decision's words when a researcher chose the design over the plan."""
+    who = str(actor) if actor else "a researcher"
+    design, planned = plan["design"], plan.get("planned_design", plan["design"])
+    figures = plan.get("designs") or {}
+
+    def expected(name: str) -> str:
+        d = figures.get(name) or {}
+        return (
+            f"{d.get('paid_median', 0):.0f} paid places expected, coverage "
+            f"{d.get('coverage', 0):.2f}"
+        )
+
+    if design == planned:
+        return (
+            f"{who} chose {DESIGN_WORDS[design]} ({design}), as the plan did ({expected(design)})"
+        )
+    return (
+        f"{who} chose {DESIGN_WORDS[design]} ({design}: {expected(design)}) over the plan's "
+        f"{DESIGN_WORDS[planned]} ({planned}: {expected(planned)})"
+    )

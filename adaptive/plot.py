@@ -72,7 +72,7 @@ def monitor_svg(adaptive: AdaptiveStudy) -> bytes:
         else "the alt-test's looks are listed under Decisions"
     )
     left.set_title(goal, fontsize=9)
-    if names:
+    if left.get_legend_handles_labels()[0]:  # a fixed design has no mean before its first rating
         left.legend(fontsize=8, loc="lower right")
     right.step(times, [s.spent_pence / 100 for s in snapshots], where="post", color="#444")
     right.axhline(adaptive.budget_pence / 100, color="#d62728", linestyle="dashed", linewidth=1)

@@ -1,6 +1,7 @@
-"""The report an adaptive study writes when it stops: the answer, the labels
-and money it took, and what a fixed uniform design would have needed for the
-same precision."""
+"""The report an adaptive study writes when it stops: the answer, the design
+that gave it (and what kind of interval that is), the labels and money it
+took, and what a fixed uniform design would have needed for the same
+precision."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import numpy as np
 
 from adaptive.estimates import SystemEstimate, ranking
 from adaptive.models import AdaptiveStudy, Draw, Snapshot
-from analysis.study_plan import Z95
+from analysis.study_plan import DESIGN_WORDS, Z95
 
 
 def uniform_ratings(adaptive: AdaptiveStudy, found: list[SystemEstimate]) -> dict[str, int | None]:
@@ -59,23 +60,40 @@ def alt_test_report(adaptive: AdaptiveStudy, met: bool, money: dict[str, float])
     }
 
 
+def design_note(adaptive: AdaptiveStudy) -> str:
+    """What the design's intervals promise, in words."""
+    words = DESIGN_WORDS.get(adaptive.design, adaptive.design)
+    if adaptive.fixed:
+        return (
+            f"Design: {words} ({adaptive.design}). Its intervals are fixed-n ones (Student's "
+            "t with the first wave's degrees of freedom, a pseudo-label at each end of the "
+            "scale), read once, on all the labels, when every planned wave was rated: not "
+            "anytime-valid, so the study did not stop early on the mean."
+        )
+    return (
+        f"Design: {words} ({adaptive.design}). Its intervals are anytime-valid confidence "
+        "sequences: they hold at whichever rating the study stopped."
+    )
+
+
 def final_report(
     adaptive: AdaptiveStudy, found: list[SystemEstimate], met: bool, money: dict[str, float]
 ) -> dict:
     if adaptive.goal == AdaptiveStudy.Goal.ALT_TEST:
         return alt_test_report(adaptive, met, money)
     labels = sum(e.labels for e in found)
+    kind = "fixed-n, read once at the end" if adaptive.fixed else "anytime-valid"
     if met and adaptive.goal == AdaptiveStudy.Goal.RANKING:
         answer = (
             "Answered: the ranking is "
             + " > ".join(ranking(found))
-            + (f" (all at once with probability >= {adaptive.probability:g}).")
+            + (f" (all at once with probability >= {adaptive.probability:g}; {kind}).")
         )
     elif met:
         answer = (
             "Answered: "
             + "; ".join(f"{e.name} {e.mean:.2f} [{e.lower:.2f}, {e.upper:.2f}]" for e in found)
-            + " (95% anytime-valid, each)."
+            + f" (95% {kind}, each)."
         )
     else:
         answer = (
@@ -90,11 +108,17 @@ def final_report(
         )
     uniform = uniform_ratings(adaptive, found)
     known = [n for n in uniform.values() if n is not None]
+    planned = (adaptive.plan.get("designs") or {}).get(adaptive.design) or {}
     return {
         "goal": adaptive.goal_text(),
         "met": met,
         "stop_reason": adaptive.stop_reason,
         "answer": answer,
+        "design": adaptive.design,
+        "design_note": design_note(adaptive),
+        "design_reason": adaptive.plan.get("design_reason", ""),
+        "interval": "fixed" if adaptive.fixed else "anytime",
+        "planned_places_median": planned.get("paid_median"),
         "estimates": [e.as_dict() for e in found],
         "labels": labels,
         "draws": sum(e.draws for e in found),

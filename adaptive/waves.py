@@ -10,8 +10,16 @@ from collections import defaultdict
 import numpy as np
 from django.db.models import Count, Sum
 
-from adaptive.estimates import SystemEstimate, unanswered
+from adaptive.estimates import (
+    SCALE,
+    SystemEstimate,
+    alpha_per_system,
+    labels_by_draw,
+    resolved_prefix,
+    unanswered,
+)
 from adaptive.models import AdaptiveStudy, Draw
+from analysis.study_plan import TOP_UP_LEAST, VARIANCE_BOUND, fixed_size
 from annotator.actions.groups import check_filter_study
 from annotator.actions.settings import check_save_study
 from annotator.actions.status import check_set_study_status
@@ -85,10 +93,62 @@ def wave_sizes(adaptive: AdaptiveStudy, found: list[SystemEstimate]) -> dict[int
     return sizes
 
 
+def goal_width(adaptive: AdaptiveStudy) -> float:
+    """The half-width a fixed design sizes its waves for: the means goal's w;
+    for the ranking goal, the width the plan sized it for (half the smallest
+    gap between the judge's system means, fixed before any label)."""
+    if adaptive.goal == AdaptiveStudy.Goal.MEANS:
+        return float(adaptive.half_width or 0)
+    return float((adaptive.plan.get("goal") or {}).get("half_width") or 0)
+
+
+def first_wave_sizes(adaptive: AdaptiveStudy) -> dict[int, int]:
+    """A fixed design's first wave, per system id: the plan's (the size whose
+    fixed-n interval reaches the width at the spread the plan simulated)."""
+    planned = (adaptive.plan.get("designs") or {}).get(adaptive.design) or {}
+    names = adaptive.plan.get("systems") or []
+    sizes = dict(zip(names, planned.get("first_wave") or [], strict=False))
+    return {
+        s.pk: max(int(sizes.get(s.name) or adaptive.draws_per_wave), MIN_WAVE)
+        for s in adaptive.systems.all()
+    }
+
+
+def top_up_sizes(adaptive: AdaptiveStudy, found: list[SystemEstimate]) -> dict[int, int]:
+    """A fixed design's top-up, for each system whose part of the goal is open:
+    the labels its interval needs in all (analysis.study_plan.fixed_size, on
+    the 90% upper bound of the spread of its labels so far), less those it
+    has, at least TOP_UP_LEAST. The size depends on the spread only, never on
+    the mean (Stein's two-stage design). Read once every sent draw is rated."""
+    open_ = set(unanswered(adaptive, found))
+    draws = list(
+        Draw.objects.filter(adaptive=adaptive, system_id__in=open_).order_by(
+            "system_id", "position"
+        )
+    )
+    labels = labels_by_draw(draws)
+    alpha = alpha_per_system(adaptive, len(found))
+    sizes = {}
+    for system_id in sorted(open_):
+        prefix = resolved_prefix(adaptive, [d for d in draws if d.system_id == system_id], labels)
+        total = fixed_size(
+            adaptive.design,
+            prefix.labels,
+            prefix.judge_of_labels,
+            goal_width(adaptive),
+            alpha,
+            SCALE,
+            variance_bound=VARIANCE_BOUND,
+            first=prefix.first,
+        )
+        sizes[system_id] = max(total - len(prefix.judge), TOP_UP_LEAST)
+    return sizes
+
+
 def draw_wave(adaptive: AdaptiveStudy, wave: int, counts: dict[int, int]) -> list[Draw]:
     """counts[system] draws per system, with replacement, each sent with its
-    recorded probability (unsaved). The generator is seeded by the study and
-    the wave."""
+    recorded probability (unsaved); in a fixed design every draw is sent
+    (probability 1). The generator is seeded by the study and the wave."""
     rng = np.random.default_rng([adaptive.seed, wave])
     last = dict(
         Draw.objects.filter(adaptive=adaptive)
@@ -102,7 +162,7 @@ def draw_wave(adaptive: AdaptiveStudy, wave: int, counts: dict[int, int]) -> lis
         picked = rng.choice(rows, count)
         sent = rng.random(count)
         for index, rid in enumerate(picked):
-            probability = adaptive.pool[str(rid)][2]
+            probability = 1.0 if adaptive.fixed else adaptive.pool[str(rid)][2]
             draws.append(
                 Draw(
                     adaptive=adaptive,

@@ -456,17 +456,24 @@ def padded_variance_at(
 
 
 def smallest_sufficient(
-    padded_at: Callable[[np.ndarray], np.ndarray], half_width: float, alpha: float, most: int
+    padded_at: Callable[[np.ndarray], np.ndarray],
+    half_width: float,
+    alpha: float,
+    most: int,
+    degrees: int | None = None,
 ) -> int:
-    """The fewest labels n >= MIN_LABELS whose interval t(n - 1) * sqrt(padded
-    variance at n / n) is at most `half_width` (`most` when none up to it).
-    The search stops at the n where even the smallest sample's quantile and
-    variance would do, so it never scans far beyond the answer."""
-    q_top = float(special.stdtrit(MIN_LABELS - 1, 1 - alpha / 2))
+    """The fewest labels n >= MIN_LABELS whose interval t * sqrt(padded
+    variance at n / n) is at most `half_width` (`most` when none up to it),
+    t on n - 1 degrees of freedom, or on `degrees` when the interval keeps
+    those (a two-stage design's). The search stops at the n where even the
+    smallest sample's quantile and variance would do, so it never scans far
+    beyond the answer."""
+    q_top = float(special.stdtrit(degrees or MIN_LABELS - 1, 1 - alpha / 2))
     start = float(padded_at(np.array([float(MIN_LABELS)]))[0])
     upper = min(most, max(MIN_LABELS, math.ceil(q_top**2 * start / half_width**2) + 1))
     n = np.arange(MIN_LABELS, upper + 1, dtype=float)
-    half = special.stdtrit(n - 1, 1 - alpha / 2) * np.sqrt(padded_at(n) / n)
+    quantile = special.stdtrit(np.minimum(n - 1, degrees or np.inf), 1 - alpha / 2)
+    half = quantile * np.sqrt(padded_at(n) / n)
     narrow = np.flatnonzero(half <= half_width)
     return int(n[narrow[0]]) if len(narrow) else most
 

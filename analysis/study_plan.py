@@ -169,12 +169,15 @@ def fixed_size(
     scale: tuple[float, float],
     most: int = 100_000,
     variance_bound: float | None = None,
+    first: int | None = None,
 ) -> int:
     """The fewest labels (at least MIN_LABELS) whose fixed-design interval is
     at most +-width, for labels with the mean and spread of these (the
     residuals Y - lambda f for `ppi`). With `variance_bound` (e.g. 0.8) the
     spread is its upper confidence bound at that level (chi-square), so that
-    a wave sized from a few labels reaches the width with that chance."""
+    a wave sized from a few labels reaches the width with that chance. With
+    `first`, the interval keeps the first wave's degrees of freedom, as
+    fixed_estimate reads it after a top-up."""
     labels, judge = np.asarray(labels, float), np.asarray(judge, float)
     lam = 0.0
     if design == "ppi" and len(labels) > 1 and np.var(judge) > 0:
@@ -191,7 +194,9 @@ def fixed_size(
     def padded_at(n: np.ndarray) -> np.ndarray:
         return padded_variance_at(n, mean, variance, ends, PSEUDO_LABELS_STUDY)
 
-    return smallest_sufficient(padded_at, width, alpha, most)
+    return smallest_sufficient(
+        padded_at, width, alpha, most, degrees=None if first is None else max(first - 1, 1)
+    )
 
 
 def first_wave(
@@ -264,6 +269,7 @@ def run_fixed(
             goal.alpha,
             scale,
             variance_bound=VARIANCE_BOUND,
+            first=first,
         )
         more = rng.choice(responses, max(total - len(item), TOP_UP_LEAST))
         item = np.r_[item, more]

@@ -149,8 +149,12 @@ def main() -> None:
     )
     args = parser.parse_args()
     sys.path.insert(0, str(REPO))
+    import django
     import pandas as pd
 
+    # analysis.items_for_humans reads the project's selection rules (Django's apps)
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.base")
+    django.setup()
     from analysis.items_for_humans import inclusion_probabilities
 
     started = time.perf_counter()

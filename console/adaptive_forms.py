@@ -61,6 +61,11 @@ class NewAdaptiveStudyForm(ProjectFormMixin, forms.ModelForm):
         self.fields["uncertainty_judge"].queryset = judges  # type: ignore[attr-defined]
         humans = Evaluator.objects.filter(human).order_by("name")
         self.fields["prior_humans"].queryset = humans  # type: ignore[attr-defined]
+        self.fields["design"].choices = [  # type: ignore[attr-defined]
+            ("", "Let the plan choose (the cheapest design that keeps its coverage)"),
+            *AdaptiveStudy.Design.choices,
+        ]
+        self.fields["design"].label = "Design"
         # the alt-test goal's settings: left empty, their defaults
         for name in ("max_looks", "raters_per_item"):
             self.fields[name].required = False
@@ -82,6 +87,8 @@ class NewAdaptiveStudyForm(ProjectFormMixin, forms.ModelForm):
                 data[name] = getattr(defaults, name)
         if goal == AdaptiveStudy.Goal.ALT_TEST and not 0 < (data.get("epsilon") or 0) < 1:
             self.add_error("epsilon", "The alt-test goal needs epsilon between 0 and 1.")
+        if goal == AdaptiveStudy.Goal.ALT_TEST and data.get("design") not in (None, "", "adaptive"):
+            self.add_error("design", "The alt-test goal runs its own waves: leave it to the plan.")
         for name in ("send_rate", "floor"):
             value = data.get(name)
             if value is not None and not 0 < value <= 1:

@@ -36,7 +36,17 @@ class AdaptiveStudySerializer(KnownFieldsMixin, serializers.ModelSerializer):
     raters_per_item = serializers.IntegerField(min_value=3, max_value=20, default=3)
     alpha = serializers.FloatField(min_value=0.001, max_value=0.5, default=0.05)
     send_rate = serializers.FloatField(min_value=0.01, max_value=1, default=0.3)
-    floor = serializers.FloatField(min_value=0.01, max_value=1, default=0.3)
+    floor = serializers.FloatField(
+        min_value=0.01, max_value=1, default=AdaptiveStudy._meta.get_field("floor").default
+    )
+    design = serializers.ChoiceField(
+        choices=AdaptiveStudy.Design.choices,
+        required=False,
+        allow_blank=True,
+        help_text="The design it runs. Left out or empty when planning, the plan chooses (the "
+        "cheapest that keeps its coverage); stated, it overrides the plan (a recorded "
+        "decision). Not for the alt-test goal.",
+    )
     minutes_per_item = serializers.FloatField(min_value=0.1, max_value=60, default=2.0)
     draws_per_wave = serializers.IntegerField(min_value=10, max_value=5000, default=100)
     min_labels = serializers.IntegerField(min_value=1, max_value=10000, default=30)
@@ -100,6 +110,10 @@ class AdaptiveStudySerializer(KnownFieldsMixin, serializers.ModelSerializer):
             raise serializers.ValidationError({"probability": "The ranking goal needs it."})
         if goal == AdaptiveStudy.Goal.ALT_TEST and not data.get("epsilon"):
             raise serializers.ValidationError({"epsilon": "The alt-test goal needs it."})
+        if goal == AdaptiveStudy.Goal.ALT_TEST and data.get("design") not in (None, "", "adaptive"):
+            raise serializers.ValidationError(
+                {"design": "The alt-test goal runs its own waves: it has no design to choose."}
+            )
         if not data.get("systems"):
             raise serializers.ValidationError({"systems": "Choose at least one system."})
         return data

@@ -67,6 +67,30 @@ def adaptive_new(request: HttpRequest) -> HttpResponse:
     )
 
 
+def plan_designs(adaptive: AdaptiveStudy) -> list[dict]:
+    """The plan's figures for each design it simulated, the one that runs marked."""
+    from analysis.study_plan import DESIGN_WORDS
+
+    names = adaptive.plan.get("systems") or []
+    rows = []
+    for name, d in (adaptive.plan.get("designs") or {}).items():
+        first = d.get("first_wave") or []
+        rows.append(
+            {
+                "name": name,
+                "words": DESIGN_WORDS.get(name, name),
+                "runs": name == adaptive.design,
+                "planned": name == adaptive.plan.get("planned_design", adaptive.plan.get("design")),
+                "first_wave": ", ".join(f"{s} {n}" for s, n in zip(names, first, strict=False))
+                if name != "adaptive"
+                else "",
+                **{k: d.get(k) for k in ("paid_median", "paid_p95", "coverage", "answered")},
+                "within_budget": d.get("answered_within_budget"),
+            }
+        )
+    return rows
+
+
 def monitor_context(adaptive: AdaptiveStudy) -> dict:
     from adaptive import loop
     from adaptive.estimates import estimates
@@ -82,6 +106,7 @@ def monitor_context(adaptive: AdaptiveStudy) -> dict:
         "batches": loop.batches(adaptive),
         "decisions": Decision.objects.filter(adaptive=adaptive).select_related("actor"),
         "plot_version": f"{last.pk if last else 0}-{adaptive.budget_pence}",
+        "designs": plan_designs(adaptive) if adaptive.goal != AdaptiveStudy.Goal.ALT_TEST else [],
         "plan_cost": {
             "median": adaptive.plan.get("cost_median_pence", 0) / 100,
             "p95": adaptive.plan.get("cost_p95_pence", 0) / 100,

@@ -47,6 +47,8 @@ def test_plan_start_and_decide_through_the_api(api, researcher, paper):
     assert answer.status_code == 201, answer.json()
     created = answer.json()
     assert created["status"] == "planned" and created["plan"]["places_median"] > 0
+    assert created["design"] == created["plan"]["design"] == "ppi"  # the plan's choice
+    assert created["plan"]["design_reason"].startswith("the fewest paid places")
     pk = created["id"]
     assert api.get(f"/api/adaptive-studies/{pk}/estimates/").json() == []
     answer = api.post(f"/api/adaptive-studies/{pk}/start/")
@@ -74,6 +76,23 @@ def test_plan_start_and_decide_through_the_api(api, researcher, paper):
     assert any(d["actor"] == "rita" for d in decisions if d["action"] == "budget")
 
 
+def test_a_design_stated_through_the_api_overrides_the_plan(api, paper):
+    answer = api.post(
+        "/api/adaptive-studies/", body(paper, design="uniform", floor=0.4), format="json"
+    )
+    assert answer.status_code == 201, answer.json()
+    created = answer.json()
+    assert created["design"] == created["plan"]["design"] == "uniform"
+    assert created["plan"]["planned_design"] == "ppi" and created["floor"] == 0.4
+    decisions = api.get(f"/api/adaptive-studies/{created['id']}/decisions/").json()
+    assert [d["action"] for d in decisions] == ["planned", "design"]
+    assert decisions[1]["actor"] == "rita" and "over the plan's" in decisions[1]["detail"]
+    answer = api.post(
+        "/api/adaptive-studies/", body(paper, name="Default floor"), format="json"
+    ).json()
+    assert answer["floor"] == 0.5 and answer["design"] == "ppi"
+
+
 @pytest.mark.parametrize(
     "changes, field",
     [
@@ -88,6 +107,8 @@ def test_plan_start_and_decide_through_the_api(api, researcher, paper):
         ({"name": "bad\x00name"}, "name"),
         ({"budget_pence": -1}, "budget_pence"),
         ({"judge": 999999}, "judge"),
+        ({"design": "sequential"}, "design"),
+        ({"goal": "alt_test", "epsilon": 0.2, "design": "ppi"}, "design"),
     ],
 )
 def test_bad_bodies_are_refused_and_nothing_is_stored(api, paper, changes, field):

@@ -53,6 +53,9 @@ def test_the_ranking_goal_from_the_command_line(paper):
     name = "Ranking from the command line"
     adaptive = AdaptiveStudy.objects.get(name=name)
     assert adaptive.goal == "ranking" and adaptive.status == "planned"
+    # the design the plan chose, why, and each design's figures
+    assert adaptive.design == "ppi" and "Design: a fixed design with the judge (PPI)" in printed
+    assert "  ppi: " in printed and "<- runs" in printed and "  adaptive: " in printed
     run("budget", name, "450.50")
     run("deadline", name, "2099-03-01T10:00")
     assert "Running" in run("start", name)
@@ -78,6 +81,20 @@ def test_the_ranking_goal_from_the_command_line(paper):
     actions = set(Decision.objects.filter(adaptive=adaptive).values_list("action", flat=True))
     assert {"budget", "deadline", "started", "stopping", "finished"} <= actions
     assert "Answered" in run("show", name)
+    # a fixed design: every draw sent, the ranking read on the fixed-n intervals
+    assert "fixed-n" in adaptive.report["answer"] and adaptive.report["design"] == "ppi"
+
+
+def test_a_design_stated_on_the_command_line(paper):
+    name = "Adaptive by hand from the command line"
+    printed = run(
+        *[name if a == "Ranking from the command line" else a for a in PLAN], "--design", "adaptive"
+    )
+    adaptive = AdaptiveStudy.objects.get(name=name)
+    assert adaptive.design == "adaptive" and adaptive.floor == 0.5
+    assert "chosen by the researcher" in printed
+    chosen = Decision.objects.get(adaptive=adaptive, action="design")
+    assert chosen.actor is None and chosen.detail.startswith("a researcher chose adaptive waves")
 
 
 def test_bad_commands_say_what_is_wrong(paper):

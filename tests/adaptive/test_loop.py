@@ -2,7 +2,9 @@
 participants (bots rating as the gold annotator did, with noise and
 dropout) take the batches' places on the fake Prolific server wave after
 wave, and the loop stops itself, closes the studies there, pays the bonus
-and writes its report."""
+and writes its report. These tests run the adaptive design (stated: the plan
+chooses a fixed design on this data); tests/adaptive/test_designs.py runs the
+fixed ones."""
 
 from __future__ import annotations
 
@@ -49,12 +51,15 @@ def test_the_loop_answers_its_goal_and_closes_everything(paper, researcher):
         paper,
         researcher,
         groups=[qualified],
+        design="adaptive",
         on_prolific=True,
         bonus_pence=50,
         closing_message="Thanks!",
     )
     assert adaptive.status == AdaptiveStudy.Status.PLANNED
     assert adaptive.plan["places_median"] > 0
+    assert adaptive.design == adaptive.plan["design"] == "adaptive"
+    assert adaptive.plan["planned_design"] == "ppi"  # the researcher chose over the plan
     assert 0 <= adaptive.plan["answered_within_budget"] <= 1
     assert not Draw.objects.filter(adaptive=adaptive).exists()  # nothing spent before start
 
@@ -103,7 +108,14 @@ def test_the_loop_answers_its_goal_and_closes_everything(paper, researcher):
         assert len(prolific.messages) == sent
 
     actions = list(Decision.objects.filter(adaptive=adaptive).values_list("action", flat=True))
-    assert actions[:3] == ["planned", "started", "wave"]
+    assert actions[:4] == ["planned", "design", "started", "wave"]
+    chosen = Decision.objects.get(adaptive=adaptive, action="design")
+    assert chosen.actor == researcher and "over the plan's" in chosen.detail
+    # draws sent with their recorded probability: some are not sent
+    assert set(Draw.objects.filter(adaptive=adaptive).values_list("sent", flat=True)) == {
+        True,
+        False,
+    }
     assert "prolific" not in actions  # no request failed
     assert actions[actions.index("stopping") :][:2] == ["stopping", "finished"]
     assert actions.count("bonus") == actions.count("message") == len(batches)
@@ -115,7 +127,9 @@ def test_the_loop_answers_its_goal_and_closes_everything(paper, researcher):
 
 
 def test_budget_spent_stops_the_loop_without_an_answer(paper):
-    adaptive = make(paper, half_width=0.2, budget_pence=3000, name="Adaptive: small budget")
+    adaptive = make(
+        paper, half_width=0.2, budget_pence=3000, name="Adaptive: small budget", design="adaptive"
+    )
     loop.start(adaptive)
     rng = np.random.default_rng(2)
     for _ in range(30):
@@ -135,10 +149,11 @@ def test_budget_spent_stops_the_loop_without_an_answer(paper):
 
 def test_estimates_match_a_direct_computation(paper):
     """The monitor's interval equals the increments and sequence computed by
-    hand from the same draws and labels."""
-    from analysis.anytime import active_increments, confidence_sequence
+    hand from the same draws and labels: no running intersection, a
+    pseudo-observation at each end of the increments of the system's pool."""
+    from analysis.anytime import active_increments, confidence_sequence, increment_ends
 
-    adaptive = make(paper, name="Adaptive: direct")
+    adaptive = make(paper, name="Adaptive: direct", design="adaptive")
     loop.start(adaptive)
     rng = np.random.default_rng(3)
     for study in loop.batches(adaptive):
@@ -160,10 +175,18 @@ def test_estimates_match_a_direct_computation(paper):
             np.array([d.sent for d in draws]),
             np.array([d.probability for d in draws]),
         )
+        pool = [entry for entry in adaptive.pool.values() if entry[0] == system.pk]
         sequence = confidence_sequence(
-            z, alpha=0.05, t_opt=adaptive.t_opt, scale=adaptive.scale, bounds=(1, 10)
+            z,
+            alpha=0.05,
+            t_opt=adaptive.t_opt,
+            scale=adaptive.scale,
+            bounds=(1, 10),
+            pad=increment_ends(
+                np.array([e[1] for e in pool]), np.array([e[2] for e in pool]), (1, 10)
+            ),
         )
-        assert found[system.pk].draws == len(draws)
+        assert found[system.pk].draws == len(draws) and not all(d.sent for d in draws)
         assert found[system.pk].mean == pytest.approx(sequence.mean[-1], abs=1e-12)
         assert found[system.pk].lower == pytest.approx(sequence.lower[-1], abs=1e-12)
         assert found[system.pk].upper == pytest.approx(sequence.upper[-1], abs=1e-12)
@@ -174,7 +197,7 @@ def test_batches_rate_each_response_once_and_group_tasks_of_like_size(paper):
 
     from generation.models import Response
 
-    adaptive = make(paper, name="Adaptive: batches")
+    adaptive = make(paper, name="Adaptive: batches", design="adaptive")
     draws = loop.draw_wave(adaptive, 1, {s.pk: 400 for s in paper["systems"]})
     sent = [d for d in draws if d.sent]
     # with 400 draws of a system's 130 responses, some are sent twice or more

@@ -52,10 +52,19 @@ def test_plan_start_monitor_and_decide(client, researcher, paper):
     adaptive = AdaptiveStudy.objects.get(name="Adaptive from the console")
     assert adaptive.budget_pence == 30000 and adaptive.created_by == researcher
     page = client.get(answer["Location"]).content.decode()
-    # the plan, before anything is spent
+    # the plan, before anything is spent: the design it chose and why, and
+    # what each design was expected to pay
     assert "Chance of an answer within the budget" in page
     assert escape(adaptive.plan["summary"]) in page
+    assert adaptive.design == "ppi"
+    assert escape(adaptive.plan["design_reason"]) in page
+    assert 'id="plan-design"' in page and "Design: A fixed design with the judge (PPI)" in page
+    for name, figures in adaptive.plan["designs"].items():
+        assert f"({name})" in page and f"<td>{figures['paid_median']:.0f}</td>" in page
+    assert "· runs" in page and "not anytime-valid" in page
     assert not Draw.objects.filter(adaptive=adaptive).exists()
+    listing = client.get(reverse("console:adaptive_list")).content.decode()
+    assert "<td>ppi</td>" in listing
 
     answer = client.post(reverse("console:adaptive_action", args=[adaptive.pk, "start"]))
     assert answer.status_code == 302
@@ -67,6 +76,7 @@ def test_plan_start_monitor_and_decide(client, researcher, paper):
     loop.advance(adaptive.pk)
     page = client.get(reverse("console:adaptive", args=[adaptive.pk])).content.decode()
     assert 'id="adaptive-estimates"' in page and "GPT-4" in page
+    assert "Fixed-n interval" in page and 'id="fixed-note"' in page
     live = client.get(reverse("console:adaptive", args=[adaptive.pk]), {"live": "1"})
     assert live.content.decode().startswith('<div id="adaptive-live"')
     plot = client.get(reverse("console:adaptive_plot", args=[adaptive.pk]))
@@ -99,6 +109,38 @@ def test_plan_start_monitor_and_decide(client, researcher, paper):
         reverse("console:adaptive_action", args=[adaptive.pk, "start"]), follow=True
     )
     assert "only a planned study starts" in answer.content.decode()
+
+
+def test_a_researcher_chooses_the_design_over_the_plan(client, researcher, paper):
+    client.force_login(researcher)
+    page = client.get(reverse("console:adaptive_new")).content.decode()
+    assert "Let the plan choose" in page
+    answer = client.post(
+        reverse("console:adaptive_new"),
+        form_data(paper, name="Adaptive by hand", design="adaptive"),
+    )
+    assert answer.status_code == 302, answer.context["form"].errors
+    adaptive = AdaptiveStudy.objects.get(name="Adaptive by hand")
+    assert adaptive.design == "adaptive" and adaptive.plan["planned_design"] == "ppi"
+    chosen = Decision.objects.get(adaptive=adaptive, action="design")
+    assert chosen.actor == researcher
+    page = client.get(answer["Location"]).content.decode()
+    assert "Design: Adaptive waves with an anytime interval" in page
+    assert "chosen by the researcher; the plan chose a fixed design with the judge (PPI)" in page
+    assert "· the plan's choice" in page and "Design chosen by a researcher" in page
+    client.post(reverse("console:adaptive_action", args=[adaptive.pk, "start"]))
+    rng = np.random.default_rng(2)
+    for study in loop.batches(adaptive):
+        rate_as_bots(study, lambda rid: paper["truth"][rid], rng, dropout=0)
+    loop.advance(adaptive.pk)
+    page = client.get(reverse("console:adaptive", args=[adaptive.pk])).content.decode()
+    assert "Anytime-valid interval" in page and 'id="fixed-note"' not in page
+    # the alt-test goal runs its own waves
+    answer = client.post(
+        reverse("console:adaptive_new"),
+        form_data(paper, name="Alt", goal="alt_test", half_width="", epsilon="0.2", design="ppi"),
+    )
+    assert answer.status_code == 200 and "runs its own waves" in answer.content.decode()
 
 
 def test_bad_forms_and_strangers(client, researcher, gold_annotator, paper):

@@ -143,3 +143,92 @@ def test_plan_study_on_the_paper_data(elitr_data):
         call_command("plan_study", "--judge", "nobody", "--width", "1", "--budget-gbp", "1")
     with pytest.raises(CommandError, match="amounts such as"):
         call_command("plan_study", "--judge", "gpt-4-eval", "--width", "1", "--budget-gbp", "lots")
+
+
+def test_the_fixed_designs_interval_written_out():
+    """ppi: lambda = cov(Y, f) / var(f) in [0, 1], theta = lambda * the pool's
+    judge mean + mean(Y - lambda f), its variance (ddof 1) with two
+    pseudo-labels at each end of the scale (at lambda times the labelled
+    judge mean), Student's t on the first wave's labels - 1; uniform: lambda 0."""
+    from scipy import stats
+
+    from analysis.study_plan import fixed_estimate
+
+    rng = np.random.default_rng(3)
+    judge = rng.uniform(1, 10, 80)
+    human = np.clip(np.round(judge + rng.normal(0.5, 1.5, 80)), 1, 10)
+    for design, first in (("ppi", None), ("ppi", 30), ("uniform", None)):
+        mean, low, high, lam = fixed_estimate(design, human, judge, 5.2, 0.05, (1, 10), first)
+        expected_lam = (
+            min(1.0, max(0.0, np.cov(human, judge)[0, 1] / np.var(judge, ddof=1)))
+            if design == "ppi"
+            else 0.0
+        )
+        residual = human - expected_lam * judge
+        ends = [v - expected_lam * judge.mean() for v in (1.0, 10.0)]
+        se = np.sqrt(np.var(np.r_[residual, ends, ends], ddof=1) / 80)
+        q = stats.t.ppf(0.975, (first or 80) - 1)
+        centre = expected_lam * 5.2 + residual.mean()
+        assert lam == pytest.approx(expected_lam, abs=1e-12)
+        assert mean == pytest.approx(centre, abs=1e-12)
+        assert [low, high] == pytest.approx([centre - q * se, centre + q * se], abs=1e-12)
+
+
+def test_a_top_up_sized_on_the_first_wave_reaches_the_width():
+    """A first wave of 10 falls short; the top-up is sized with the degrees of
+    freedom the final interval keeps, so the study reaches +-0.6 (a sizing on
+    n - 1 degrees of freedom left it at about +-0.7)."""
+    from analysis.study_plan import run_fixed
+
+    judge, system, human = pool(900)
+    rows = np.flatnonzero(system == 1)
+    reached = []
+    for seed in range(40):
+        stop = run_fixed(
+            np.random.default_rng(seed),
+            "uniform",
+            rows,
+            judge,
+            lambda item, rng: human[item],
+            10,
+            Goal(width=0.6),
+            0.0,
+        )
+        reached.append(stop.stopped)
+    assert np.mean(reached) >= 0.9
+
+
+def test_the_plan_chooses_the_judge_where_it_helps_and_says_why():
+    """An informative judge: the fixed design with the judge pays fewer places
+    than the uniform one and is chosen; a judge giving one score everywhere
+    saves nothing, and the plan keeps the simpler uniform design."""
+    judge, system, human = pool()
+    budget = Budget(pence=10**7, reward_pence=30)
+    informed = plan(
+        judge,
+        system,
+        ["a", "b", "c"],
+        human,
+        Goal(width=0.6),
+        budget,
+        probability=np.full(len(judge), 0.3),
+        replays=60,
+    )
+    assert informed.design == "ppi"
+    assert informed.designs["ppi"].paid_median < 0.8 * informed.designs["uniform"].paid_median
+    assert informed.designs["ppi"].coverage >= 0.94
+    assert "the fewest paid places among the designs that hold" in informed.reason
+    assert "a fixed uniform design on humans alone" in informed.reason
+    constant = plan(
+        np.full(len(judge), 7.0),
+        system,
+        ["a", "b", "c"],
+        human,
+        Goal(width=0.6),
+        budget,
+        probability=np.full(len(judge), 0.3),
+        replays=60,
+        designs=("uniform", "ppi"),
+    )
+    assert constant.design == "uniform"
+    assert constant.as_dict()["design"] == "uniform"

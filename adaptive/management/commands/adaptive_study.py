@@ -3,7 +3,8 @@
      | --goal alt_test --epsilon 0.2 [--max-looks 5] [--raters-per-item 3]]
     [--population crowd|gold] [--uncertainty-judge J2] [--prior-humans H]
     --budget-gbp 300 [--days 7] [--hourly-gbp 9] [--minutes-per-item 2]
-    [--draws-per-wave 100] [--send-rate 0.3] [--floor 0.3] [--min-labels 30]
+    [--draws-per-wave 100] [--send-rate 0.3] [--floor 0.5] [--min-labels 30]
+    [--design uniform|ppi|adaptive]
     [--dataset-version qa --split test2 --language en --mode st] [--on-prolific]
     [--project SLUG]
 python manage.py adaptive_study start|stop|show|step NAME [--project SLUG]
@@ -11,7 +12,9 @@ python manage.py adaptive_study budget NAME GBP
 python manage.py adaptive_study deadline NAME YYYY-MM-DDTHH:MM
 
 An adaptive human study from the command line (adaptive.loop): plan it
-(nothing is spent; the plan is printed), start it, stop it, change its budget
+(nothing is spent; the plan is printed: the design it will run, why, and
+what each design was expected to pay; `--design` overrides the plan's
+choice, a recorded decision), start it, stop it, change its budget
 or deadline (each a recorded decision), take one step of the loop by hand,
 or show where it stands. The worker takes the steps by itself."""
 
@@ -33,6 +36,8 @@ class Command(BaseCommand):
     help = "Plan, start, stop, step or show an adaptive human study."
 
     def add_arguments(self, parser: CommandParser) -> None:
+        from adaptive.models import AdaptiveStudy
+
         parser.add_argument(
             "action", choices=["plan", "start", "stop", "show", "step", "budget", "deadline"]
         )
@@ -56,7 +61,15 @@ class Command(BaseCommand):
         parser.add_argument("--minutes-per-item", type=float, default=2.0)
         parser.add_argument("--draws-per-wave", type=int, default=100)
         parser.add_argument("--send-rate", type=float, default=0.3)
-        parser.add_argument("--floor", type=float, default=0.3)
+        parser.add_argument(
+            "--floor", type=float, default=AdaptiveStudy._meta.get_field("floor").default
+        )
+        parser.add_argument(
+            "--design",
+            choices=["uniform", "ppi", "adaptive"],
+            default="",
+            help="Run this design, not the plan's choice (means and ranking goals).",
+        )
         parser.add_argument("--min-labels", type=int, default=30)
         parser.add_argument("--dataset-version", default="qa")
         parser.add_argument("--split", default="test2")
@@ -75,6 +88,13 @@ class Command(BaseCommand):
             if action == "plan":
                 adaptive = self.plan(options)
                 self.stdout.write(adaptive.plan["summary"])
+                for name, d in (adaptive.plan.get("designs") or {}).items():
+                    self.stdout.write(
+                        f"  {name}: {d['paid_median']:.0f} paid places expected "
+                        f"({d['paid_p95']:.0f} in the worst 1 of 20), coverage "
+                        f"{d['coverage']:.2f}, answered in {d['answered']:.0%}"
+                        + (" <- runs" if name == adaptive.design else "")
+                    )
                 for assumption in adaptive.plan["assumptions"]:
                     self.stdout.write(f"Assumed: {assumption}.")
                 return
@@ -159,6 +179,7 @@ class Command(BaseCommand):
             send_rate=options["send_rate"],
             floor=options["floor"],
             min_labels=options["min_labels"],
+            design=options["design"],
             on_prolific=options["on_prolific"],
         )
         return loop.create(adaptive, systems)

@@ -1,16 +1,21 @@
 """python manage.py plan_study --judge NAME --width W --budget-gbp B
-[--hourly-gbp 9] [--minutes-per-item 2] [--rate 0.3] [--floor 0.3]
+[--hourly-gbp 9] [--minutes-per-item 2] [--rate 0.3] [--floor 0.5]
 [--uncertainty-judge NAME] [--replays 300] [--json]
 [selection options as agreement_report's]
 
-The plan of an adaptive human study before anything is spent
-(analysis.study_plan): for "every system's mean human score within +-W
-(95%)", the places it is expected to pay for, their cost at the reward, the
-worst case, and the chance of an answer within the budget, simulated on the
-selection's data (the judge's scores, the reference's human scores where
-there are some). Each response goes to a human with a probability that
-rises with the disagreement between the judge and `--uncertainty-judge`
-(uniform without one), never below the floor."""
+The plan of a human study before anything is spent (analysis.study_plan):
+for "every system's mean human score within +-W (95%)", which design
+answers it for the fewest paid places while its intervals keep their
+coverage (a fixed uniform design on humans alone, a fixed design with the
+judge (PPI), or adaptive waves with an anytime interval) and why; the places
+it is expected to pay for, their cost at the reward, the worst case, and the
+chance of an answer within the budget, each design's figures beside it,
+simulated on the selection's data (the judge's scores, the reference's human
+scores where there are some). In the adaptive design each response goes to a
+human with a probability that rises with the disagreement between the judge
+and `--uncertainty-judge` (uniform without one), never below the floor.
+`--json` gives the plan's as_dict ("design", "design_reason", "designs",
+"first_wave", ...)."""
 
 from __future__ import annotations
 
@@ -25,9 +30,11 @@ from analysis.selection import Selection, SelectionError
 
 
 class Command(BaseCommand):
-    help = "Plan an adaptive human study: cost and chance of an answer within a budget."
+    help = "Plan a human study: its design, cost and chance of an answer within a budget."
 
     def add_arguments(self, parser: CommandParser) -> None:
+        from analysis.items_for_humans import FLOOR
+
         parser.add_argument("--judge", required=True, help="The judge scoring every response.")
         parser.add_argument("--uncertainty-judge", help="A second judge: disagreement sets pi.")
         parser.add_argument("--width", type=float, required=True, help="Half-width goal.")
@@ -35,7 +42,7 @@ class Command(BaseCommand):
         parser.add_argument("--hourly-gbp", default="9.00")
         parser.add_argument("--minutes-per-item", type=float, default=2.0)
         parser.add_argument("--rate", type=float, default=0.3, help="Share of draws sent.")
-        parser.add_argument("--floor", type=float, default=0.3, help="Uniform share of pi.")
+        parser.add_argument("--floor", type=float, default=FLOOR, help="Uniform share of pi.")
         parser.add_argument("--replays", type=int, default=300)
         parser.add_argument("--json", action="store_true", help="The plan as JSON.")
         add_selection_arguments(
@@ -104,5 +111,16 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps(result.as_dict(), indent=2))
             return
         self.stdout.write(result.summary())
+        for name, d in result.designs.items():
+            self.stdout.write(
+                f"  {name}: {d.paid_median:.0f} paid places expected ({d.paid_p95:.0f} in the "
+                f"worst 1 of 20), coverage {d.coverage:.2f}, answered in {d.answered:.0%}"
+                + (
+                    f", first wave {', '.join(map(str, d.first_wave))}"
+                    if name != "adaptive"
+                    else ""
+                )
+                + (" <- chosen" if name == result.design else "")
+            )
         for assumption in result.assumptions:
             self.stdout.write(f"Assumed: {assumption}.")
