@@ -116,17 +116,21 @@ def confidence_sequence(
     alpha: float = 0.05,
     t_opt: float = 100,
     scale: float = 1.0,
+    bounds: tuple[float, float],
     running_intersection: bool = False,
     burn_in: int = 0,
-    bounds: tuple[float, float] | None = None,
     pad: tuple[float, float] | None = None,
     pad_copies: float = 1.0,
 ) -> ConfidenceSequence:
     """The asymptotic confidence sequence for the mean of `values`, observed
     in order. `scale` is a guess of their standard deviation made before any
-    is seen (it only moves where the sequence is tightest). `bounds` clips to
-    a known range; `pad` puts `pad_copies` pseudo-observations at each of its
-    two values into the running variance (running_variance).
+    is seen (it only moves where the sequence is tightest). `bounds` is the
+    range the mean lies in (a score's scale): the intervals are cut to it,
+    and values must lie in it unless `pad` is given. `pad` (by default the
+    bounds) puts `pad_copies` pseudo-observations at each of its two values
+    into the running variance (running_variance); `pad_copies=0` gives the
+    paper's sequence exactly. Unbounded, skewed data (lognormal scores missed
+    in 25.8% of streams) have no place here: the bounds are required.
 
     The sequence is asymptotic: it covers at every time at once as the
     observations grow, not from the first one. So the intervals before
@@ -140,13 +144,16 @@ def confidence_sequence(
         raise ValueError("values: a non-empty sequence of numbers.")
     if not np.isfinite(values).all():
         raise ValueError("values: finite numbers only.")
+    low, high = bounds
+    if not low < high:
+        raise ValueError("bounds: (low, high) with low < high.")
+    if pad is None and ((values < low) | (values > high)).any():
+        raise ValueError(f"values: within the bounds [{low:g}, {high:g}].")
     count = np.arange(1, len(values) + 1, dtype=float)
     mean = np.cumsum(values) / count
-    variance = running_variance(values, pad, pad_copies if pad is not None else 0.0)
+    variance = running_variance(values, pad or bounds, pad_copies)
     radius = mixture_radius(count, variance, alpha, t_opt, scale)
-    lower, upper = mean - radius, mean + radius
-    if bounds is not None:
-        lower, upper = np.clip(lower, *bounds), np.clip(upper, *bounds)
+    lower, upper = np.clip(mean - radius, low, high), np.clip(mean + radius, low, high)
     if running_intersection and burn_in < len(values):
         start = max(burn_in, 0)
         cut_lower = np.maximum.accumulate(lower[start:])

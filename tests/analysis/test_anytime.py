@@ -37,7 +37,9 @@ def test_radius_equals_the_papers_formula():
 def test_sequence_equals_a_direct_loop():
     rng = np.random.default_rng(3)
     values = rng.integers(1, 11, size=200).astype(float)
-    sequence = confidence_sequence(values, alpha=0.05, t_opt=80, running_intersection=False)
+    # wide bounds and no pseudo-observations: the paper's sequence exactly
+    exact = {"bounds": (-1e9, 1e9), "pad_copies": 0.0}
+    sequence = confidence_sequence(values, alpha=0.05, t_opt=80, **exact)
     for t in range(len(values)):
         seen = values[: t + 1]
         radius = paper_radius(t + 1, float(np.var(seen)), 0.05, 80)
@@ -45,11 +47,13 @@ def test_sequence_equals_a_direct_loop():
         assert sequence.lower[t] == pytest.approx(seen.mean() - radius, rel=1e-12, abs=1e-12)
         assert sequence.upper[t] == pytest.approx(seen.mean() + radius, rel=1e-12)
     # no intersection unless asked for
-    default = confidence_sequence(values, alpha=0.05, t_opt=80)
+    default = confidence_sequence(values, alpha=0.05, t_opt=80, **exact)
     assert (default.lower == sequence.lower).all() and (default.upper == sequence.upper).all()
     # the running intersection from the burn-in on: each interval there inside every
     # earlier one from the burn-in, and the ones before it untouched
-    cut = confidence_sequence(values, alpha=0.05, t_opt=80, running_intersection=True, burn_in=30)
+    cut = confidence_sequence(
+        values, alpha=0.05, t_opt=80, running_intersection=True, burn_in=30, **exact
+    )
     assert (np.diff(cut.lower[30:]) >= 0).all() and (np.diff(cut.upper[30:]) <= 0).all()
     assert (cut.lower[:30] == sequence.lower[:30]).all()
     assert (cut.upper[:30] == sequence.upper[:30]).all()
@@ -62,8 +66,10 @@ def test_an_empty_intersection_keeps_its_own_interval_never_a_point():
     the sequence used to give a zero-width interval (a means goal counted it
     as met). Each such time keeps its own interval."""
     values = np.r_[np.full(40, 2.0) + np.tile([0.0, 0.01], 20), np.full(400, 9.0)]
-    own = confidence_sequence(values, t_opt=50)
-    cut = confidence_sequence(values, t_opt=50, running_intersection=True, burn_in=10)
+    own = confidence_sequence(values, t_opt=50, bounds=(1, 10))
+    cut = confidence_sequence(
+        values, t_opt=50, bounds=(1, 10), running_intersection=True, burn_in=10
+    )
     width = cut.upper - cut.lower
     assert (width > 0).all()
     emptied = (
@@ -104,7 +110,7 @@ def test_covers_at_every_time_where_a_peeked_fixed_interval_does_not():
     missed_sequence = missed_peeking = 0
     for _ in range(400):
         values = rng.choice(scores, size=1000, p=weights).astype(float)
-        sequence = confidence_sequence(values, t_opt=200, scale=2.0, pad=(1.0, 10.0))
+        sequence = confidence_sequence(values, t_opt=200, scale=2.0, bounds=(1, 10))
         off_sequence = (sequence.lower > truth) | (sequence.upper < truth)
         missed_sequence += bool(off_sequence[30:].any())
         count = np.arange(1, 1001)
@@ -175,8 +181,13 @@ def test_bad_input_is_refused_with_a_reason():
     with pytest.raises(ValueError, match="one entry"):
         active_increments(np.ones(2), np.ones(3), np.ones(2, bool), np.ones(2))
     with pytest.raises(ValueError, match="finite"):
-        confidence_sequence(np.array([1.0, np.inf]))
+        confidence_sequence(np.array([1.0, np.inf]), bounds=(1, 10))
     with pytest.raises(ValueError, match="non-empty"):
-        confidence_sequence(np.array([]))
+        confidence_sequence(np.array([]), bounds=(1, 10))
+    # unbounded scores (lognormal ones missed in a quarter of the streams) are refused
+    with pytest.raises(ValueError, match="within the bounds"):
+        confidence_sequence(np.random.default_rng(0).lognormal(0, 1.5, 50), bounds=(0, 10))
+    with pytest.raises(ValueError, match="low < high"):
+        confidence_sequence(np.ones(3), bounds=(5, 5))
     with pytest.raises(ValueError, match="alpha"):
         mixture_radius(np.ones(1), np.ones(1), 1.5, 10)
