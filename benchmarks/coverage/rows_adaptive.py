@@ -135,8 +135,9 @@ def means_rows(dataset: Dataset, settings: Settings) -> list[Row]:
 
 
 def ranking_rows(dataset: Dataset, settings: Settings) -> list[Row]:
-    """The ranking goal: every system within half the smallest gap of the
-    judge's means, at 1 - (1 - p) / K each (Bonferroni), p = 0.95."""
+    """The ranking goal as an adaptive study plans it: every system within
+    half the smallest gap of the judge's means (at least 0.05), at
+    1 - (1 - p) / K each (Bonferroni), p = 0.95."""
     from analysis.items_for_humans import inclusion_probabilities
     from analysis.study_plan import Budget, Goal, plan
 
@@ -144,9 +145,7 @@ def ranking_rows(dataset: Dataset, settings: Settings) -> list[Row]:
     means = sorted(dataset.truth(dataset.judge))
     gaps = [b - a for a, b in zip(means, means[1:], strict=False)]
     lo, hi = dataset.scale
-    width = min(gaps) / 2
-    if width < 0.02 * (hi - lo):
-        return []  # systems the judge can barely tell apart: a goal nobody would state
+    width = max(min(gaps) / 2, 0.05)  # as adaptive.planning.plan_width plans it
     goal = Goal(width=width, alpha=0.05 / systems, max_draws=4000 if settings.small else 6000)
     probability = inclusion_probabilities(
         pd.Series(np.abs(dataset.judge - dataset.second) / 2), count=SEND_RATE * dataset.size
