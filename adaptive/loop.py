@@ -373,8 +373,9 @@ def send_alt_wave(adaptive: AdaptiveStudy, actor: User | None = None) -> str:
 
 
 def advance_alt_test(adaptive: AdaptiveStudy, found: list, now: datetime) -> str:
-    """The alt-test goal's step: once a wave is rated, look (the test at
-    q / max_looks), and stop when it is decided, out of looks, time or money."""
+    """The alt-test goal's step: once a wave is rated, look (the test at the
+    look's share of q: adaptive.alt_goal.q_at_look), and stop when it is
+    decided, out of looks, time or money."""
     if adaptive.status == AdaptiveStudy.Status.RUNNING:
         last = batches(adaptive)[-1:]
         if last and not alt_goal.wave_done(last[0]):
@@ -389,7 +390,7 @@ def advance_alt_test(adaptive: AdaptiveStudy, found: list, now: datetime) -> str
             decide(
                 adaptive,
                 Decision.Action.LOOK,
-                f"look {number} of {adaptive.max_looks} (q {alt_goal.q_per_look(adaptive):.3f}): "
+                f"look {number} of {adaptive.max_looks} (q {alt_goal.q_per_look(adaptive):.4f}): "
                 f"{verdict['verdict']}: {verdict['reason']}",
             )
             Snapshot.objects.create(

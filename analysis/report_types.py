@@ -532,8 +532,8 @@ class AltTest(ReportPart):
 
 
 class ClusteredCorrelation(ReportPart):
-    """Pearson r with its meeting-clustered percentile bootstrap interval
-    (none, with `ci_note`, from fewer than 2 meetings)."""
+    """Pearson r with its meeting-clustered interval (a studentized bootstrap
+    on Fisher's z; none, with `ci_note`, from fewer than 6 meetings)."""
 
     r: float
     ci95: list[float | None]
@@ -570,6 +570,9 @@ class AltTestVerdict(ReportPart):
     more_items: int | None
     reverse_share: float | None
     decided_probability: float | None
+    # what "about N more items" promises: a verdict in at least this share of studies
+    # that size (less than the simulation's own share: analysis.verdicts.POWER_PROMISE)
+    promised_probability: float | None = None
     test: OrNot[AltTest]
 
 

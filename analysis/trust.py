@@ -27,8 +27,8 @@ from analysis.bootstrap import (
     DEFAULT_SEED,
     ClusterBootstrap,
     clustered_correlation,
+    correlation_clusters_note,
     ranking_agreement,
-    too_few_clusters,
 )
 from analysis.gold_parts import gold_parts
 from analysis.scope import EvaluatorInfo, Scope
@@ -343,7 +343,7 @@ def build(
                 pairwise_parts.get("pairwise"), pairwise_parts.get("human_pairwise")
             ),
         }
-        note = too_few_clusters(boot)
+        note = correlation_clusters_note(boot)
         if note:
             trust["interval_note"] = note
     out = {"trust": trust}

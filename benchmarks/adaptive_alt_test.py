@@ -1,9 +1,10 @@
 """Replays of the adaptive study's alt-test goal (adaptive.alt_goal) on the
-authors' SummEval data: does looking after every wave, at q / looks, keep
-the verdict right, and how many expert ratings does it take against a fixed
+authors' SummEval data: does looking after every wave, at the goal's share
+of q per look, keep the verdict right, and how many expert ratings does it take against a fixed
 design?
 
-Data: the coherence aspect of SummEval as the alt-test's authors publish it
+Data: SummEval's four aspects (coherence, consistency, fluency, relevance;
+`--aspects` to choose) as the alt-test's authors publish them
 (`nitaytech/AltTest`, data/summeval: three expert raters e0, e1, e2 and six
 LLM judges on 1,600 summaries of 100 news articles, 1-5). The repository has
 no licence, so the data is not copied here: fetch it and pass its folder
@@ -13,10 +14,12 @@ Each replay orders the 100 articles at random. A wave is `--articles` more
 articles (every summary of them, 16 each), rated by the three experts (their
 real ratings; each rating missing with probability `--dropout`, as a rater
 who skipped an item). After each wave the alt-test runs on all the ratings
-so far at q / `--looks` (analysis.alt_test, Benjamini-Yekutieli within a
+so far at the look's share of q (adaptive.alt_goal.q_at_look: look k at
+q * k / (1 + ... + looks); `--split equal` for q / looks at every look, the
+goal's split until issue 29; analysis.alt_test, Benjamini-Yekutieli within a
 look), and the replay stops at the first look that passes or fails (the
 reverse test, analysis.verdicts.reverse_rejections), or after `--looks`
-looks. For each of the six judges, reported:
+looks. For each aspect and each of the six judges, reported:
 
 - how often the stopped verdict contradicts the verdict on all 1,600
   summaries at q (the error the split of q over the looks must keep down);
@@ -25,8 +28,8 @@ looks. For each of the six judges, reported:
   which one test at q reaches a verdict at least as often as the loop does.
 
     .venv/bin/python benchmarks/adaptive_alt_test.py --data DIR [--replays 1000]
-        [--epsilon 0.2] [--articles 4] [--looks 6] [--dropout 0.05] [--seed 0]
-        [--output FILE]
+        [--aspects coherence ...] [--epsilon 0.2] [--articles 4] [--looks 6]
+        [--split growing|equal] [--dropout 0.05] [--seed 0] [--output FILE]
 
 Prints a table and writes benchmarks/results/adaptive_alt_test.json.
 """
@@ -48,24 +51,25 @@ REPO = Path(__file__).resolve().parent.parent
 EXPERTS = ("e0", "e1", "e2")
 
 
-def load(folder: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Coherence: the experts' scores (item x expert) and the judges' (item x judge)."""
+ASPECTS = ("coherence", "consistency", "fluency", "relevance")
+
+
+def load(folder: Path, aspect: str = "coherence") -> tuple[pd.DataFrame, pd.DataFrame]:
+    """One aspect: the experts' scores (item x expert) and the judges' (item x judge)."""
     humans = json.loads((folder / "human_annotations.json").read_text())
     judges = json.loads((folder / "llm_annotations.json").read_text())
 
-    def coherence(table: dict) -> pd.DataFrame:
+    suffix = f"__{aspect}"
+
+    def scores_of(table: dict) -> pd.DataFrame:
         return pd.DataFrame(
             {
-                who: {
-                    k[: -len("__coherence")]: v
-                    for k, v in scores.items()
-                    if k.endswith("__coherence")
-                }
+                who: {k[: -len(suffix)]: v for k, v in scores.items() if k.endswith(suffix)}
                 for who, scores in table.items()
             }
         )
 
-    experts, llms = coherence(humans), coherence(judges)
+    experts, llms = scores_of(humans), scores_of(judges)
     common = experts.index.intersection(llms.index).sort_values()
     return experts.loc[common, list(EXPERTS)], llms.loc[common]
 
@@ -105,9 +109,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, required=True, help="AltTest's data/summeval")
     parser.add_argument("--replays", type=int, default=1000)
+    parser.add_argument("--aspects", nargs="+", choices=ASPECTS, default=list(ASPECTS))
     parser.add_argument("--epsilon", type=float, default=0.2)
     parser.add_argument("--articles", type=int, default=4, help="articles per wave (16 each)")
     parser.add_argument("--looks", type=int, default=6)
+    parser.add_argument("--split", choices=("growing", "equal"), default="growing")
     parser.add_argument("--dropout", type=float, default=0.05)
     parser.add_argument("--q", type=float, default=0.05)
     parser.add_argument("--seed", type=int, default=0)
@@ -116,10 +122,56 @@ def main() -> None:
     )
     args = parser.parse_args()
     sys.path.insert(0, str(REPO))
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.test")
+    import django
+
+    django.setup()  # adaptive.alt_goal's split of q
+    started = time.perf_counter()
+    aspects = {aspect: replay(args, aspect) for aspect in args.aspects}
+    seconds = time.perf_counter() - started
+    worst = max(r["wrong"] for judges in aspects.values() for r in judges.values())
+    where = [
+        f"{aspect}/{judge}"
+        for aspect, judges in aspects.items()
+        for judge, r in judges.items()
+        if r["wrong"] == worst
+    ]
+    print(
+        f"targets: a verdict at stop that contradicts all the data's in at most {args.q:.0%} "
+        f"of replays ({worst:.3f}, {', '.join(where)}: "
+        f"{'met' if worst <= args.q else 'NOT met'}); {seconds:.0f} s"
+    )
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    settings = {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()}
+    settings.pop("output")
+    args.output.write_text(
+        json.dumps(
+            {
+                "benchmark": "adaptive_alt_test",
+                "command": "python benchmarks/adaptive_alt_test.py " + " ".join(sys.argv[1:]),
+                "settings": settings,
+                "ratings_per_wave": args.articles * 16 * len(EXPERTS),
+                "seconds": seconds,
+                "machine": {
+                    "python": platform.python_version(),
+                    "platform": platform.platform(),
+                    "cpus": os.cpu_count(),
+                },
+                "worst_contradiction_rate": worst,
+                "aspects": aspects,
+            },
+            indent=2,
+        )
+    )
+    print(f"Wrote {args.output}")
+
+
+def replay(args: argparse.Namespace, aspect: str) -> dict:
+    """One aspect's replays: per judge, the stopped verdicts against all the data's."""
     from analysis import alt_test
 
     started = time.perf_counter()
-    experts, llms = load(args.data)
+    experts, llms = load(args.data, aspect)
     articles = sorted({item.split("__")[0] for item in experts.index})
     by_article = {a: [i for i in experts.index if i.split("__")[0] == a] for a in articles}
     judges = list(llms.columns)
@@ -128,7 +180,12 @@ def main() -> None:
         j: verdict(alt_test.win_table(everything, llms[j]), args.epsilon, args.q) for j in judges
     }
     rng = np.random.default_rng(args.seed)
-    q_look = args.q / args.looks
+    from adaptive.alt_goal import q_at_look
+
+    q_looks = [
+        args.q / args.looks if args.split == "equal" else q_at_look(k, args.looks, args.q)
+        for k in range(1, args.looks + 1)
+    ]
     # per judge: (look at stop or None, verdict at stop) and, per number of waves,
     # the fixed design's verdict at q
     stops: dict[str, list[tuple[int, str]]] = {j: [] for j in judges}
@@ -148,7 +205,7 @@ def main() -> None:
             stopped = None
             for look, humans in enumerate(tables, 1):
                 wins = alt_test.win_table(humans, llms[j])
-                at_look = verdict(wins, args.epsilon, q_look)
+                at_look = verdict(wins, args.epsilon, q_looks[look - 1])
                 one_test = verdict(wins, args.epsilon, args.q)
                 fixed[j][r, look - 1] = one_test != "inconclusive"
                 fixed_wrong[j][r, look - 1] = one_test != "inconclusive" and one_test != truth[j]
@@ -160,9 +217,10 @@ def main() -> None:
     per_wave = args.articles * 16 * len(EXPERTS)
     results = {}
     print(
-        f"{args.replays} replays, SummEval coherence, epsilon {args.epsilon}, waves of "
+        f"{args.replays} replays, SummEval {aspect}, epsilon {args.epsilon}, waves of "
         f"{args.articles} articles ({args.articles * 16} summaries x 3 experts), at most "
-        f"{args.looks} looks at q {args.q}/{args.looks}, dropout {args.dropout}; {seconds:.0f} s"
+        f"{args.looks} looks at q {' '.join(f'{q:.4f}' for q in q_looks)} ({args.split}), "
+        f"dropout {args.dropout}; {seconds:.0f} s"
     )
     print(
         f"{'judge':<14}{'all data':>13}{'decided':>9}{'wrong':>8}{'unbacked':>10}{'no verdict':>12}"
@@ -208,34 +266,7 @@ def main() -> None:
             f"{np.mean(ratings):>17.0f}{fixed_ratings or float('nan'):>14.0f}"
             f"{ratio if ratio is not None else float('nan'):>7.2f}x"
         )
-    worst = max(r["wrong"] for r in results.values())
-    print(
-        f"targets: a verdict at stop that contradicts all the data's in at most {args.q:.0%} "
-        f"of replays ({worst:.3f}: "
-        f"{'met' if worst <= args.q else 'NOT met'})"
-    )
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    settings = {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()}
-    settings.pop("output")
-    args.output.write_text(
-        json.dumps(
-            {
-                "benchmark": "adaptive_alt_test",
-                "command": "python benchmarks/adaptive_alt_test.py " + " ".join(sys.argv[1:]),
-                "settings": settings,
-                "ratings_per_wave": per_wave,
-                "seconds": seconds,
-                "machine": {
-                    "python": platform.python_version(),
-                    "platform": platform.platform(),
-                    "cpus": os.cpu_count(),
-                },
-                "judges": results,
-            },
-            indent=2,
-        )
-    )
-    print(f"Wrote {args.output}")
+    return results
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """The alt-test goal: waves of whole meetings rated by three raters each,
-the test after every wave at q / max_looks, and the stop once it is decided;
-the verdict equals the alt-test computed directly on the same ratings."""
+the test after wave k at q * k / (1 + ... + max_looks), and the stop once it
+is decided; the verdict equals the alt-test computed directly on the same
+ratings at that look's q."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pandas as pd
 import pytest
 
 from adaptive import loop
-from adaptive.alt_goal import ratings_so_far
+from adaptive.alt_goal import q_at_look, ratings_so_far
 from adaptive.models import AdaptiveStudy, Decision, Snapshot
 from analysis.alt_test import alt_test
 from annotator.models import Study
@@ -72,7 +73,7 @@ def test_the_alt_test_goal_looks_after_each_wave_and_stops_when_decided(paper, n
         assert len(looks) == 4 and look["verdict"] == "inconclusive"
         assert not adaptive.report["met"]
         assert adaptive.stop_reason.startswith("inconclusive after 4 looks: ")
-    # the same test computed directly on the same ratings, at q / max_looks
+    # the same test computed directly on the same ratings, at the last look's q
     humans = pd.DataFrame(
         Judgment.objects.filter(evaluator__study__in=loop.batches(adaptive)).values_list(
             "response_id", "rater", "score"
@@ -82,7 +83,9 @@ def test_the_alt_test_goal_looks_after_each_wave_and_stops_when_decided(paper, n
     judge = pd.Series({int(r): e[1] for r, e in adaptive.pool.items()}).loc[
         sorted(set(humans["item"]))
     ]
-    direct = alt_test(humans, judge, epsilon=0.2, q=0.05 / 4)
+    q = 0.05 * len(looks) / (1 + 2 + 3 + 4)
+    assert f"look {len(looks)} of 4 (q {q:.3f})" in looks[-1].detail
+    direct = alt_test(humans, judge, epsilon=0.2, q=q)
     assert look["winning_rate"] == pytest.approx(direct["winning_rate"], abs=1e-12)
     assert (look["verdict"] == "passes") == direct["passed"]
     mine, _ = ratings_so_far(adaptive)
@@ -110,3 +113,14 @@ def test_the_alt_test_goal_needs_its_margin_and_three_raters(paper):
             raters_per_item=2,
         )
     assert not AdaptiveStudy.objects.exists()
+
+
+@pytest.mark.parametrize("looks", [1, 4, 6])
+def test_the_looks_split_q_in_proportion_to_their_number(looks):
+    """Look k spends q * k / (1 + ... + looks): the shares add up to q (the
+    Bonferroni argument), and the first look, on one wave, spends the least."""
+    shares = [q_at_look(k, looks) for k in range(1, looks + 1)]
+    assert sum(shares) == pytest.approx(0.05, abs=1e-15)
+    assert shares == sorted(shares) and shares[0] == pytest.approx(0.05 / sum(range(looks + 1)))
+    # a look past the last spends no more than the last
+    assert q_at_look(looks + 3, looks) == shares[-1]

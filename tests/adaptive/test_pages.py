@@ -179,7 +179,8 @@ def test_the_alt_test_goal_from_the_console(client, researcher, paper):
         rate_as_bots(study, lambda rid: paper["truth"][rid], rng, noise=3.0, dropout=0)
     loop.advance(adaptive.pk)
     page = client.get(reverse("console:adaptive", args=[adaptive.pk])).content.decode()
-    assert "Looked (alt-test)" in page and "look 1 of 5 (q 0.010)" in page
+    # the first of 5 looks spends q * 1 / 15 (adaptive.alt_goal.q_at_look)
+    assert "Looked (alt-test)" in page and "look 1 of 5 (q 0.0033)" in page
     plot = client.get(reverse("console:adaptive_plot", args=[adaptive.pk]))
     assert plot.status_code == 200
     answer = client.post(reverse("console:adaptive_new"), form_data(paper, goal="alt_test"))

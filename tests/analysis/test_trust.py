@@ -24,6 +24,7 @@ from annotator.models import Study
 from judging.importing import import_elitr_bench
 from judging.models import Judgment
 from tests.analysis.test_alt_test import neg_rmse, reference_alt_test
+from tests.analysis.test_bootstrap import coded, studentized_loop
 from tests.annotator.conftest import make_study
 
 pytestmark = pytest.mark.django_db
@@ -100,18 +101,12 @@ def test_trust_on_the_paper_data_says_what_the_paper_says(paper):
 
 def test_paper_intervals_against_direct_computations(paper):
     report = build_report(PAPER)
-    frame = paper_frame()
-    boot_rows = []
+    frame, meetings = coded(paper_frame())
     rng = np.random.default_rng(report.trust.seed)
-    meetings = sorted(frame["meeting"].unique())
-    draws = rng.integers(0, len(meetings), size=(report.trust.resamples, len(meetings)))
-    groups = {m: g for m, g in frame.groupby("meeting")}
-    for draw in draws:
-        sample = pd.concat([groups[meetings[m]] for m in draw])
-        boot_rows.append(stats.pearsonr(sample["gpt-4-eval"], sample["gold-human-eval"]).statistic)
-    assert report.trust.rows["gpt-4-eval"].correlation.ci95 == pytest.approx(
-        list(np.percentile(boot_rows, [2.5, 97.5])), abs=1e-10
-    )
+    draws = rng.integers(0, meetings, size=(report.trust.resamples, meetings))
+    # the studentized interval on Fisher's z, written out with scipy's r
+    interval, _ = studentized_loop(frame, draws, meetings, "gpt-4-eval", "gold-human-eval")
+    assert report.trust.rows["gpt-4-eval"].correlation.ci95 == pytest.approx(interval, abs=1e-10)
     assert report.trust.rows["gpt-4-eval"].correlation.r == pytest.approx(
         stats.pearsonr(frame["gpt-4-eval"], frame["gold-human-eval"]).statistic, abs=1e-12
     )
@@ -203,10 +198,11 @@ def test_crowd_raters_with_too_few_items_are_explained(two_meetings):
     verdict = report.trust.rows["gpt-4-eval"].alt_tests["crowd"]
     assert verdict.verdict == "inconclusive" and isinstance(verdict.test, NotComputable)
     assert "fewer than 30 items per human rater (at most 18)" in verdict.test.reason
-    assert verdict.more_raters == 3 and verdict.more_items == 12
+    # 3 raters on each item already: no rater is missing; 3 of the 6 need 12 more items
+    assert verdict.more_raters is None and verdict.more_items == 12
     assert verdict.decide.startswith(
-        "needs at least 3 crowd raters on 30+ items each: 3 more raters; items for raters "
-        "with fewer than 30 (crowd human (Crowd pilot): P1 has 18: 12 more"
+        "needs at least 3 crowd raters on 30+ items each: items for 3 of the 6 raters with "
+        "fewer than 30 (crowd human (Crowd pilot): P1 has 18: 12 more"
     )
     assert report.trust.populations["crowd"].epsilon == 0.1  # a crowd study
     # crowd and gold together (the default: every human evaluator): each population apart
@@ -269,3 +265,28 @@ def test_trust_parameters_reach_the_report(two_meetings, client, researcher):
     page = client.get("/analysis/report/", {"epsilon": "0.15"}).content.decode()
     assert "Judge trust" in page and "ε = 0.15" in page
     assert page.index("Judge trust") < page.index("Mean score per system and evaluator")
+
+
+def test_two_meetings_give_the_statistics_without_intervals_and_say_why(
+    two_meetings, client, researcher
+):
+    """With 2 meetings no interval holds (the coverage harness: 6 for r, 2.5
+    per ranked system for tau): the page shows r and tau with what is
+    missing, and no verdict reads as settled or as spanning an interval."""
+    report = build_report(Selection(dataset_version="qa", split="test2", mode="st"))
+    trust = report.trust
+    assert trust.clusters == 2
+    assert trust.interval_note == (
+        "not enough meetings for an interval: 2 meetings, 4 more (an interval needs 6; below "
+        "that the coverage harness finds no interval that holds)"
+    )
+    for row in trust.rows.values():
+        assert row.correlation.ci95 == [None, None] and row.ranking.ci95 == [None, None]
+        assert not row.correlation_verdict.settled and not row.ranking_verdict.settled
+        assert "not settled without an interval" in row.correlation_verdict.words
+    client.force_login(researcher)
+    answer = client.get("/analysis/report/", {"split": "test2"}, follow=True)
+    page = html.unescape(answer.content.decode())
+    assert "not enough meetings for an interval: 2 meetings, 4 more" in page
+    assert "the interval spans the decision" not in page
+    assert "not settled: the resamples disagree" not in page
