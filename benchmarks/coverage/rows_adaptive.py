@@ -35,28 +35,36 @@ WIDTH_SHARE = 0.07  # the means goal's half-width, as a share of the scale
 SEND_RATE = 0.3
 
 
-def _setup(dataset: Dataset, settings: Settings):
+def _plan(dataset: Dataset, settings: Settings, goal, replays: int):
+    """The probabilities an adaptive study would send with, and the plan it
+    would make on this dataset, the gold standing for the ratings seen so far."""
     from analysis.items_for_humans import inclusion_probabilities
-    from analysis.study_plan import Budget, Goal, plan
+    from analysis.study_plan import Budget, plan
 
-    lo, hi = dataset.scale
     probability = inclusion_probabilities(
         pd.Series(np.abs(dataset.judge - dataset.second) / 2), count=SEND_RATE * dataset.size
     ).to_numpy()
-    goal = Goal(width=WIDTH_SHARE * (hi - lo), max_draws=4000 if settings.small else 6000)
-    budget = Budget(pence=10**9, reward_pence=30, dropout=0.0)
     planned = plan(
         dataset.judge,
         dataset.system,
         dataset.systems,
         dataset.gold,
         goal,
-        budget,
+        Budget(pence=10**9, reward_pence=30, dropout=0.0),
         probability=probability,
         scale=dataset.scale,
-        replays=20 if settings.small else 100,
+        replays=20 if settings.small else replays,
         seed=settings.seed,
     )
+    return probability, planned
+
+
+def _setup(dataset: Dataset, settings: Settings):
+    from analysis.study_plan import Goal
+
+    lo, hi = dataset.scale
+    goal = Goal(width=WIDTH_SHARE * (hi - lo), max_draws=4000 if settings.small else 6000)
+    probability, planned = _plan(dataset, settings, goal, 100)
     return goal, probability, planned
 
 
@@ -138,30 +146,14 @@ def ranking_rows(dataset: Dataset, settings: Settings) -> list[Row]:
     """The ranking goal as an adaptive study plans it: every system within
     half the smallest gap of the judge's means (at least 0.05), at
     1 - (1 - p) / K each (Bonferroni), p = 0.95."""
-    from analysis.items_for_humans import inclusion_probabilities
-    from analysis.study_plan import Budget, Goal, plan
+    from analysis.study_plan import Goal
 
     systems = len(dataset.systems)
     means = sorted(dataset.truth(dataset.judge))
     gaps = [b - a for a, b in zip(means, means[1:], strict=False)]
-    lo, hi = dataset.scale
     width = max(min(gaps) / 2, 0.05)  # as adaptive.planning.plan_width plans it
     goal = Goal(width=width, alpha=0.05 / systems, max_draws=4000 if settings.small else 6000)
-    probability = inclusion_probabilities(
-        pd.Series(np.abs(dataset.judge - dataset.second) / 2), count=SEND_RATE * dataset.size
-    ).to_numpy()
-    planned = plan(
-        dataset.judge,
-        dataset.system,
-        dataset.systems,
-        dataset.gold,
-        goal,
-        Budget(pence=10**9, reward_pence=30, dropout=0.0),
-        probability=probability,
-        scale=dataset.scale,
-        replays=20 if settings.small else 60,
-        seed=settings.seed,
-    )
+    probability, planned = _plan(dataset, settings, goal, 60)
     truth = dataset.truth()
     order = list(np.argsort(-truth))
     rng = np.random.default_rng(settings.seed + 11)
