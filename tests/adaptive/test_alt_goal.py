@@ -84,7 +84,7 @@ def test_the_alt_test_goal_looks_after_each_wave_and_stops_when_decided(paper, n
         sorted(set(humans["item"]))
     ]
     q = 0.05 * len(looks) / (1 + 2 + 3 + 4)
-    assert f"look {len(looks)} of 4 (q {q:.3f})" in looks[-1].detail
+    assert f"look {len(looks)} of 4 (q {q:.4f})" in looks[-1].detail
     direct = alt_test(humans, judge, epsilon=0.2, q=q)
     assert look["winning_rate"] == pytest.approx(direct["winning_rate"], abs=1e-12)
     assert (look["verdict"] == "passes") == direct["passed"]
