@@ -55,6 +55,11 @@ class ProjectFormMixin(forms.BaseForm):
                 other.queryset = scope_choices(other.queryset, user)  # type: ignore[arg-type]
 
     def clean(self) -> dict[str, Any]:
+        # the only project is chosen before a subclass's clean looks in it
+        if getattr(self, "cleaned_data", None) is not None and self.only_project is not None:
+            self.cleaned_data.setdefault("project", None)
+            if self.cleaned_data["project"] is None:
+                self.cleaned_data["project"] = self.only_project
         data = super().clean() or {}
         if data.get("project") is None and self.only_project is not None:
             data["project"] = self.only_project

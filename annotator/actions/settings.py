@@ -43,6 +43,12 @@ def validate_study_change(
     for key, value in values.items():
         if key not in ("systems", "documents", "gold_annotators", "project"):
             setattr(candidate, key, value)
+    if stored is None or stored.pk is None:
+        # a new study looks for its runs in the project it is made in (not the
+        # model's default project): `values` name it
+        project = values.get("project")
+        if project is not None:
+            candidate.project = project
     validate_settings(candidate)
     reason = why_items_are_frozen(stored) if stored is not None and stored.pk is not None else ""
     frozen = frozen_changes(changed)

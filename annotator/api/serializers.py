@@ -175,6 +175,11 @@ class StudySerializer(KnownFieldsMixin, serializers.ModelSerializer):
             and attrs.pop("project") != self.instance.project
         ):
             raise serializers.ValidationError({"project": "A study stays in its project."})
+        if self.instance is None:
+            # the project it is made in, chosen before its runs are looked for
+            view = self.context.get("view")
+            if view is not None and hasattr(view, "project_for_create"):
+                attrs["project"] = view.project_for_create(attrs.get("project"))
         changed = changed_fields(self.instance, attrs)
         validate_study_change(self.instance, attrs, systems, documents, changed)
         attrs["_changed"] = changed
