@@ -21,6 +21,7 @@ system name), so that no score is left describing another answer.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -69,7 +70,7 @@ def records_from_rows(rows: list[dict[str, Any]], origin: str) -> list[Record]:
 
 
 def parse_responses(
-    records: list[Record], *, system: str = "", task: str = "", mode: str = Mode.SINGLE_TURN
+    records: Iterable[Record], *, system: str = "", task: str = "", mode: str = Mode.SINGLE_TURN
 ) -> list[ImportedResponse]:
     if mode not in Mode.values:
         raise ImportFailure(f"mode {mode!r}: one of {', '.join(Mode.values)}.")

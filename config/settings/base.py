@@ -280,6 +280,30 @@ CONCORD_WORKER_BEAT_SECONDS = float(os.environ.get("CONCORD_WORKER_BEAT_SECONDS"
 # studies (demo.simulated); the console says so on every adaptive study's page.
 CONCORD_DEMO_SIMULATED_PARTICIPANTS = env_bool("CONCORD_DEMO_SIMULATED_PARTICIPANTS", False)
 
+# --- Upload limits (docs/deployment.md, "Upload limits") --------------------
+# What one uploaded or imported file may hold (benchmarks, responses, ratings,
+# ELITR-Bench archives; console, API and commands alike: corpus.importers.limits).
+# With these defaults reading any file stays under 300 MB above the process's
+# idle size; raising them raises that bound.
+# A file on disk, and a Parquet file's text once read.
+CONCORD_UPLOAD_MAX_BYTES = int(os.environ.get("CONCORD_UPLOAD_MAX_BYTES", str(64 * 1024**2)))
+# One JSON Lines or CSV line, one Parquet row once read.
+CONCORD_UPLOAD_MAX_LINE_BYTES = int(
+    os.environ.get("CONCORD_UPLOAD_MAX_LINE_BYTES", str(16 * 1024**2))
+)
+# One text in a record (a document, a response, a field name), in characters.
+CONCORD_UPLOAD_MAX_FIELD_CHARS = int(os.environ.get("CONCORD_UPLOAD_MAX_FIELD_CHARS", "4000000"))
+# Lists and objects nested inside one record.
+CONCORD_UPLOAD_MAX_DEPTH = int(os.environ.get("CONCORD_UPLOAD_MAX_DEPTH", "64"))
+# Records (lines, rows) in one file.
+CONCORD_UPLOAD_MAX_ROWS = int(os.environ.get("CONCORD_UPLOAD_MAX_ROWS", "100000"))
+# A member of a zip or tar archive, uncompressed, and its compression ratio
+# (uncompressed / compressed; checked for members over 1 MB).
+CONCORD_UPLOAD_ZIP_MAX_MEMBER_BYTES = int(
+    os.environ.get("CONCORD_UPLOAD_ZIP_MAX_MEMBER_BYTES", str(64 * 1024**2))
+)
+CONCORD_UPLOAD_ZIP_MAX_RATIO = float(os.environ.get("CONCORD_UPLOAD_ZIP_MAX_RATIO", "100"))
+
 # --- Webhooks (docs/webhooks.md) -------------------------------------------
 # Allow webhook URLs on any address that is not public: loopback, private,
 # link-local and the like, also when an IPv6 form carries one (the lab's own

@@ -16,6 +16,7 @@ import json
 import math
 
 from corpus.importers.errors import ImportFailure
+from corpus.importers.limits import check_value, too_deep
 
 NUL = "\x00"
 
@@ -36,16 +37,20 @@ def _finite_float(text: str) -> float:
 
 
 def load_json_line(line: str, where: str) -> object:
-    """One line of a JSON Lines file: valid JSON with finite numbers only and no
-    NUL character in any text or key. `where` (file and line) starts each message."""
+    """One line of a JSON Lines file: valid JSON with finite numbers only, no NUL
+    character in any text or key, within the upload limits' depth and field
+    length (corpus.importers.limits). `where` (file and line) starts each message."""
     if NUL in line:  # a raw byte (JSON refuses it in a text, as a control character)
         raise ImportFailure(f"{where}: a NUL byte; remove it (no text may hold one).")
     try:
         value = json.loads(line, parse_constant=_refuse_constant, parse_float=_finite_float)
+    except RecursionError:  # Python's parser recurses once a level: the limit says more
+        raise too_deep(where) from None
     except _NotFinite as error:
         raise ImportFailure(f"{where}: {error} (ids and scores must be finite).") from error
     except ValueError as error:  # JSONDecodeError, or an integer of thousands of digits
         raise ImportFailure(f"{where}: not valid JSON ({error}).") from error
+    check_value(value, where)  # depth first: the walks below recurse
     check_no_nul(value, where)
     return value
 

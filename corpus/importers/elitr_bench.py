@@ -24,6 +24,7 @@ from pathlib import Path
 from corpus.choices import DatasetVersion, Language, Mode
 from corpus.importers.checks import check_no_nul, check_text_has_no_nul
 from corpus.importers.errors import ImportFailure
+from corpus.importers.limits import check_value, too_deep
 from corpus.importers.sources import SourceFile, walk
 
 PUBLISHED_PASSWORD = "utter"  # published in the authors' README; it only keeps crawlers out
@@ -225,8 +226,11 @@ def _keep_one(files: dict, key: tuple, item: SourceFile) -> None:
 def _load_json(item: SourceFile) -> dict:
     try:
         data = json.loads(item.read_text())
-    except json.JSONDecodeError as error:
+    except RecursionError:  # Python's parser recurses once a level: the limit says more
+        raise too_deep(item.origin) from None
+    except ValueError as error:  # JSONDecodeError, or an integer of thousands of digits
         raise ImportFailure(f"{item.origin}: not valid JSON ({error}).") from error
+    check_value(data, item.origin)  # depth and text lengths first: the walks below recurse
     if not isinstance(data, dict) or not isinstance(data.get("meetings"), list):
         raise ImportFailure(f"{item.origin}: expected an object with a 'meetings' list.")
     check_no_nul(data, item.origin)  # e.g. "... in meetings[2].questions[0].question"
@@ -323,6 +327,7 @@ def _attach_transcripts(bundle: ElitrBundle, transcript_files: dict[str, list[So
                 f"took {chosen.origin}."
             )
         text = chosen.read_text()
+        check_value(text, chosen.origin)
         check_text_has_no_nul(text, chosen.origin)
         bundle.transcripts[meeting_id] = Transcript(meeting_id, text, chosen.origin)
 

@@ -13,7 +13,6 @@ datasets store it.
 from __future__ import annotations
 
 import csv
-import io
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -22,6 +21,17 @@ from typing import Any
 
 from corpus.importers.checks import check_no_nul, load_json_line
 from corpus.importers.errors import ImportFailure
+from corpus.importers.limits import (
+    RowCount,
+    UploadLimits,
+    allow_csv_fields,
+    check_file_size,
+    check_value,
+    lines,
+    parquet_rows,
+    text_lines,
+    upload_limits,
+)
 
 JSON_SUFFIXES = (".jsonl", ".json", ".ndjson")
 CSV_SUFFIXES = (".csv",)
@@ -35,61 +45,63 @@ class Record:
     fields: dict[str, Any]
 
 
-def read_records(path: str | Path) -> list[Record]:
-    """Every record of the file, in order (empty JSON lines skipped)."""
+def read_records(path: str | Path) -> Iterator[Record]:
+    """Every record of the file, in order (empty JSON lines skipped), read a line
+    or a few Parquet rows at a time within the upload limits
+    (corpus.importers.limits): a refusal names the line or row."""
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in SUFFIXES:
         raise ImportFailure(f"{path}: use a JSON Lines (.jsonl), CSV (.csv) or Parquet file.")
     if not path.is_file():
         raise ImportFailure(f"{path}: no such file.")
+    limits = upload_limits()
+    check_file_size(path, limits)
     if suffix in PARQUET_SUFFIXES:
-        return list(_parquet(path))
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as error:
-        raise ImportFailure(f"{path}: not UTF-8 text ({error}).") from error
+        return _parquet(path, limits)
     if suffix in CSV_SUFFIXES:
-        return list(_csv(path, text))
-    return list(_json_lines(path, text))
+        return _csv(path, limits)
+    return _json_lines(path, limits)
 
 
-def _json_lines(path: Path, text: str) -> Iterator[Record]:
-    # "\n" only: splitlines() also cuts at U+2028 and the like inside a JSON text
-    for number, line in enumerate(text.split("\n"), 1):
+def _json_lines(path: Path, limits: UploadLimits) -> Iterator[Record]:
+    count = RowCount(limits)
+    for number, line in lines(path, limits):
         if not line.strip():
             continue
         where = f"{path}, line {number}"
+        count.add(where)
         value = load_json_line(line, where)
         if not isinstance(value, dict):
             raise ImportFailure(f"{where}: expected a JSON object.")
         yield Record(where, value)
 
 
-def _csv(path: Path, text: str) -> Iterator[Record]:
-    reader = csv.DictReader(io.StringIO(text, newline=""))
+def _csv(path: Path, limits: UploadLimits) -> Iterator[Record]:
+    count = RowCount(limits)
+    allow_csv_fields(limits)
+    reader = csv.DictReader(text_lines(path, limits))
     try:
         if not reader.fieldnames:
             raise ImportFailure(f"{path}: no header row.")
         for number, row in enumerate(reader, 1):
             where = f"{path}, row {number}"
+            count.add(where)
             if None in row:
                 raise ImportFailure(f"{where}: more cells than the header names.")
+            check_value(row, where, limits)
             check_no_nul(row, where)
             yield Record(where, {k: v for k, v in row.items() if v not in (None, "")})
     except csv.Error as error:
-        raise ImportFailure(f"{path}: not a readable CSV file ({error}).") from error
+        raise ImportFailure(
+            f"{path}, line {reader.line_num}: not a readable CSV file ({error})."
+        ) from error
 
 
-def _parquet(path: Path) -> Iterator[Record]:
-    import pyarrow.parquet as pq  # loaded only when a Parquet file comes
-
-    try:
-        table = pq.read_table(path)
-    except Exception as error:  # pyarrow raises ArrowInvalid, OSError, ... for a bad file
-        raise ImportFailure(f"{path}: not a readable Parquet file ({error}).") from error
-    for number, row in enumerate(table.to_pylist(), 1):
+def _parquet(path: Path, limits: UploadLimits) -> Iterator[Record]:
+    for number, row in parquet_rows(path, limits):
         where = f"{path}, row {number}"
+        check_value(row, where, limits)
         check_no_nul(row, where)
         _check_finite(row, where)
         yield Record(where, {k: v for k, v in row.items() if v is not None})

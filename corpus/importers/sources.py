@@ -4,6 +4,9 @@ ELITR-Bench ships as password-protected zips, one of which holds a tar; a user
 may also have an unpacked copy or the LINDAT corpus folders. Walking all of
 these as one tree of (path, bytes) lets one importer serve every layout, and
 everything is read in memory: no decrypted copy is ever written to disk.
+Within the upload limits (corpus.importers.limits): a file read from the disk
+is checked for size first, an archive member for its size and ratio before it
+is extracted, each named in the refusal.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from corpus.importers.errors import ImportFailure
+from corpus.importers.limits import check_file_size, check_member_size, check_zip_member
 
 ARCHIVE_SUFFIXES = (".zip", ".tar", ".tar.gz", ".tgz")
 
@@ -87,13 +91,21 @@ def walk(
                 if is_junk(relative):
                     continue
                 if is_archive(filename):
-                    yield from _walk_archive(full.read_bytes, str(full), password, wanted)
+                    yield from _walk_archive(_disk_reader(full), str(full), password, wanted)
                 elif wanted(relative):
-                    yield SourceFile(relative, str(full), full.read_bytes)
+                    yield SourceFile(relative, str(full), _disk_reader(full))
     elif is_archive(root.name):
-        yield from _walk_archive(root.read_bytes, str(root), password, wanted)
+        yield from _walk_archive(_disk_reader(root), str(root), password, wanted)
     elif wanted(root.name):
-        yield SourceFile(root.name, str(root), root.read_bytes)
+        yield SourceFile(root.name, str(root), _disk_reader(root))
+
+
+def _disk_reader(path: Path) -> Callable[[], bytes]:
+    def read() -> bytes:
+        check_file_size(path)
+        return path.read_bytes()
+
+    return read
 
 
 def _walk_archive(
@@ -129,6 +141,7 @@ def _zip_member_reader(
     archive: zipfile.ZipFile, info: zipfile.ZipInfo, origin: str, password: bytes | None
 ) -> Callable[[], bytes]:
     def read() -> bytes:
+        check_zip_member(info, origin)
         encrypted = bool(info.flag_bits & 0x1)
         if encrypted and not password:
             raise ImportFailure(f"{origin}: the archive is password-protected; pass --password.")
@@ -160,6 +173,7 @@ def _walk_tar(
         member_origin = f"{origin}!{member.name}"
 
         def read(member: tarfile.TarInfo = member, member_origin: str = member_origin) -> bytes:
+            check_member_size(member.size, member_origin)
             handle = archive.extractfile(member)
             if handle is None:
                 raise ImportFailure(f"{member_origin}: cannot be read from the tar archive.")
