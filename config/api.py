@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views import defaults
 from drf_spectacular.openapi import AutoSchema
@@ -33,6 +35,8 @@ if TYPE_CHECKING:
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    if isinstance(exc, RequestDataTooBig):
+        return Response(too_large_body(), status=413)
     if isinstance(exc, ConcordError):
         # as DRF does for its own errors: an ATOMIC_REQUESTS transaction rolls back
         set_rollback()
@@ -52,6 +56,26 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         # DRF's message is an ErrorDetail that knows its code (not_found, parse_error, ...)
         data["code"] = getattr(data["detail"], "code", None) or "error"
     return response
+
+
+def too_large_body() -> dict[str, str]:
+    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE or 0
+    return {
+        "detail": f"The request body is over {limit / 1024**2:.1f} MB (the setting "
+        "DATA_UPLOAD_MAX_MEMORY_SIZE): send fewer records a request, or import a file "
+        "from the console or with a management command.",
+        "code": "request_too_large",
+    }
+
+
+def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """Django's 400 (a body over DATA_UPLOAD_MAX_MEMORY_SIZE read before a view
+    could answer, a bad Host header, ...): in the API's shape under /api/."""
+    if request.path.startswith("/api/"):
+        if isinstance(exception, RequestDataTooBig):
+            return JsonResponse(too_large_body(), status=413)
+        return JsonResponse({"detail": "Bad request.", "code": "bad_request"}, status=400)
+    return defaults.bad_request(request, exception)
 
 
 def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
@@ -122,6 +146,8 @@ class ConcordAutoSchema(AutoSchema):
         errors: dict[str, tuple[type[serializers.Serializer], str]] = {}
         if "requestBody" in operation or filtered:
             errors["400"] = (ValidationErrorSerializer, "The request cannot be done as sent.")
+        if "requestBody" in operation:
+            errors["413"] = (ErrorSerializer, "The body is over DATA_UPLOAD_MAX_MEMORY_SIZE.")
         if not self._anyone_may_call():
             errors["401"] = (ErrorSerializer, "No valid session or token.")
             errors["403"] = (ErrorSerializer, "For researchers and admins only.")

@@ -61,6 +61,7 @@ router.register("projects", ProjectViewSet, basename="project")
 router.register("webhooks", WebhookEndpointViewSet, basename="webhook")
 
 # Under /api/, a URL no route matches answers JSON like every other API error.
+handler400 = "config.api.bad_request"
 handler404 = "config.api.not_found"
 handler500 = "config.api.server_error"
 
