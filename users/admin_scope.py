@@ -27,7 +27,8 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin
-from django.core.exceptions import PermissionDenied
+from django.contrib.admin.utils import NotRelationField, get_fields_from_path
+from django.core.exceptions import FieldDoesNotExist, PermissionDenied
 from django.db.models import Model, QuerySet
 from django.http import HttpRequest
 
@@ -66,6 +67,26 @@ class ProjectScopedAdmin(admin.ModelAdmin):
         if is_site_admin(request.user) or self.project_path is None:
             return queryset
         return scope(queryset, request.user, self.project_path, shared=self.shared_rows)
+
+    def get_list_filter(self, request: HttpRequest) -> Any:
+        """A member's filter sidebar lists only the related objects of the rows he
+        sees: a plain related filter would list every project's studies, systems,
+        evaluators and projects by name."""
+        filters = super().get_list_filter(request)
+        if is_site_admin(request.user):
+            return filters
+        return [self._rows_only(spec) for spec in filters]
+
+    def _rows_only(self, spec: Any) -> Any:
+        if not isinstance(spec, str):
+            return spec
+        try:
+            field = get_fields_from_path(self.model, spec)[-1]
+        except (FieldDoesNotExist, NotRelationField):
+            return spec
+        if field.is_relation:
+            return (spec, admin.RelatedOnlyFieldListFilter)
+        return spec
 
     def has_module_permission(self, request: HttpRequest) -> bool:
         if is_site_admin(request.user):

@@ -13,6 +13,7 @@ all, only the studies they are assigned to (annotator's own rule).
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any, TypeVar
 
 from django.contrib.auth.models import AnonymousUser
@@ -154,9 +155,41 @@ def join_the_only_project(instance: User, **_: Any) -> Membership | None:
 
 def scope_choices(queryset: QuerySet[M], user: AnyUser) -> QuerySet[M]:
     """What a user may name in a related field or filter: objects of his
-    projects and shared ones; models without a project (benchmarks, meetings)
-    are everyone's. Another project's object then reads as "does not exist"."""
+    projects and shared ones; models that belong to no project (benchmarks,
+    meetings) are everyone's. A model without a project of its own is scoped
+    through the row it belongs to (a response through its run). Another
+    project's object then reads as "does not exist"."""
     model = queryset.model
-    if "project" not in {f.name for f in model._meta.get_fields()}:
+    path = project_path_of(model)
+    if path is None:
         return queryset
-    return scope(queryset, user, shared=model._meta.get_field("project").null)
+    if path == "project":
+        return scope(queryset, user, shared=model._meta.get_field("project").null)
+    return scope(queryset, user, path)
+
+
+@cache
+def project_path_of(model: type[Model], depth: int = 0) -> str | None:
+    """How a model's rows reach their project: "project" for a model with its
+    own, else the path through the rows it cannot exist without ("run__project"
+    for a response, "response__run__project" for a judgment); None for a model
+    every project shares. Only required links and a required project count,
+    so a judgment is not scoped by its (possibly shared) evaluator."""
+    fields = model._meta.get_fields()
+    for field in fields:
+        if field.name == "project" and field.many_to_one and field.related_model is Project:
+            return "project"
+    if depth >= 3:
+        return None
+    for field in fields:
+        target = field.related_model
+        if not field.many_to_one or getattr(field, "null", True) or target is Project:
+            continue
+        assert isinstance(target, type)
+        inner = project_path_of(target, depth + 1)
+        if inner is None:
+            continue
+        if inner == "project" and target._meta.get_field("project").null:
+            continue  # a shared row (a release's evaluator) says nothing of the project
+        return f"{field.name}__{inner}"
+    return None
