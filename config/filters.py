@@ -29,7 +29,7 @@ FALSE = ("false", "0")
 
 
 class StrictBooleanField(forms.Field):
-    """true / false (or 1 / 0, any case); empty: no filter; anything else refused."""
+    """true / false (or 1 / 0, any case); anything else refused (empty: by the FilterSet)."""
 
     def to_python(self, value: object) -> bool | None:
         if value is None or isinstance(value, bool):
@@ -89,12 +89,17 @@ class BoundedModelChoiceFilter(django_filters.ModelChoiceFilter):
         return queryset if request is None else scope_choices(queryset, request.user)
 
 
+class IdFilter(django_filters.NumberFilter):
+    """A whole number: an id of 0.5 names nothing and is refused (a decimal
+    NumberFilter would read it and answer an empty list)."""
+
+    field_class = forms.IntegerField
+
+
 def object_id(field_name: str, **kwargs: object) -> django_filters.NumberFilter:
     """A filter on a related object's id given by hand (`texts__dataset`): a
-    number beyond a bigint is a 400, not a query that overflows."""
-    return django_filters.NumberFilter(
-        field_name=field_name, min_value=-BIGINT, max_value=BIGINT - 1, **kwargs
-    )
+    whole number; one beyond a bigint is a 400, not a query that overflows."""
+    return IdFilter(field_name=field_name, min_value=-BIGINT, max_value=BIGINT - 1, **kwargs)
 
 
 def choice(field_name: str, choices, **kwargs) -> django_filters.ChoiceFilter:
@@ -106,12 +111,54 @@ def choice(field_name: str, choices, **kwargs) -> django_filters.ChoiceFilter:
 DEFAULTS = deepcopy(FILTER_FOR_DBFIELD_DEFAULTS)
 DEFAULTS[models.BooleanField] = {"filter_class": StrictBooleanFilter}
 DEFAULTS[models.NullBooleanField] = {"filter_class": StrictBooleanFilter}
+
+
+class WholeNumberFilter(IdFilter):
+    """A filter over an integer column (`seed`): 0.5 is refused, not matched to nothing."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("min_value", -BIGINT)
+        kwargs.setdefault("max_value", BIGINT - 1)
+        super().__init__(*args, **kwargs)
+
+
+for whole in (
+    models.AutoField,
+    models.BigAutoField,
+    models.IntegerField,
+    models.BigIntegerField,
+    models.SmallIntegerField,
+    models.PositiveIntegerField,
+    models.PositiveSmallIntegerField,
+    models.PositiveBigIntegerField,
+):
+    DEFAULTS[whole] = {"filter_class": WholeNumberFilter}
 for related in (models.ForeignKey, models.OneToOneField):
     DEFAULTS[related] = {**DEFAULTS[related], "filter_class": BoundedModelChoiceFilter}
 
 
 class FilterSet(django_filters.rest_framework.FilterSet):
+    """Every filter refuses what it cannot take, and an empty value too: `?status=`
+    is a client that meant a value and sent none (reading it as "no filter"
+    would answer every row as if filtered)."""
+
     FILTER_DEFAULTS = DEFAULTS
+
+    def get_form_class(self) -> type[forms.Form]:
+        base = super().get_form_class()
+
+        def clean(form: forms.Form) -> dict[str, Any]:
+            cleaned = base.clean(form)
+            data = form.data
+            for name in form.fields:
+                if name not in data:
+                    continue
+                values = data.getlist(name) if hasattr(data, "getlist") else [data[name]]
+                if all(not str(value).strip() for value in values):
+                    form.add_error(name, "Empty: give a value, or leave the filter out.")
+            return cleaned
+
+        return type(base.__name__, (base,), {"clean": clean})
 
 
 class FilterBackend(DjangoFilterBackend):

@@ -140,9 +140,44 @@ def test_the_boolean_filter_filters(api, two_meetings):
     flagged = check_start_assignment(crowd_study, pid="FLAGGED").participant
     check_start_assignment(crowd_study, pid="FINE")
     Participant.objects.filter(pk=flagged.pk).update(flagged=True)
-    for value, expected in (("true", ["FLAGGED"]), ("0", ["FINE"]), ("", ["FLAGGED", "FINE"])):
+    for value, expected in (("true", ["FLAGGED"]), ("0", ["FINE"])):
         rows = api.get("/api/participants/", {"flagged": value}).json()["results"]
         assert [row["rater"] for row in rows] == expected, value
+    rows = api.get("/api/participants/").json()["results"]
+    assert [row["rater"] for row in rows] == ["FLAGGED", "FINE"]  # left out: every one
+    empty = api.get("/api/participants/", {"flagged": ""})
+    assert empty.status_code == 400 and "flagged" in empty.json()
+
+
+@pytest.mark.django_db
+def test_every_filter_refuses_an_empty_value(spec, api):
+    """`?status=` meant a value and sent none: a 400 naming the filter, not every
+    row as if filtered."""
+    walked, wrong = [], []
+    for path, name, _schema in list_filters(spec):
+        if path.startswith("/api/reports/"):
+            continue  # a report's form: an empty field is its default (docs/api.md)
+        walked.append(f"{path}?{name}")
+        answer = api.get(path, {name: ""})
+        body = answer.json() if answer["Content-Type"].startswith("application/json") else {}
+        if answer.status_code != 400 or name not in str(body):
+            wrong.append(f"{path}?{name}=: {answer.status_code} {body}")
+    assert not wrong, "\n".join(wrong)
+    assert {"/api/studies/?status", "/api/studies/?kind", "/api/runs/?mode"} <= set(walked)
+
+
+@pytest.mark.django_db
+def test_every_whole_number_filter_refuses_a_fraction(spec, api):
+    walked, wrong = [], []
+    for path, name, schema in list_filters(spec):
+        if schema.get("type") != "integer":
+            continue
+        walked.append(f"{path}?{name}")
+        answer = api.get(path, {name: "0.5"})
+        if answer.status_code != 400 or name not in str(answer.json()):
+            wrong.append(f"{path}?{name}=0.5: {answer.status_code}")
+    assert not wrong, "\n".join(wrong)
+    assert {"/api/questions/?dataset", "/api/runs/?seed"} <= set(walked), walked
 
 
 @pytest.mark.django_db
