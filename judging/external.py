@@ -20,7 +20,6 @@ corpus/importers/checks.py).
 from __future__ import annotations
 
 import csv
-import io
 import math
 import re
 from dataclasses import dataclass
@@ -33,6 +32,14 @@ from corpus.bulk import SyncCount, sync_rows
 from corpus.choices import Language
 from corpus.importers import ImportFailure
 from corpus.importers.checks import check_no_nul, load_json_line
+from corpus.importers.limits import (
+    RowCount,
+    allow_csv_fields,
+    check_value,
+    lines,
+    text_lines,
+    upload_limits,
+)
 from generation.models import Response
 from judging import scores
 from judging.evaluators import Precomputed, Scale
@@ -58,18 +65,18 @@ class ExternalRating:
 
 
 def read_records(path: Path) -> list[tuple[int, dict]]:
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError as error:
-        raise ImportFailure(f"{path}: no such file.") from error
-    except UnicodeDecodeError as error:
-        raise ImportFailure(f"{path}: not UTF-8 text ({error}).") from error
+    """The file's records with their line numbers, read a line at a time within
+    the upload limits (corpus.importers.limits)."""
+    if not path.is_file():
+        raise ImportFailure(f"{path}: no such file.")
+    limits = upload_limits()
+    count = RowCount(limits)
+    records = []
     if path.suffix.lower() in (".jsonl", ".json", ".ndjson"):
-        records = []
-        # "\n" only: splitlines() also cuts at U+2028 and the like inside a JSON text
-        for number, line in enumerate(text.split("\n"), 1):
+        for number, line in lines(path, limits):
             if not line.strip():
                 continue
+            count.add(f"{path}, line {number}")
             record = load_json_line(line, f"{path}, line {number}")
             if not isinstance(record, dict):
                 raise ImportFailure(f"{path}, line {number}: expected a JSON object.")
@@ -77,12 +84,12 @@ def read_records(path: Path) -> list[tuple[int, dict]]:
         return records
     if path.suffix.lower() != ".csv":
         raise ImportFailure(f"{path}: use a .csv or .jsonl file.")
-    reader = csv.DictReader(io.StringIO(text, newline=""))
+    allow_csv_fields(limits)
+    reader = csv.DictReader(text_lines(path, limits))
     try:
         if not reader.fieldnames:
             raise ImportFailure(f"{path}: no header line.")
         check_no_nul(list(reader.fieldnames), f"{path}, line 1")
-        records = []
         for row in reader:
             # the line a record starts on (a quoted cell may span lines)
             number = reader.line_num - sum(
@@ -92,6 +99,8 @@ def read_records(path: Path) -> list[tuple[int, dict]]:
                 raise ImportFailure(
                     f"{path}, line {number}: {len(row[None])} more cell(s) than the header names."
                 )
+            count.add(f"{path}, line {number}")
+            check_value(row, f"{path}, line {number}", limits)
             check_no_nul(row, f"{path}, line {number}")
             records.append((number, dict(row)))
     except csv.Error as error:

@@ -96,6 +96,12 @@ def jsonl_file(path, lines):
         ('{"response": 99999999999999999999999, "evaluator": "panel", "score": 4}', "whole number"),
         ('{"response": 1.5, "evaluator": "panel", "score": 4}', "response 1.5 is not a whole"),
         ('{"response": true, "evaluator": "panel", "score": 4}', "response True is not a whole"),
+        # within the upload limits (corpus.importers.limits)
+        ("[" * 100_000 + "]" * 100_000, "nest deeper than that, over the limit of 64 levels"),
+        (
+            '{"response": RESPONSE, "evaluator": "panel", "rater": "' + "r" * 4_000_001 + '"}',
+            "'rater' holds 4,000,001 characters, over the limit of 4,000,000 characters",
+        ),
     ],
 )
 def test_bad_jsonl_ratings_are_line_numbered_and_change_nothing(

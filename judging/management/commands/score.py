@@ -17,6 +17,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from corpus.importers.checks import load_json_line
 from corpus.importers.errors import ImportFailure
+from corpus.importers.limits import lines as numbered_lines
 from judging.evaluators import UnknownEvaluator, metric_class
 from judging.evaluators.registry import metrics
 
@@ -48,15 +49,11 @@ class Command(BaseCommand):
         except UnknownEvaluator as error:
             raise CommandError(str(error)) from None
         path: Path = options["predictions"]
-        try:
-            text = path.read_text(encoding="utf-8-sig")
-        except FileNotFoundError:
-            raise CommandError(f"{path}: no such file.") from None
-        except UnicodeDecodeError as error:
-            raise CommandError(f"{path}: not UTF-8 text ({error}).") from None
+        if not path.is_file():
+            raise CommandError(f"{path}: no such file.")
         lines = []
-        try:
-            for number, line in enumerate(text.split("\n"), 1):
+        try:  # a line at a time, within the upload limits (corpus.importers.limits)
+            for number, line in numbered_lines(path):
                 if line.strip():
                     lines.append(
                         _case(load_json_line(line, f"{path}, line {number}"), path, number)
