@@ -39,6 +39,8 @@ RATIO_FLOOR_BYTES = 1 * MIB
 # bytes of text at once (one row may be larger: up to the line limit).
 PARQUET_CHUNK_BYTES = 8 * MIB
 PARQUET_BATCH_ROWS = 64
+# Parquet columns of these logical types are read as dictionaries (not decimals)
+TEXT_TYPES = frozenset({"STRING", "NONE", "JSON", "BSON", "ENUM"})
 # A Parquet value (a number, a list's slot) costs at least this much once read.
 VALUE_BYTES = 8
 
@@ -268,10 +270,11 @@ def parquet_rows(path: Path, limits: UploadLimits | None = None) -> Iterator[tup
     check_file_size(path, limits)
     try:
         parquet = pq.ParquetFile(path)
+        columns = [parquet.schema.column(i) for i in range(parquet.metadata.num_columns)]
         texts = [
-            parquet.schema.column(i).path
-            for i in range(parquet.metadata.num_columns)
-            if parquet.schema.column(i).physical_type == "BYTE_ARRAY"
+            column.path
+            for column in columns
+            if column.physical_type == "BYTE_ARRAY" and column.logical_type.type in TEXT_TYPES
         ]
         _check_parquet_metadata(parquet.metadata, path, limits)
         _check_schema_depth(parquet.schema_arrow, path, limits)

@@ -168,3 +168,11 @@ def test_the_elitr_json_nested_too_deep_is_refused_with_its_file(tmp_path):
         archive.writestr("data/elitr-bench-qa_dev.json", "[" * 100_000 + "]" * 100_000)
     message = refused("import_elitr_bench", str(path), *ENGLISH_QA)
     assert "data.zip!data/elitr-bench-qa_dev.json: lists and objects nest deeper" in message
+
+
+def test_a_csv_answers_cell_nested_too_deep_is_refused_with_its_row(tmp_path):
+    path = tmp_path / "deep.csv"
+    cells = ["d", "Text.", "Q?", "[" * 100_000 + "]" * 100_000]
+    path.write_text("document_id,document,question,answers\n" + ",".join(cells) + "\n")
+    message = refused("import_jsonl", str(path), "--benchmark", "mine")
+    assert "deep.csv, row 1: 'answers' must be a JSON list of strings" in message

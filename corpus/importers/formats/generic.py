@@ -125,7 +125,7 @@ def _answers(record: Record) -> tuple[str, ...]:
     if isinstance(answers, str) and "answers" in fields:  # a CSV cell holds the list as JSON
         try:
             answers = json.loads(answers)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested too deep to parse
             raise ImportFailure(f"{where}: 'answers' must be a JSON list of strings.") from None
     if (
         not isinstance(answers, list)
