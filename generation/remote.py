@@ -7,6 +7,7 @@ parallel and each one's turns in order.
 
 from __future__ import annotations
 
+from config.database import outlasting_outages
 from config.words import count
 from generation.benchmark_prompts import (
     api_messages,
@@ -54,7 +55,11 @@ def run_remote(run: GenerationRun, config: GenerationConfig, lease: Lease) -> st
             pool.submit(_turns, run, config, caller, meeting, indexes, failures, tokenizer)
         pool.drive()
     # as long as it holds the run (not once another worker took it over)
-    GenerationRun.objects.filter(pk=run.pk, lease_owner=lease.owner).update(failed=len(failures))
+    outlasting_outages(
+        GenerationRun.objects.filter(pk=run.pk, lease_owner=lease.owner).update,
+        failed=len(failures),
+        what=f"Counting the failures of {run.kind_label}",
+    )
     if caller.breaker.is_open:
         return f"{stopped_message(caller)}: resume the run when it answers again."
     if failures:

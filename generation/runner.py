@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from django.db import transaction
 
+from config.database import outlasting_outages
 from config.words import count
 from corpus.choices import DatasetVersion, Mode, either
 from corpus.models import Dataset, QuestionText
@@ -146,8 +147,12 @@ def _generate(run: GenerationRun, lease: Lease) -> None:
     except (OutOfMemory, GenerationError) as error:
         finish(run, GenerationRun.Status.FAILED, str(error), lease)
         return
-    done = Response.objects.filter(run=run).count()
-    run.refresh_from_db(fields=["counted_usage"])
+    done = outlasting_outages(
+        Response.objects.filter(run=run).count, what=f"Counting the answers of {run.kind_label}"
+    )
+    outlasting_outages(
+        run.refresh_from_db, fields=["counted_usage"], what=f"Reading {run.kind_label}"
+    )
     if problem or done < run.total:
         problem = problem or f"{count(run.total - done, 'question')} not answered: resume the run."
         finish(run, GenerationRun.Status.FAILED, usage_and_note(problem, run), lease, done=done)

@@ -13,6 +13,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.db.models import F
 
+from config.database import outlasting_outages
 from config.errors import ErrorCode, Invalid
 from corpus.models import Document, Question, QuestionText
 from generation.config import GenerationConfig
@@ -87,10 +88,13 @@ def stopping(run: GenerationRun, lease: Lease) -> bool:
 
 
 def stored_answers(run: GenerationRun, meeting: MeetingWork) -> dict[int, str]:
-    return dict(
-        Response.objects.filter(run=run, question__in=meeting.questions).values_list(
-            "question_id", "text"
-        )
+    return outlasting_outages(
+        lambda: dict(
+            Response.objects.filter(run=run, question__in=meeting.questions).values_list(
+                "question_id", "text"
+            )
+        ),
+        what=f"Reading the answers of {run.kind_label}",
     )
 
 
@@ -130,18 +134,24 @@ def save_response(
 ) -> None:
     """Store a response and count it, with the usage of the call that made it;
     its tokens count as generated unless the ledger answered it (`generated`
-    False: nothing was decoded)."""
+    False: nothing was decoded). While the database cannot be reached it is
+    tried again (a try whose commit went through is not counted twice: the
+    response is there)."""
     tokens = (fields.get("output_tokens") or 0) if generated else 0
-    try:
-        with transaction.atomic():
-            Response.objects.create(run=run, question=question, text=storable(text), **fields)
-            GenerationRun.objects.filter(pk=run.pk).update(
-                done=F("done") + 1,
-                generated_tokens=F("generated_tokens") + tokens,
-                **{name: F(name) + value for name, value in (usage or {}).items()},
-            )
-    except IntegrityError:
-        pass  # answered before (a redelivered task): one response per run and question
+
+    def store() -> None:
+        try:
+            with transaction.atomic():
+                Response.objects.create(run=run, question=question, text=storable(text), **fields)
+                GenerationRun.objects.filter(pk=run.pk).update(
+                    done=F("done") + 1,
+                    generated_tokens=F("generated_tokens") + tokens,
+                    **{name: F(name) + value for name, value in (usage or {}).items()},
+                )
+        except IntegrityError:
+            pass  # answered before (a redelivered task): one response per run and question
+
+    outlasting_outages(store, what=f"Storing an answer of {run.kind_label}")
 
 
 def save_answer(

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from django.db import connection, transaction
 from django.db.models import Count, F
 
+from config.database import outlasting_outages
 from corpus.models import QuestionText
 from judging.evaluators import JudgeConfig, ModelJudge, judge_for
 from judging.models import JudgeItem, JudgingRun, Judgment, PairwiseVerdict
@@ -171,6 +172,15 @@ class ResultWriter:
             item.call = result.call
             item.attempts += result.attempts
             changed.append(item)
+        # tried again whole while the database cannot be reached
+        outlasting_outages(self._store, rows, changed, usage, what=f"Storing {self.run.kind_label}")
+
+    def _store(
+        self,
+        rows: dict[type[Judgment | PairwiseVerdict], list],
+        changed: list[JudgeItem],
+        usage: dict[str, float],
+    ) -> None:
         with transaction.atomic():
             if self.lease is not None and not self.lease.held():
                 # taken over while this worker could not reach the database: the
@@ -369,7 +379,11 @@ def _judge_pending(run: JudgingRun, lease: Lease) -> None:
         # thread and no query.
         for start in range(0, len(item_ids), config.max_concurrency):
             ids = item_ids[start : start + config.max_concurrency]
-            loaded = JudgeItem.objects.select_related("response", "opponent").in_bulk(ids)
+            loaded = outlasting_outages(
+                JudgeItem.objects.select_related("response", "opponent").in_bulk,
+                ids,
+                what=f"Loading the items of {run.kind_label}",
+            )
             chunk = [
                 (loaded[pk], first_request(loaded[pk], config, caller, protocol, texts))
                 for pk in ids
@@ -383,9 +397,14 @@ def _judge_pending(run: JudgingRun, lease: Lease) -> None:
                     pool.submit(judge_item, item, config, caller, protocol, request)
         pool.drive()
         flush()
-    pending = JudgeItem.objects.filter(run=run, status=JudgeItem.Status.PENDING).count()
-    human = JudgeItem.objects.filter(run=run, status=JudgeItem.Status.NEEDS_HUMAN).count()
-    run.refresh_from_db()
+    pending, human = outlasting_outages(
+        lambda: (
+            JudgeItem.objects.filter(run=run, status=JudgeItem.Status.PENDING).count(),
+            JudgeItem.objects.filter(run=run, status=JudgeItem.Status.NEEDS_HUMAN).count(),
+        ),
+        what=f"Counting the items of {run.kind_label}",
+    )
+    outlasting_outages(run.refresh_from_db, what=f"Reading {run.kind_label}")
     status = JudgingRun.Status.DONE if pending == 0 else JudgingRun.Status.FAILED
     over_budget = False
     if caller.breaker.is_open:
@@ -405,9 +424,13 @@ def _judge_pending(run: JudgingRun, lease: Lease) -> None:
     else:
         problem = ""
     message = problem + (f"{human} answers need a human." if human else "")
-    with transaction.atomic():
-        ended = finish(run, status, usage_and_note(message, run), lease)
-        if ended and over_budget and budget.limit is not None:
-            budget_reached.send(
-                sender=JudgingRun, pk=run.pk, limit=budget.limit, spent=run.cost, currency="USD"
-            )
+
+    def end() -> None:
+        with transaction.atomic():
+            ended = finish(run, status, usage_and_note(message, run), lease)
+            if ended and over_budget and budget.limit is not None:
+                budget_reached.send(
+                    sender=JudgingRun, pk=run.pk, limit=budget.limit, spent=run.cost, currency="USD"
+                )
+
+    outlasting_outages(end, what=f"Ending {run.kind_label}")

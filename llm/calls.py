@@ -8,6 +8,13 @@ policy, and is written to the ledger, answered or failed. Identical requests
 in flight at once make one call. The circuit breaker stops the run when the
 endpoint cannot be reached. Every wait (rate limit, gate, budget, a server's
 Retry-After) ends as soon as the run is halted.
+
+A run's caller is fenced by the run's lease (`fence`, set by
+`llm.driver.RunWatch`): right before every request, with its gate slot
+held, a calling thread asks the lease whether it may still send; while it
+may not (its holder could not renew it: see `runs.lifecycle`), the thread
+waits, and stops when the lease turns out lost. A cut-off holder thus sends
+nothing once another worker may have taken the run over.
 """
 
 from __future__ import annotations
@@ -18,7 +25,7 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from django.db import connection
 
@@ -39,7 +46,21 @@ from llm.providers import ChatModel, ModelOutput, chat_model_for
 
 T = TypeVar("T")
 
-__all__ = ["CallResult", "ModelCaller", "Request", "Stopped"]
+__all__ = ["CallResult", "Fence", "ModelCaller", "Request", "Stopped"]
+
+FENCE_POLL_SECONDS = 0.1  # how often a thread the fence holds back asks again
+
+
+class Fence(Protocol):
+    """What a caller asks before each request (a run's lease)."""
+
+    def sendable(self) -> bool:
+        """Whether a request may go out now."""
+        ...
+
+    def gone(self) -> bool:
+        """Whether no request may ever go out again (the caller stops)."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -127,6 +148,8 @@ class ModelCaller:
         self.refreshed: set[str] = set()
         self.halted = threading.Event()
         self.halt_reason = ""
+        self.fence: Fence | None = None
+        self.fenced_waits = 0  # requests held back by the fence (each counted once)
         # Made inside a transaction (a test, a command run in one), the ledger's
         # reads and writes stay on the calling thread: another connection would
         # not see that transaction, nor be rolled back with it.
@@ -240,6 +263,7 @@ class ModelCaller:
         if not todo:
             return
         self._check()
+        self._await_fence()
         started = time.perf_counter()
 
         def answered(position: int, output: ModelOutput) -> None:
@@ -289,6 +313,21 @@ class ModelCaller:
             raise Stopped(self.halt_reason)
         self.breaker.check()
 
+    def _await_fence(self) -> None:
+        """Right before a request goes out: wait while the fence says no; stop
+        (Stopped) when it is gone for good or the run halts meanwhile."""
+        fence = self.fence
+        if fence is None or fence.sendable():
+            return
+        with self.budget.changed:
+            self.fenced_waits += 1
+        while not fence.sendable():
+            if fence.gone():
+                self.halt("another worker took the run over")
+            self._check()
+            self.halted.wait(FENCE_POLL_SECONDS)
+        self._check()
+
     def _call(self, digest: str, messages: list[dict], params: dict) -> CallResult:
         last = getattr(self.unrecorded, "written", None)
         if last is not None:
@@ -307,6 +346,7 @@ class ModelCaller:
             try:
                 with self.limiter.request(estimated_tokens(messages, params), self.halted):
                     self._check()
+                    self._await_fence()
                     started = time.perf_counter()
                     output = self.model.generate(messages, params)
             except (BreakerOpen, Stopped):

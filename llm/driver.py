@@ -7,9 +7,12 @@ every quarter second whatever the threads are doing (all of them may be
 waiting for a server's Retry-After), looks at the run: a cancel or
 a lost lease halts the caller, which ends every wait at once, and a wait the
 server asked for is written on the run ("waiting for the server until ...")
-so that the monitor can say it. When the pool closes, every calling thread's
-database connection and the caller are closed. `stopped_message` says why a
-caller stopped early, in the same words for every run.
+so that the monitor can say it. The run's lease also fences the caller: no
+request goes out while the lease is not surely held (`ModelCaller.fence`).
+While the database cannot be reached the look waits for it. When the pool
+closes, every calling thread's database connection and the caller are
+closed. `stopped_message` says why a caller stopped early, in the same
+words for every run.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from typing import Any, TypeVar, cast
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.backends.base.base import BaseDatabaseWrapper
 
+from config.database import outlasting_outages
 from llm.calls import CallResult, ModelCaller
 from runs.lifecycle import Lease, is_cancelled
 from runs.models import ModelUsage, Run
@@ -35,15 +39,20 @@ WATCH_SECONDS = 0.25
 
 class RunWatch:
     """Looks at a run for its caller: halts on a cancel or a lost lease, and
-    keeps the run's `waiting_until` as the caller's."""
+    keeps the run's `waiting_until` as the caller's. Fences the caller with
+    the lease: every request asks it first."""
 
     def __init__(self, run: Run, caller: ModelCaller, lease: Lease) -> None:
         self.run = run
         self.caller = caller
         self.lease = lease
         self.shown_wait: float | None = None
+        caller.fence = lease
 
     def __call__(self) -> None:
+        outlasting_outages(self._look, what=f"Watching {self.run.kind_label}")
+
+    def _look(self) -> None:
         if not self.caller.halted.is_set():
             if self.lease.lost.is_set():
                 self.caller.halt("another worker took the run over")
@@ -51,7 +60,6 @@ class RunWatch:
                 self.caller.halt("cancelled")
         until = None if self.caller.halted.is_set() else self.caller.waiting_until()
         if until != self.shown_wait:
-            self.shown_wait = until
             # a run that calls models is a Run and a ModelUsage (where the field is)
             calling_run = cast(type[ModelUsage], type(self.run))
             calling_run._default_manager.filter(pk=self.run.pk).update(
@@ -59,6 +67,7 @@ class RunWatch:
                 if until is None
                 else datetime.datetime.fromtimestamp(until, tz=datetime.UTC)
             )
+            self.shown_wait = until
 
 
 class CallPool:

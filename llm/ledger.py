@@ -5,6 +5,16 @@ requests (`prefetch`) instead of one per item. A call is written as soon as it
 is answered: the row is what makes a resumed run not pay again, so it is
 never held back for a progress flush. `LedgerThread` writes the calls that
 answered at about the same moment in one INSERT, off the calling threads.
+
+A call is paid for once it is answered, so its row must not be lost to a
+database blip: a write or a look-up whose connection broke (a restart, a
+failover, a session the server ended) is tried again on a new connection,
+waiting longer each time, until the database answers
+(`config.database.outlasting_outages`); a write whose commit went through
+before its connection broke is found, not written twice. Meanwhile each
+calling thread waits for its last call's write before sending again
+(`ModelCaller.complete`), so an outage holds at most one unrecorded call per
+thread.
 """
 
 from __future__ import annotations
@@ -20,6 +30,7 @@ from typing import Any, TypeVar
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Max
 
+from config.database import outlasting_outages
 from llm.models import LLMCall
 from llm.text import storable
 
@@ -72,11 +83,15 @@ class Ledger:
     def _look_up(self, digests: list[str]) -> None:
         found: dict[str, LLMCall | None] = dict.fromkeys(digests)
         attempts: dict[str, int] = {}
-        for call in (
-            LLMCall.objects.filter(request_hash__in=digests)
-            .defer("messages")
-            .order_by("request_hash", "attempt")
-        ):
+        stored = outlasting_outages(
+            lambda: list(
+                LLMCall.objects.filter(request_hash__in=digests)
+                .defer("messages")
+                .order_by("request_hash", "attempt")
+            ),
+            what="Looking up the call ledger",
+        )
+        for call in stored:
             attempts[call.request_hash] = call.attempt
             if call.status == LLMCall.Status.OK:
                 found[call.request_hash] = call  # the latest answer wins
@@ -139,14 +154,18 @@ class Ledger:
     def write(self, calls: list[LLMCall]) -> None:
         """Insert new calls in one statement. When another process stored one of
         the same requests at once (the attempt number is taken), each call goes
-        alone under the next free attempt number."""
+        alone under the next free attempt number. While the database cannot be
+        reached the write is tried again (see the module's docstring)."""
+        outlasting_outages(self._insert, calls, what="Writing the call ledger")
+        self._forget(calls)
+
+    def _insert(self, calls: list[LLMCall]) -> None:
         try:
             with transaction.atomic():
                 LLMCall.objects.bulk_create(calls)
         except IntegrityError:
             for call in calls:
                 self._write_one(call)
-        self._forget(calls)
 
     def _forget(self, calls: list[LLMCall]) -> None:
         """Written answers leave memory (the database has them; the same
@@ -161,11 +180,15 @@ class Ledger:
 
     def _write_one(self, call: LLMCall) -> None:
         for _ in range(5):
+            if call.pk is not None:
+                return  # written by an earlier try of this write
             try:
                 with transaction.atomic():
                     call.save(force_insert=True)
                 return
             except IntegrityError:
+                if self._written_before(call):
+                    return
                 last = LLMCall.objects.filter(request_hash=call.request_hash).aggregate(
                     m=Max("attempt")
                 )["m"]
@@ -176,6 +199,29 @@ class Ledger:
                         call.attempt, self.last_attempt.get(call.request_hash, -1)
                     )
         raise RuntimeError("Could not store an LLM call after 5 tries.")
+
+    @staticmethod
+    def _written_before(call: LLMCall) -> bool:
+        """Whether this very call is stored already (an INSERT that committed
+        before its connection broke, tried again): then it takes that row's id
+        instead of a second row under the next attempt number."""
+        pk = (
+            LLMCall.objects.filter(
+                request_hash=call.request_hash,
+                attempt=call.attempt,
+                status=call.status,
+                raw_output=call.raw_output,
+                error=call.error,
+                latency_ms=call.latency_ms,
+            )
+            .values_list("pk", flat=True)
+            .first()
+        )
+        if pk is None:
+            return False
+        call.pk = pk
+        call._state.adding = False
+        return True
 
     def store(self, digest: str, messages: list[dict], params: dict, **fields) -> LLMCall:
         """Write one call now, under the request's next attempt number (a refresh

@@ -11,11 +11,26 @@ under the run's row lock; `finish` given the lease): a worker cut off from
 the network while another took its run over writes nothing of the run's
 when it comes back.
 
-A worker renews its leases every third of CONCORD_RUN_LEASE_SECONDS. Every
-worker also looks, every CONCORD_RUN_REAP_SECONDS, for running runs whose
-lease has expired (their worker died) and queues them again, so a killed
-worker's run goes on within a minute instead of after the broker's
+A worker renews its leases every third of CONCORD_RUN_LEASE_SECONDS; a
+renewal the database did not answer is tried again within a second or two,
+and again, so a database restart of a few seconds costs seconds, not the
+run. Every worker also looks, every CONCORD_RUN_REAP_SECONDS, for running
+runs whose lease has expired (their worker died) and queues them again, so a
+killed worker's run goes on within a minute instead of after the broker's
 visibility timeout.
+
+Fencing: a holder that cannot renew (cut off from the database) must not
+call models once another worker may have taken the run over. The lease
+knows until when it surely holds (`Lease.sendable`: its last successful
+renewal, timed before that renewal was sent, plus the lease, less
+CONCORD_RUN_LEASE_MARGIN_SECONDS), and every calling thread asks it before
+every request (`llm.calls.ModelCaller`): past that moment it sends nothing
+until a renewal succeeds again, or the lease is found lost and the run stops.
+A takeover then never overlaps a live holder's requests: what can be paid
+twice is the calls already in flight when the holder was cut off. The margin
+covers the time from that check to the request reaching the server and a
+skew between the hosts' clocks (the expiry is written on the holder's clock
+and read on the reaper's).
 """
 
 from __future__ import annotations
@@ -24,6 +39,7 @@ import logging
 import os
 import socket
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -37,6 +53,7 @@ from django.db.models import Q
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from config.database import outlasting_outages
 from runs.models import Run, RunStatus
 from runs.signals import run_finished
 
@@ -47,6 +64,19 @@ def lease_seconds() -> float:
     return float(getattr(settings, "CONCORD_RUN_LEASE_SECONDS", 45))
 
 
+def lease_margin() -> float:
+    """How long before its lease can expire a holder that could not renew
+    stops sending requests (at most a third of the lease, so that a holder
+    renewing on time never stops)."""
+    margin = float(getattr(settings, "CONCORD_RUN_LEASE_MARGIN_SECONDS", 5))
+    return min(margin, lease_seconds() / 3)
+
+
+# a failed renewal is tried again this soon, then twice as late, up to the longest
+RENEW_RETRY_FIRST = 0.25
+RENEW_RETRY_LONGEST = 2.0
+
+
 def worker_identity() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
@@ -54,35 +84,86 @@ def worker_identity() -> str:
 class Lease:
     """Held by one worker while it runs the run; `lost` is set when another
     worker took the run over (this one was too slow to renew), and the holder
-    must then stop."""
+    must then stop. `sendable` says whether it surely still holds it (see the
+    module's docstring: fencing)."""
 
-    def __init__(self, model: type[Run], pk: int, owner: str) -> None:
+    def __init__(
+        self, model: type[Run], pk: int, owner: str, claimed_at: float | None = None
+    ) -> None:
         self.model = model
         self.pk = pk
         self.owner = owner
         self.lost = threading.Event()
+        # time.monotonic() when the last renewal that succeeded was sent
+        self.renewed_at = time.monotonic() if claimed_at is None else claimed_at
+        self.failed_renewals = 0  # in a row, since the last one that succeeded
+        # False while the run is claimed inside a transaction (a test, a
+        # command run in one): nobody else can see it, nor take it over
+        self.fenced = True
         self._stop = threading.Event()
         self._thread = threading.Thread(
             target=self._beat, name=f"lease-{model.__name__}-{pk}", daemon=True
         )
 
+    def renew(self) -> bool:
+        """Push the expiry one lease ahead; False when another worker holds the
+        run (then `lost` is set). A database error is raised."""
+        sent = time.monotonic()
+        now = timezone.now()
+        renewed = self.model._default_manager.filter(pk=self.pk, lease_owner=self.owner).update(
+            lease_expires_at=now + timedelta(seconds=lease_seconds()), heartbeat_at=now
+        )
+        if not renewed:
+            self.lost.set()
+            return False
+        self.renewed_at = max(self.renewed_at, sent)
+        self.failed_renewals = 0
+        return True
+
     def _beat(self) -> None:
+        """Renew every third of a lease; a renewal that failed (the database
+        went away) is tried again after 0.25 s, then twice as late each time
+        up to 2 s, until one succeeds or the lease is found lost."""
         interval = lease_seconds() / 3
+        wait = interval
         try:
-            while not self._stop.wait(interval):
-                now = timezone.now()
-                renewed = self.model._default_manager.filter(
-                    pk=self.pk, lease_owner=self.owner
-                ).update(
-                    lease_expires_at=now + timedelta(seconds=lease_seconds()), heartbeat_at=now
-                )
-                if not renewed:
-                    self.lost.set()
-                    return
-        except Exception:  # the database went away: the lease will expire, someone takes over
-            logger.exception("Could not renew the lease of %s %s", self.model.__name__, self.pk)
+            while not self._stop.wait(wait):
+                try:
+                    if not self.renew():
+                        return
+                    wait = interval
+                except Exception as error:
+                    self.failed_renewals += 1
+                    log = logger.warning if self.failed_renewals == 1 else logger.info
+                    log(
+                        "Could not renew the lease of %s %s (%s: %s); trying again",
+                        self.model.__name__,
+                        self.pk,
+                        type(error).__name__,
+                        error,
+                    )
+                    connection.close()  # a new connection for the next try
+                    wait = min(
+                        interval,
+                        RENEW_RETRY_LONGEST,
+                        RENEW_RETRY_FIRST * 2 ** min(self.failed_renewals - 1, 10),
+                    )
         finally:
             connection.close()  # this thread's own connection
+
+    def sendable(self) -> bool:
+        """Whether a request may go out now: the lease is not lost, and it was
+        renewed recently enough that it cannot have expired (with the margin)
+        by the time the request reaches the server."""
+        if self.lost.is_set():
+            return False
+        if not self.fenced:
+            return True
+        return time.monotonic() < self.renewed_at + lease_seconds() - lease_margin()
+
+    def gone(self) -> bool:
+        """Whether another worker took the run over (the holder stops)."""
+        return self.lost.is_set()
 
     def held(self) -> bool:
         """Whether this worker still holds the run, checked on the database and
@@ -114,6 +195,7 @@ def holding_lease(model: type[Run], pk: int) -> Iterator[Lease | None]:
     run failed with its cause (the task's message is acknowledged, nobody
     would run it again)."""
     owner = f"{worker_identity()}:{uuid.uuid4().hex[:8]}"
+    sent = time.monotonic()
     now = timezone.now()
     claimed = (
         model._default_manager.filter(pk=pk, status__in=[RunStatus.QUEUED, RunStatus.RUNNING])
@@ -130,15 +212,14 @@ def holding_lease(model: type[Run], pk: int) -> Iterator[Lease | None]:
     if not claimed:
         yield None
         return
-    lease = Lease(model, pk, owner)
+    lease = Lease(model, pk, owner, claimed_at=sent)
     # Inside a transaction (a test, a command run in one) nobody else sees the
     # run until it commits, and another connection could not renew its lease.
-    beating = not connection.in_atomic_block
+    beating = lease.fenced = not connection.in_atomic_block
     if beating:
         lease.start()
-    try:
-        yield lease
-    except Exception as error:
+
+    def fail(error: Exception) -> None:
         with transaction.atomic():
             failed = model._default_manager.filter(
                 pk=pk, lease_owner=owner, status=RunStatus.RUNNING
@@ -149,12 +230,20 @@ def holding_lease(model: type[Run], pk: int) -> Iterator[Lease | None]:
             )
             if failed:
                 run_finished.send(sender=model, pk=pk, status=RunStatus.FAILED)
+
+    try:
+        yield lease
+    except Exception as error:
+        outlasting_outages(fail, error, what=f"Ending {model.__name__} {pk}")
         raise
     finally:
         if beating:
             lease.stop()
-        model._default_manager.filter(pk=pk, lease_owner=owner).update(
-            lease_owner="", lease_expires_at=None
+        outlasting_outages(
+            model._default_manager.filter(pk=pk, lease_owner=owner).update,
+            lease_owner="",
+            lease_expires_at=None,
+            what=f"Giving back the lease of {model.__name__} {pk}",
         )
 
 
@@ -165,13 +254,17 @@ def finish(run: Run, status: str, message: str, lease: Lease | None = None, **fi
     True when it ended it; `run_finished` is sent in the same transaction."""
     model = type(run)
     still = Q(lease_owner=lease.owner) if lease is not None else Q()
-    with transaction.atomic():
-        ended = model._default_manager.filter(still, pk=run.pk, status=RunStatus.RUNNING).update(
-            status=status, message=message, finished_at=timezone.now(), **fields
-        )
-        if ended:
-            run_finished.send(sender=model, pk=run.pk, status=status)
-    return bool(ended)
+
+    def end() -> int:
+        with transaction.atomic():
+            ended = model._default_manager.filter(
+                still, pk=run.pk, status=RunStatus.RUNNING
+            ).update(status=status, message=message, finished_at=timezone.now(), **fields)
+            if ended:
+                run_finished.send(sender=model, pk=run.pk, status=status)
+        return ended
+
+    return bool(outlasting_outages(end, what=f"Ending {model.__name__} {run.pk}"))
 
 
 # --- queueing ---------------------------------------------------------------------------------

@@ -272,6 +272,18 @@ CONCORD_BATCH_POLL_SECONDS = int(os.environ.get("CONCORD_BATCH_POLL_SECONDS", "6
 # CONCORD_RUN_REAP_SECONDS.
 CONCORD_RUN_LEASE_SECONDS = float(os.environ.get("CONCORD_RUN_LEASE_SECONDS", "45"))
 CONCORD_RUN_REAP_SECONDS = float(os.environ.get("CONCORD_RUN_REAP_SECONDS", "15"))
+# A worker that could not renew a run's lease sends no model request once the
+# lease is this close to expiring (at most a third of the lease), so that a
+# takeover never overlaps it (runs.lifecycle, "Fencing").
+CONCORD_RUN_LEASE_MARGIN_SECONDS = float(os.environ.get("CONCORD_RUN_LEASE_MARGIN_SECONDS", "5"))
+# How long a run's database work (the call ledger's writes, its results, its
+# end) waits for a database that cannot be reached, trying again, before the
+# run fails (config.database).
+CONCORD_DATABASE_OUTAGE_SECONDS = float(os.environ.get("CONCORD_DATABASE_OUTAGE_SECONDS", "300"))
+# A slot of an endpoint's in-flight gate in Redis is leased this long and
+# renewed every third of it by its process (llm.gate): a killed worker's slots
+# are free again within this.
+CONCORD_GATE_LEASE_SECONDS = float(os.environ.get("CONCORD_GATE_LEASE_SECONDS", "15"))
 # Every worker writes its heartbeat (queues, what it runs) this often, for the
 # console's workers panel (runs.workers).
 CONCORD_WORKER_BEAT_SECONDS = float(os.environ.get("CONCORD_WORKER_BEAT_SECONDS", "5"))

@@ -191,3 +191,77 @@ def test_a_written_answer_leaves_memory_and_is_still_answered_from_the_ledger():
     unsaved = new_call(ledger, 99)
     ledger._look_up([unsaved.request_hash])  # the database does not have it yet
     assert ledger.answer_in_memory(unsaved.request_hash) == (True, unsaved)
+
+
+def test_a_write_the_database_did_not_take_is_tried_again_until_it_does(monkeypatch, settings):
+    """The database went away for a moment (a restart, a failover): the write
+    is tried again on a new connection, and the call is on the record once."""
+    from django.db import InterfaceError
+    from django.db.models import QuerySet
+
+    settings.CONCORD_DATABASE_OUTAGE_SECONDS = 30
+    ledger = Ledger("http://x/v1", "m", "judge")
+    thread = LedgerThread(ledger)
+    original = QuerySet.bulk_create
+    tries = []
+
+    def flaky(queryset, objs, *args, **kwargs):
+        tries.append(len(objs))
+        if len(tries) <= 3:
+            raise InterfaceError("connection already closed")
+        return original(queryset, objs, *args, **kwargs)
+
+    monkeypatch.setattr(QuerySet, "bulk_create", flaky)
+    stored = thread.submit(new_call(ledger, 1)).result(timeout=10)
+    thread.flush()
+    thread.close()
+    assert tries == [1, 1, 1, 1]
+    assert stored.pk is not None
+    assert list(LLMCall.objects.values_list("pk", "attempt", "raw_output")) == [
+        (stored.pk, 0, "answer 1")
+    ]
+
+
+def test_a_write_whose_commit_went_through_before_its_connection_broke_is_not_doubled(
+    monkeypatch,
+):
+    from django.db import InterfaceError
+
+    ledger = Ledger("http://x/v1", "m", "judge")
+    original = Ledger._insert
+    tries = []
+
+    def committed_then_lost(self, calls):
+        tries.append(1)
+        original(self, calls)
+        if len(tries) == 1:
+            for call in calls:  # the answer to the INSERT never arrived
+                call.pk = None
+                call._state.adding = True
+            raise InterfaceError("connection already closed")
+
+    monkeypatch.setattr(Ledger, "_insert", committed_then_lost)
+    calls = [new_call(ledger, n) for n in (1, 2)]
+    ledger.write(calls)
+    assert len(tries) == 2
+    assert sorted(LLMCall.objects.values_list("pk", "attempt")) == sorted(
+        (call.pk, 0) for call in calls
+    )
+
+
+def test_a_write_the_database_refused_is_not_tried_again(monkeypatch):
+    """An error of the write itself (not an outage) reaches the caller at once."""
+    from django.db import DataError
+    from django.db.models import QuerySet
+
+    ledger = Ledger("http://x/v1", "m", "judge")
+    tries = []
+
+    def refused(queryset, objs, *args, **kwargs):
+        tries.append(1)
+        raise DataError("value too long")
+
+    monkeypatch.setattr(QuerySet, "bulk_create", refused)
+    with pytest.raises(DataError):
+        ledger.write([new_call(ledger, 1)])
+    assert tries == [1]
