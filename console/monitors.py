@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import uuid
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -311,12 +310,12 @@ def rater_plot_figure(row: ParticipantQuality, scale_max: int) -> Figure:
     )
 
 
-def prolific_card(study: Study) -> dict:
+def prolific_card(study: Study, bonus_key: str) -> dict:
     """The monitor's card of a study on Prolific: its bonus payments, how
-    many raters qualify for a bonus, and a fresh key for the bonus form (one
-    payment however often the form is sent)."""
+    many raters qualify for a bonus, and the bonus form's key (the session's:
+    one payment however often the form is sent or loaded)."""
     return {
         "bonus_payments": list(study.bonus_payments.prefetch_related("lines")[:20]),
-        "bonus_key": uuid.uuid4().hex,
+        "bonus_key": bonus_key,
         "qualified_count": len(qualified_raters(study)),
     }

@@ -12,6 +12,7 @@ a researcher has looked on Prolific and recorded what happened
 
 from __future__ import annotations
 
+from datetime import timedelta
 from decimal import Decimal, InvalidOperation
 
 from django.db import IntegrityError, transaction
@@ -29,6 +30,10 @@ from users.models import User
 MOST_LINES = 200
 MOST_PER_PARTICIPANT = Decimal("20.00")
 Status = BonusPayment.Status
+# A bonus of the same amount to the same participant of the same study within
+# this many hours is taken for the same bonus sent twice (a command run again
+# without --key, two open forms) unless the caller says "pay again".
+REPEAT_WINDOW_HOURS = 24
 
 
 def parse_amount(value: object) -> Decimal:
@@ -57,10 +62,15 @@ def check_record_bonuses(
     reason: str,
     request_key: str,
     actor: User | None = None,
+    *,
+    again: bool = False,
 ) -> tuple[BonusPayment, bool]:
     """Record a bonus payment (DRAFT) for participants of the study; the
     payment and whether it is new. The same `request_key` again returns the
-    payment it made. Takes the study lock, then do_record_bonuses."""
+    payment it made; a bonus of the same amount to a participant who had one
+    in this study within REPEAT_WINDOW_HOURS (not refused by Prolific) is
+    refused unless `again` (a second key is not a second intent). Takes the
+    study lock, then do_record_bonuses."""
     if not request_key or len(request_key) > 64:
         raise StudyError("A bonus request needs a key of 1 to 64 characters.")
     if (existing := _made_with(request_key, study)) is not None:
@@ -85,7 +95,40 @@ def check_record_bonuses(
         if not participant.prolific_pid:
             raise StudyError(f"{participant} has no Prolific id (a gold annotator).")
         lines.append((participant, parse_amount(value)))
+    if not again:
+        refuse_repeated_bonuses(study, lines)
     return do_record_bonuses(study, lines, reason[:300], request_key, actor), True
+
+
+def refuse_repeated_bonuses(study: Study, lines: list[tuple[Participant, Decimal]]) -> None:
+    """StudyConflict naming the participants who had a bonus of the same
+    amount in this study within REPEAT_WINDOW_HOURS (a refused one paid
+    nothing and does not count)."""
+    since = timezone.now() - timedelta(hours=REPEAT_WINDOW_HOURS)
+    wanted = {(participant.pk, amount) for participant, amount in lines}
+    earlier = (
+        BonusLine.objects.filter(
+            payment__study=study,
+            payment__created_at__gte=since,
+            participant__in=[participant for participant, _ in lines],
+        )
+        .exclude(payment__status=Status.REFUSED)
+        .select_related("participant", "payment")
+        .order_by("payment__created_at", "pk")
+    )
+    repeated = [line for line in earlier if (line.participant_id, line.amount) in wanted]
+    if not repeated:
+        return
+    named = ", ".join(
+        f"{line.participant.prolific_pid} (GBP {line.amount} in bonus {line.payment_id})"
+        for line in repeated[:5]
+    )
+    more = f" and {len(repeated) - 5} more" if len(repeated) > 5 else ""
+    raise StudyConflict(
+        f"The same bonus was recorded within {REPEAT_WINDOW_HOURS} hours for {named}{more}: "
+        "nothing new was recorded. To pay it again on purpose, say so (console: tick "
+        '"Pay again"; command: --again).'
+    )
 
 
 def do_record_bonuses(

@@ -21,7 +21,7 @@ from annotator.models import BonusPayment, Participant, Study
 from annotator.prolific_api import ProlificClient, ProlificError, prolific_client_or_none
 from config.words import count
 from console.views.common import researcher_required, scoped_object
-from console.views.studies import answer_study
+from console.views.studies import answer_study, bonus_key
 from users.permissions import signed_in_user
 
 RECIPIENTS = {"qualified": "the qualified raters", "all": "every participant"}
@@ -59,7 +59,10 @@ def study_bonus(request: HttpRequest, pk: int) -> HttpResponse:
             request.POST.get("reason", ""),
             request.POST.get("key", "")[:64],
             signed_in_user(request),
+            again=request.POST.get("again") == "on",
         )
+        if new:  # the next bonus from this session is another request
+            bonus_key(request, study, fresh=True)
         if payment.status == BonusPayment.Status.DRAFT:
             payment = check_set_up_bonuses(payment, client, signed_in_user(request))
     except (StudyError, ProlificError) as error:

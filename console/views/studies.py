@@ -4,6 +4,8 @@ each through annotator.actions under the study's lock."""
 
 from __future__ import annotations
 
+import uuid
+
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -91,6 +93,16 @@ def qc_plots(study: Study, quality: list) -> list[dict]:
     ]
 
 
+def bonus_key(request: HttpRequest, study: Study, *, fresh: bool = False) -> str:
+    """The bonus form's request key, kept in the session until a bonus is
+    recorded with it: two loads of the page (two tabs, a reload) send one key,
+    so they make one payment."""
+    name = f"bonus-key-{study.pk}"
+    if fresh or not request.session.get(name):
+        request.session[name] = uuid.uuid4().hex
+    return str(request.session[name])
+
+
 def study_context(request: HttpRequest, study: Study, note: dict | None = None) -> dict:
     now = timezone.now()
     quality = participant_quality(study)
@@ -137,7 +149,7 @@ def study_context(request: HttpRequest, study: Study, note: dict | None = None) 
         context["failed_check"] = monitors.failed_check_label(study)
         context["failed_check_url"] = completion_url(study.failed_attention_code)
         if study.prolific_study_id:
-            context["prolific"] = monitors.prolific_card(study)
+            context["prolific"] = monitors.prolific_card(study, bonus_key(request, study))
     else:
         context["gold_url"] = base.rstrip("/") + reverse("annotator:gold_home")
     context["report_links"] = report_links(study_selection(study))

@@ -308,3 +308,43 @@ def test_a_throttled_request_is_asked_again_and_a_throttled_payment_pays_once(
     # Prolific's Retry-After, read safely
     assert retry_after("2") == 2 and retry_after(None) == 1 and retry_after("soon") == 1
     assert retry_after("nan") == 1 and retry_after("-3") == 1 and retry_after("1e9") == 10
+
+
+def test_the_same_bonus_without_a_key_is_paid_once_unless_asked_again(
+    on_prolific, prolific, settings
+):
+    """`prolific bonus ... --pay` run twice without --key made a fresh key each
+    time and paid twice: a bonus of the same amount to the same participant
+    of the study within 24 hours now needs --again."""
+    from io import StringIO
+
+    from django.core.management import CommandError, call_command
+
+    study, people = on_prolific
+    settings.PROLIFIC_API_TOKEN, settings.PROLIFIC_API_URL = prolific.token, prolific.url
+
+    def run(*args: str) -> str:
+        out = StringIO()
+        call_command("prolific", *args, stdout=out)
+        return out.getvalue()
+
+    bonus = ("bonus", str(study.pk), "--amount", "1.50", "--participants", "ANNA,BORIS",
+             "--reason", "careful", "--pay")  # fmt: skip
+    run(*bonus)
+    with pytest.raises(CommandError, match=r"ANNA \(GBP 1.50 in bonus \d+\).*--again"):
+        run(*bonus)
+    assert len(prolific.paid) == 2 and BonusPayment.objects.count() == 1
+    # another amount, or another participant, is another bonus
+    run("bonus", str(study.pk), "--amount", "0.50", "--participants", "ANNA", "--reason", "x")
+    run("bonus", str(study.pk), "--amount", "1.50", "--participants", "CLARA", "--reason", "x")
+    assert BonusPayment.objects.count() == 3
+    # asked for: paid again
+    assert "Paid" in run(*bonus, "--again")
+    assert len(prolific.paid) == 4
+    # a bonus Prolific refused paid nothing: it does not count
+    refused = BonusPayment.objects.order_by("pk").last()
+    BonusPayment.objects.filter(pk=refused.pk).update(status=BonusPayment.Status.REFUSED)
+    first = BonusPayment.objects.order_by("pk").first()
+    BonusPayment.objects.filter(pk=first.pk).update(status=BonusPayment.Status.REFUSED)
+    run(*bonus)
+    assert len(prolific.paid) == 6

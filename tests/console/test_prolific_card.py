@@ -92,3 +92,34 @@ def test_bonus_pay_once_settle_and_message_from_the_monitor(rita, crowd_study, p
     rita.logout()
     outsider = rita.post(reverse("console:bonus_pay", args=[payment.pk]))
     assert outsider.status_code == 302 and len(prolific.paid) == 4
+
+
+def test_two_loads_of_the_form_make_one_bonus_and_a_repeat_needs_pay_again(
+    rita, crowd_study, prolific
+):
+    """Two page loads of the monitor (two tabs, a reload) carry one key, so the
+    forms sent from both make one payment; a fresh form for the same amount
+    to the same raters is refused until "Pay again" is ticked."""
+    study_id = check_create_on_prolific(
+        crowd_study, ProlificClient(prolific.token, prolific.url), "https://c.example.org"
+    )
+    for pid in ("ANNA", "BORIS"):
+        assignment = check_start_assignment(crowd_study, pid=pid)
+        rate_as_a_person(assignment, gold_score, seconds=300)
+        check_complete_assignment(assignment)
+        prolific.add_submission(study_id, pid, "AWAITING REVIEW")
+    url = reverse("console:study", args=[crowd_study.pk])
+    keys = [re.search(r'name="key" value="(\w+)"', follow_text(rita.get(url)))[1] for _ in "ab"]
+    assert keys[0] == keys[1]
+    bonus = reverse("console:study_bonus", args=[crowd_study.pk])
+    for key in keys:
+        rita.post(bonus, {"key": key, "amount": "1.50", "reason": "careful work"})
+    assert BonusPayment.objects.count() == 1
+    fresh = re.search(r'name="key" value="(\w+)"', follow_text(rita.get(url)))[1]
+    assert fresh != keys[0]  # the next bonus is another request
+    form = {"key": fresh, "amount": "1.50", "reason": "careful work"}
+    refused = follow_text(rita.post(bonus, form, follow=True))
+    assert "The same bonus was recorded within 24 hours" in refused and "Pay again" in refused
+    assert BonusPayment.objects.count() == 1
+    rita.post(bonus, form | {"again": "on"})
+    assert BonusPayment.objects.count() == 2

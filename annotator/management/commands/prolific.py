@@ -1,7 +1,9 @@
 """python manage.py prolific <what> ...: a study's participants on Prolific.
 
     bonus STUDY --amount 1.50 (--qualified | --participants PID,PID) --reason TEXT
-          [--key KEY] [--pay]     record and set up a bonus (and pay it)
+          [--key KEY] [--pay] [--again]
+                                  record and set up a bonus (and pay it; the same
+                                  bonus to the same people within 24 h needs --again)
     pay BONUS                     pay a bonus that is set up (at most once)
     settle BONUS --paid|--not-paid
                                   record what Prolific shows for a pay request
@@ -42,6 +44,11 @@ class Command(BaseCommand):
         bonus.add_argument("--reason", required=True)
         bonus.add_argument("--key", help="Makes a repeated command one payment.")
         bonus.add_argument("--pay", action="store_true", help="Pay it once set up.")
+        bonus.add_argument(
+            "--again",
+            action="store_true",
+            help="Pay a participant the same bonus again within 24 hours (refused without it).",
+        )
         commands.add_parser("pay").add_argument("bonus", type=int)
         settle = commands.add_parser("settle")
         settle.add_argument("bonus", type=int)
@@ -104,7 +111,11 @@ class Command(BaseCommand):
         people = self.who(study, options)
         key = options["key"] or uuid.uuid4().hex
         payment, new = check_record_bonuses(
-            study, dict.fromkeys(people, options["amount"]), options["reason"], key
+            study,
+            dict.fromkeys(people, options["amount"]),
+            options["reason"],
+            key,
+            again=options["again"],
         )
         if not new:
             self.stdout.write(f"Key {key!r} made bonus {payment.pk} already: nothing new.")
