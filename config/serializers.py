@@ -51,6 +51,19 @@ class KnownFieldsMixin(_SerializerBase):
                 errors: dict[str, Any] = {key: "Unknown field." for key in unknown}
                 errors["known fields"] = sorted(self.fields)
                 raise serializers.ValidationError(errors)
+            # a text field takes a text: DRF would store the number 0 as "0" (a
+            # reason, a name, a code the sender never wrote as text)
+            wrong = {
+                name: "A text, not " + type(data[name]).__name__ + "."
+                for name, field in self.fields.items()
+                if isinstance(field, serializers.CharField)
+                and not field.read_only
+                and name in data
+                and data[name] is not None
+                and not isinstance(data[name], str)
+            }
+            if wrong:
+                raise serializers.ValidationError(wrong)
         return super().to_internal_value(data)
 
 

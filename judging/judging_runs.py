@@ -70,6 +70,8 @@ def create_judging_run(
     researcher confirms it: it would stop part of the way. The run judges its
     project's responses (default: the evaluator's project, else the default
     one) with its project's evaluator or a shared one."""
+    if budget is not None and not 0 <= float(budget) < float("inf"):
+        raise JudgingError(f"budget {budget}: a cost of 0 or more (USD), or none for no limit.")
     project = project or evaluator.project or default_project()
     if evaluator.project_id not in (None, project.pk):
         raise JudgingError(f"{evaluator.name} belongs to another project.")

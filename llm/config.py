@@ -154,6 +154,12 @@ class ModelConfig:
             raise error(f"server {self.server!r}: one of {', '.join(CAPABILITIES)}.")
         if self.max_concurrency < 1 or self.max_retries < 0:
             raise error("max_concurrency must be positive, max_retries >= 0.")
+        for name in ("price_input_per_million", "price_output_per_million", "temperature"):
+            value = getattr(self, name)
+            if not 0 <= value < float("inf"):
+                raise error(f"{name}: a number of 0 or more, not {value}.")
+        if not 0 < self.timeout_s < float("inf"):
+            raise error(f"timeout_s: a positive number of seconds, not {self.timeout_s}.")
         for name in ("requests_per_minute", "tokens_per_minute", "endpoint_max_in_flight"):
             if getattr(self, name) is not None and getattr(self, name) < 1:
                 raise error(f"{name}: a positive whole number, or null for no limit.")
@@ -170,6 +176,7 @@ class ModelConfig:
             return
         from llm.keys import KeyBindingError, check_host, check_key_name
 
+        check_base_url(self.base_url, error)
         try:
             check_key_name(self.api_key_env, error)
             check_host(self.base_url, error)
@@ -197,3 +204,33 @@ class ModelConfig:
         if extra_body:
             params["extra_body"] = extra_body
         return params
+
+
+def check_base_url(base_url: str, error: type[Exception]) -> None:
+    """A server's address that a worker can call: http(s), a host, an optional
+    port, a path; no credentials, query or fragment (they would be written to
+    the ledger with every call). An empty one is refused too: the client would
+    not fall back to a provider's host, it would fail at the first call, so
+    the provider's own URL is written out (https://api.openai.com/v1)."""
+    from urllib.parse import urlsplit
+
+    example = "e.g. https://api.openai.com/v1 or http://127.0.0.1:8000/v1"
+    if not base_url.strip():
+        raise error(f"base_url: the server's URL is required ({example}).")
+    if base_url != base_url.strip() or any(c.isspace() for c in base_url):
+        raise error(f"base_url {base_url!r}: no spaces ({example}).")
+    parts = urlsplit(base_url)
+    if parts.scheme.lower() not in ("http", "https"):
+        raise error(f"base_url {base_url!r}: an http:// or https:// URL ({example}).")
+    try:
+        parts.port  # noqa: B018 (reading it checks it)
+    except ValueError:
+        raise error(f"base_url {base_url!r}: the port is not a number.") from None
+    if not parts.hostname:
+        raise error(f"base_url {base_url!r}: the URL names no host ({example}).")
+    if parts.username is not None or parts.password is not None:
+        raise error(
+            f"base_url {base_url!r}: no user or password in the URL (a key comes from api_key_env)."
+        )
+    if parts.query or parts.fragment or base_url.endswith(("?", "#")):
+        raise error(f"base_url {base_url!r}: no query or fragment ({example}).")

@@ -139,7 +139,7 @@ class EstimateSerializer(serializers.Serializer):
 
 
 class StopSerializer(KnownFieldsMixin, serializers.Serializer):
-    reason = serializers.CharField(max_length=150, required=False, allow_blank=True)
+    reason = serializers.CharField(max_length=150, required=False)  # given: not blank
 
 
 class BudgetSerializer(KnownFieldsMixin, serializers.Serializer):

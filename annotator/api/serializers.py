@@ -258,7 +258,8 @@ class ParticipantSerializer(serializers.ModelSerializer):
 
 
 class ReasonSerializer(KnownFieldsMixin, serializers.Serializer):
-    reason = serializers.CharField(max_length=2000, allow_blank=True, required=False, default="")
+    # left out: none; given: a non-blank text (the audit log keeps it)
+    reason = serializers.CharField(max_length=2000, required=False, default="")
 
 
 class ParticipantChangeSerializer(ParticipantSerializer):

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import re
+import string
 
 from config.errors import ErrorCode, Invalid
 from corpus.choices import Language, either
@@ -233,31 +234,58 @@ PLACEHOLDERS = {
     "rubric": {"question", "response", "reference", "rubric"},
     "pairwise": {"question", "reference", "response_a", "response_b"},
 }
-_PLACEHOLDER = re.compile(r"(?<!\{)\{(\w*)\}(?!\})")
+# What a template must hold: the answer (or the two answers) it judges.
+REQUIRED = {"rubric": ("response",), "pairwise": ("response_a", "response_b")}
 
 
 class TemplateError(Invalid, ValueError):
     code = ErrorCode.TEMPLATE_INVALID
 
 
-def validate_template(template: str, kind: str = "rubric") -> set[str]:
-    """The placeholders a template uses; unknown ones are refused. Literal
-    braces are written doubled: {{ and }}."""
+def _parts(template: str, kind: str) -> list[tuple[str, str | None]]:
+    """The template read as Python's str.format reads it: (literal text, the
+    placeholder after it or None). Every brace is a known placeholder or a
+    doubled literal ({{ and }}); anything else is refused, so that no
+    placeholder is silently left in (or out of) every prompt."""
     allowed = PLACEHOLDERS[kind]
-    used = set(_PLACEHOLDER.findall(template))
-    unknown = sorted(used - allowed)
-    if unknown:
+    hint = (
+        f"use {', '.join('{' + a + '}' for a in sorted(allowed))} "
+        "(write literal braces as {{ and }})"
+    )
+    try:
+        parsed = list(string.Formatter().parse(template))
+    except ValueError as error:  # a lone { or }
+        raise TemplateError(f"The template has an unmatched brace ({error}); {hint}.") from None
+    parts: list[tuple[str, str | None]] = []
+    for literal, field, spec, conversion in parsed:
+        if field is None:
+            parts.append((literal, None))
+            continue
+        written = "{" + field + (f"!{conversion}" if conversion else "")
+        written += (f":{spec}" if spec else "") + "}"
+        if field not in allowed or spec or conversion:
+            raise TemplateError(f"Unknown placeholder {written}; {hint}.")
+        parts.append((literal, field))
+    return parts
+
+
+def validate_template(template: str, kind: str = "rubric") -> set[str]:
+    """The placeholders a template uses; unknown or malformed ones (`{reference.`,
+    `{ reference }`, `{reference}}`) are refused, and the answer(s) it judges
+    must be in it. Literal braces are written doubled: {{ and }}."""
+    used = {field for _, field in _parts(template, kind) if field is not None}
+    missing = [name for name in REQUIRED[kind] if name not in used]
+    if missing:
         raise TemplateError(
-            f"Unknown placeholder(s) {', '.join('{' + u + '}' for u in unknown)}; "
-            f"use {', '.join('{' + a + '}' for a in sorted(allowed))} "
-            "(write literal braces as {{ and }})."
+            "The template must contain what it judges: "
+            f"{', '.join('{' + m + '}' for m in missing)}."
         )
-    if "response" not in used and "response_a" not in used:
-        raise TemplateError("The template must contain the response to judge: {response}.")
     return used
 
 
 def render_template(template: str, values: dict[str, str], kind: str = "rubric") -> str:
     validate_template(template, kind)
-    rendered = _PLACEHOLDER.sub(lambda m: neutralize(values[m.group(1)]), template)
-    return rendered.replace("{{", "{").replace("}}", "}")
+    return "".join(
+        literal + (neutralize(values[field]) if field is not None else "")
+        for literal, field in _parts(template, kind)
+    )

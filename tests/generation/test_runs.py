@@ -35,7 +35,12 @@ def test_configuration_checks():
         GenerationConfig.from_dict({"backend": "hf"})
     with pytest.raises(GenerationConfigError, match="does not accept repetition_penalty"):
         GenerationConfig.from_dict(
-            {"backend": "openai", "base_url": "x", "model": "m", "repetition_penalty": 1.1}
+            {
+                "backend": "openai",
+                "base_url": "http://127.0.0.1:9/v1",
+                "model": "m",
+                "repetition_penalty": 1.1,
+            }
         )
     with pytest.raises(GenerationConfigError, match="chat_template"):
         GenerationConfig.from_dict({"backend": "hf", "model_path": "x", "chat_template": "x"})

@@ -59,9 +59,39 @@ def test_custom_templates():
         render_template(template, {"question": "Who?", "response": "Bob", "reference": "Bob"})
         == "Q: Who?\nA: Bob\nRef: Bob\nAnswer with \\boxed{N}."
     )
-    with pytest.raises(TemplateError, match=r"Unknown placeholder\(s\) \{transcript\}"):
+    with pytest.raises(TemplateError, match=r"Unknown placeholder \{transcript\}"):
         validate_template("{question} {response} {transcript}")
-    with pytest.raises(TemplateError, match="must contain the response"):
+    with pytest.raises(TemplateError, match=r"must contain what it judges: \{response\}"):
         validate_template("{question} {reference}")
     with pytest.raises(TemplateError, match="Unknown placeholder"):
         validate_template("{response} {}")
+
+
+@pytest.mark.parametrize(
+    "written",
+    [
+        "{reference.",  # a brace never closed
+        "{reference}}",  # a lone closing brace after a placeholder
+        "{ reference }",  # spaces: not the placeholder
+        "{{reference}",  # a literal {, then a lone }
+        "{reference-answer}",
+        "{reference.text}",  # an attribute
+        "{reference[0]}",  # an index
+        "{reference!r}",  # a conversion
+        "{reference:>10}",  # a format spec
+        "}",
+    ],
+)
+def test_a_malformed_placeholder_is_refused_not_left_out(written):
+    """Each was saved and the reference silently left out of every prompt."""
+    with pytest.raises(TemplateError, match="brace|Unknown placeholder"):
+        validate_template(f"Q: {{question}} A: {{response}} Ref: {written}")
+
+
+def test_literal_braces_and_pairwise_templates():
+    assert render_template("{{json}} {response} }}{{", {"response": "x"}) == "{json} x }{"
+    assert validate_template("{question} {response_a} {response_b}", "pairwise") == {
+        "question", "response_a", "response_b"
+    }  # fmt: skip
+    with pytest.raises(TemplateError, match=r"\{response_b\}"):
+        validate_template("{question} {response_a}", "pairwise")

@@ -75,7 +75,7 @@ def test_an_unknown_protocol_is_refused_naming_the_known_ones():
 def test_each_protocol_checks_its_own_settings_and_kind():
     with pytest.raises(ConfigError, match="needs a baseline"):
         JudgeConfig.from_dict({"protocol": "pairwise"})
-    with pytest.raises(ConfigError, match=r"Unknown placeholder\(s\) \{transcript\}"):
+    with pytest.raises(ConfigError, match=r"Unknown placeholder \{transcript\}"):
         JudgeConfig.from_dict({"protocol": "custom", "template": "{response} {transcript}"})
     assert type(checked_judge("llm_pairwise", PAIRWISE)) is Pairwise
     with pytest.raises(ConfigError, match="pairwise protocol is for evaluators of kind llm_pair"):

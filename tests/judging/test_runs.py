@@ -111,12 +111,13 @@ def test_evaluator_configurations_are_checked_and_frozen(two_meetings, client, d
         "description": "",
         "raw_scale_min": 1,
         "raw_scale_max": 10,
-        "config": '{"protocol": "custom", "template": "{response} {transcript}"}',
+        "config": '{"protocol": "custom", "template": "{response} {transcript}", '
+        '"base_url": "http://127.0.0.1:9/v1"}',
     }
     page = client.post(url, form)
-    assert "Unknown placeholder(s) {transcript}" in page.content.decode()
+    assert "Unknown placeholder {transcript}" in page.content.decode()
     assert not Evaluator.objects.filter(name="custom judge").exists()
-    form["config"] = '{"server": "openai", "top_k": 5}'
+    form["config"] = '{"server": "openai", "top_k": 5, "base_url": "http://127.0.0.1:9/v1"}'
     assert "does not accept top_k" in client.post(url, form).content.decode()
     gpt4 = Evaluator.objects.get(name="gpt-4-eval")
     change = reverse("admin:judging_evaluator_change", args=[gpt4.pk])
