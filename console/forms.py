@@ -13,6 +13,7 @@ from annotator.models import Study
 from corpus.choices import Mode
 from corpus.models import Dataset
 from generation.models import GenerationRun, System
+from judging.forms import JudgeChoiceField
 from judging.models import Evaluator, JudgingRun
 from users.models import Project, User
 from users.projects import scope_choices, writable_projects
@@ -141,6 +142,9 @@ class NewJudgingRunForm(ProjectFormMixin, forms.ModelForm):
         ]
         widgets = {"systems": forms.CheckboxSelectMultiple}
         help_texts = {"systems": "None ticked: every system that answered the dataset."}
+        # every metric is offered before its shared evaluator exists: opening the
+        # form writes nothing
+        field_classes = {"evaluator": JudgeChoiceField}
 
     def __init__(self, *args: Any, user: User, **kwargs: Any) -> None:
         super().__init__(*args, user=user, **kwargs)

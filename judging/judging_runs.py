@@ -33,22 +33,26 @@ class JudgingError(Invalid):
 
 def ensure_metric_evaluators() -> list[Evaluator]:
     """An evaluator for every registered metric, so that a researcher can pick
-    it (in the console, the admin, `manage.py judge`), in the registry's order."""
-    evaluators = []
-    for name, metric in registry.metrics().items():
-        evaluator, _ = Evaluator.objects.get_or_create(
-            name=metric.evaluator_name,
-            defaults={
-                "kind": Evaluator.Kind.METRIC,
-                "project": None,  # shared: a metric is the same for every project
-                "description": metric.description,
-                "config": {"metric": name},
-                "raw_scale_min": metric().scale.low,
-                "raw_scale_max": metric().scale.high,
-            },
-        )
-        evaluators.append(evaluator)
-    return evaluators
+    it (`manage.py judge`, the admin's action), in the registry's order."""
+    return [ensure_metric_evaluator(name) for name in registry.metrics()]
+
+
+def ensure_metric_evaluator(name: str) -> Evaluator:
+    """The shared evaluator of the registered metric `name`, made the first time
+    it is used (a form offers the metric before: judging.forms)."""
+    metric = registry.metrics()[name]
+    evaluator, _ = Evaluator.objects.get_or_create(
+        name=metric.evaluator_name,
+        defaults={
+            "kind": Evaluator.Kind.METRIC,
+            "project": None,  # shared: a metric is the same for every project
+            "description": metric.description,
+            "config": {"metric": name},
+            "raw_scale_min": metric().scale.low,
+            "raw_scale_max": metric().scale.high,
+        },
+    )
+    return evaluator
 
 
 @transaction.atomic

@@ -31,7 +31,6 @@ from generation.runner import (
 from judging.judging_runs import (
     JudgingError,
     cancel_run,
-    ensure_metric_evaluators,
     resume_run,
     retry_failed,
     start_judging_run,
@@ -141,7 +140,6 @@ def run_action(request: HttpRequest, kind: str, pk: int, action: str) -> HttpRes
 
 @researcher_required
 def judging_run_new(request: HttpRequest) -> HttpResponse:
-    ensure_metric_evaluators()  # so that the metrics are there to choose
     form = NewJudgingRunForm(request.POST or None, user=signed_in_user(request))
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data

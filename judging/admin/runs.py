@@ -10,11 +10,11 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.utils.html import format_html
 
+from judging.forms import JudgeChoiceField
 from judging.importing import start_benchmark_import
 from judging.judging_runs import (
     JudgingError,
     cancel_run,
-    ensure_metric_evaluators,
     resume_run,
     retry_failed,
     start_judging_run,
@@ -128,6 +128,8 @@ class JudgingRunForm(forms.ModelForm):
             "refresh",
             "use_batch",
         ]
+        # every metric is offered before its shared evaluator exists (judging.forms)
+        field_classes = {"evaluator": JudgeChoiceField}
 
 
 @admin.register(JudgingRun)
@@ -223,12 +225,6 @@ class JudgingRunAdmin(ProjectScopedAdmin):
         elapsed = (timezone.now() - obj.started_at).total_seconds()
         remaining = elapsed / (obj.done + obj.failed or 1) * (obj.total - obj.done - obj.failed)
         return f"{remaining / 60:.1f} min"
-
-    def add_view(
-        self, request: HttpRequest, form_url: str = "", extra_context: dict[str, Any] | None = None
-    ) -> HttpResponse:
-        ensure_metric_evaluators()  # so that the metrics are there to choose
-        return super().add_view(request, form_url, extra_context)
 
     def save_model(
         self, request: HttpRequest, obj: JudgingRun, form: JudgingRunForm, change: bool

@@ -58,8 +58,7 @@ def test_admin_starts_a_run_through_celery(
 ):
     admin = django_user_model.objects.create_superuser("boss", "b@example.org", "pw-boss-123")
     client.force_login(admin)
-    client.get(reverse("admin:judging_judgingrun_add"))
-    rouge = Evaluator.objects.get(name="metric: rouge")
+    assert 'value="metric:rouge"' in client.get(reverse("admin:judging_judgingrun_add")).text
     from corpus.models import Dataset
     from users.models import Project, default_project
 
@@ -69,9 +68,11 @@ def test_admin_starts_a_run_through_celery(
     with tasks_run_eagerly(), django_capture_on_commit_callbacks(execute=True):
         answer = client.post(
             reverse("admin:judging_judgingrun_add"),
-            {"evaluator": rouge.pk, "dataset": dataset.pk, "mode": "st", "project": default.pk},
-        )
+            {"evaluator": "metric:rouge", "dataset": dataset.pk, "mode": "st",
+             "project": default.pk},
+        )  # fmt: skip
     assert answer.status_code == 302
+    rouge = Evaluator.objects.get(name="metric: rouge")  # made when the run started
     run = JudgingRun.objects.get()
     assert (run.status, run.done, run.total, run.project) == ("done", 36, 36, default)
     # the project is the one chosen: a project without responses has nothing to judge
