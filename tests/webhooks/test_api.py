@@ -192,3 +192,20 @@ def test_admin_pages_and_actions(admin_client, researcher, lab, receiver):
     )
     delivery.refresh_from_db()
     assert delivery.status == "pending" and delivery.max_attempts == 7
+
+
+def test_a_form_body_without_active_makes_an_active_endpoint(researcher, lab):
+    """DRF reads a checkbox missing from a multipart body as false: `active` left
+    out means active, in a form body as in JSON; a PATCH without it keeps it."""
+    api = client_for(researcher)
+    body = {"url": "https://hooks.example.org/form", "events": ["run.finished"], "project": "lab"}
+    made = api.post("/api/webhooks/", body, format="multipart")
+    assert made.status_code == 201, made.content
+    endpoint = WebhookEndpoint.objects.get()
+    assert made.json()["active"] is True and endpoint.active
+    api.patch(f"/api/webhooks/{endpoint.pk}/", {"active": "false"}, format="multipart")
+    endpoint.refresh_from_db()
+    assert not endpoint.active
+    api.patch(f"/api/webhooks/{endpoint.pk}/", {"description": "x"}, format="multipart")
+    endpoint.refresh_from_db()
+    assert not endpoint.active and endpoint.description == "x"

@@ -25,6 +25,9 @@ class WebhookEndpointSerializer(KnownFieldsMixin, serializers.ModelSerializer):
         max_length=len(SUBSCRIBABLE),
         help_text="The event types it receives.",
     )
+    # left out of a form (multipart) body too: active, as in JSON (DRF reads a
+    # missing checkbox as false)
+    active = serializers.BooleanField(required=False, default=True)
     created_by: serializers.SlugRelatedField = serializers.SlugRelatedField(
         slug_field="username", read_only=True, allow_null=True
     )
