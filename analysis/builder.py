@@ -7,7 +7,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from analysis.selection import ALIGNMENTS, DEFAULT_LABELLED, MODES, TRUE_WORDS, VERSIONS
+from analysis.selection import (
+    ALIGNMENTS,
+    DEFAULT_LABELLED,
+    MODES,
+    TRUE_WORDS,
+    VERSIONS,
+    split_names,
+)
 
 ALIGNMENT_WORDS = {
     "neg_rmse": "negative RMSE (scores; the authors' default)",
@@ -31,7 +38,7 @@ def _text(params, name: str) -> str:
 
 def _names(params, name: str) -> set[str]:
     values = params.getlist(name) if hasattr(params, "getlist") else [_text(params, name)]
-    return {v.strip() for value in values for v in str(value).split(",") if v.strip()}
+    return {v.strip() for value in values for v in split_names(str(value)) if v.strip()}
 
 
 def builder_context(params, scope=None, *, user) -> dict:

@@ -318,10 +318,11 @@ def to_html(
     query = None
     if request is not None:
         from analysis.builder import builder_context
+        from analysis.selection import join_names
 
         context["builder"] = builder_context(request.GET, scope, user=request.user)
         fields = {
-            key: ",".join(value) if isinstance(value, list) else value
+            key: join_names(value) if isinstance(value, list) else value
             for key, value in report.stamp.selection.model_dump().items()
             if value not in (None, [], "")
         }

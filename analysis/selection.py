@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, replace
 from urllib.parse import urlencode
 
@@ -135,7 +136,7 @@ class Selection:
             if value in (None, [], ""):
                 continue
             if isinstance(value, list):
-                params[name] = ",".join(value)
+                params[name] = join_names(value)
             elif isinstance(value, bool):
                 params[name] = "1" if value else "0"
             elif isinstance(value, float):
@@ -167,7 +168,8 @@ class Selection:
 
         def names(name: str) -> tuple[str, ...]:
             value = options.get(name) or ""
-            items = value if isinstance(value, list | tuple) else str(value).split(",")
+            values = value if isinstance(value, list | tuple) else [value]
+            items = [item for text in values for item in split_names(str(text))]
             return tuple(sorted({i.strip() for i in items if i and i.strip()}))
 
         project = text("project")
@@ -273,3 +275,35 @@ def selection_for(user: AnyUser, selection: Selection) -> Selection:
         else:
             raise SelectionError(f"project: name one of yours ({', '.join(slugs[:20])}).")
     return selection  # its study and names are checked in the project (analysis.scope.check)
+
+
+# --- Lists of names in one parameter ---------------------------------------------------------
+# Names are separated by commas; a comma (or backslash) inside a name is written
+# with a backslash before it (Llama-3\, 8B), so a system named with a comma
+# can be selected in a link, a command's --systems and the builder's checkboxes.
+
+
+def join_names(names: Iterable[str]) -> str:
+    """Names in one parameter: "A,B\\, C" for A and "B, C"."""
+    return ",".join(n.replace("\\", "\\\\").replace(",", "\\,") for n in names)
+
+
+def split_names(text: str) -> list[str]:
+    """The names of one parameter (join_names' inverse): commas separate names
+    unless a backslash escapes them; a backslash escapes the next character."""
+    names, current, escaped = [], [], False
+    for char in text:
+        if escaped:
+            current.append(char)
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif char == ",":
+            names.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+    if escaped:
+        current.append("\\")  # a trailing backslash is itself
+    names.append("".join(current))
+    return names

@@ -77,12 +77,13 @@ def selection_from(
 LIST_PARAMETERS = frozenset({"systems", "evaluators", "judges", "humans"})
 
 
-def parameter(params: Mapping[str, str], key: str) -> str | None:
+def parameter(params: Mapping[str, str], key: str) -> str | list[str] | None:
     """A query parameter's value; the builder's checkboxes send names as
-    repeated parameters (systems=A&systems=B), links as one (systems=A,B)."""
+    repeated parameters (systems=A&systems=B), links as one (systems=A,B),
+    each with a comma inside a name written `\\,` (analysis.selection.split_names)."""
     if key in LIST_PARAMETERS and hasattr(params, "getlist"):
         values = [v for v in params.getlist(key) if v is not None]
-        return ",".join(values) if values else None
+        return values or None
     return params.get(key)
 
 

@@ -72,3 +72,11 @@ def verdict(value: object) -> str:
 def has(collection: Container[object], item: object) -> bool:
     """`item in collection` in templates (the builder's chosen names)."""
     return item in collection
+
+
+@register.filter
+def as_parameter(name: str) -> str:
+    """One name as a list parameter's value (a comma in it escaped: analysis.selection)."""
+    from analysis.selection import join_names
+
+    return join_names([name])

@@ -254,3 +254,30 @@ def test_a_failed_check_never_counts_and_is_never_accepted(two_meetings, rita):
     assert "never counts" in monitor
     # their place is free for a replacement
     assert task_loads(study)[rater.task_id] == 0
+
+
+def test_a_system_named_with_a_comma_is_selected_whole(two_meetings, rita):
+    """`systems=` split every value at its commas: a system named "Echo, large"
+    could not be selected. A comma inside a name is written `\\,` in a link
+    and a command, and the builder's checkboxes send it so."""
+    import re
+
+    from analysis.selection import Selection, join_names, split_names
+    from generation.models import System
+
+    System.objects.filter(name="Synthetic-Echo").update(name="Echo, large")
+    assert split_names(join_names(["Echo, large", "a\\b", "x"])) == ["Echo, large", "a\\b", "x"]
+    for query in (
+        {"split": "test2", "mode": "st", "systems": "Echo\\, large"},  # a link
+        {"split": "test2", "mode": "st", "systems": ["Echo\\, large"]},  # one checkbox
+    ):
+        answer = rita.get("/api/reports/agreement/", query)
+        assert answer.status_code == 200, answer.content
+        systems = answer.json()["stamp"]["selection"]["systems"]
+        assert systems == ["Echo, large"], systems
+    # the page's links and its builder say it the same way
+    page = html.unescape(rita.get("/analysis/report/", query).content.decode())
+    assert 'name="systems" value="Echo\\, large" checked' in page
+    assert re.search(r"systems=Echo%5C%2C(\+|%20)large", rita.get(
+        "/analysis/report/", query).content.decode())  # fmt: skip
+    assert Selection(systems=("Echo, large",)).query()["systems"] == "Echo\\, large"
