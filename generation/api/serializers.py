@@ -52,6 +52,8 @@ class GenerationRunSerializer(serializers.ModelSerializer):
             "prompt_tokens",
             "completion_tokens",
             "cost",
+            "counted_usage",
+            "waiting_until",
             "generated_tokens",
             "tokens_per_second",
             "eta_seconds",

@@ -157,6 +157,8 @@ RUN_PROGRESS = [
     "completion_tokens",
     "projected_cost",
     "cost",
+    "counted_usage",
+    "waiting_until",
     "batch_status",
     "message",
     "created_at",
