@@ -169,9 +169,23 @@ RUN_PROGRESS = [
 ]
 
 
+class JudgeNameField(NameRelatedField):
+    """An evaluator by name; a registered metric ("metric: f1") is named before
+    its shared evaluator exists, which is made then (as the console's form does)."""
+
+    def to_internal_value(self, data: object) -> Any:
+        from judging.evaluators import registry
+        from judging.judging_runs import ensure_metric_evaluator
+
+        for name, metric in registry.metrics().items():
+            if data == metric.evaluator_name:
+                ensure_metric_evaluator(name)
+        return super().to_internal_value(data)
+
+
 class JudgingRunSerializer(KnownFieldsMixin, serializers.ModelSerializer):
     project = ProjectField()
-    evaluator = NameRelatedField(slug_field="name", queryset=Evaluator.objects.all())
+    evaluator = JudgeNameField(slug_field="name", queryset=Evaluator.objects.all())
     dataset = serializers.PrimaryKeyRelatedField(queryset=Dataset.objects.all())
     systems = NameRelatedField(
         slug_field="name", many=True, required=False, queryset=System.objects.all()

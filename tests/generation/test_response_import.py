@@ -198,3 +198,84 @@ def test_the_console_uploads_a_file_of_responses(leval, client, researcher):
     assert refused.status_code == 200 and "my-outputs.jsonl, line 4" in page
     assert "holds no question" in page and "/tmp/" not in page
     assert state() == before
+
+
+@pytest.mark.parametrize("of_two", [False, True], ids=["member of it only", "member of two"])
+def test_another_project_imports_judges_reports_and_exports_its_own_responses(
+    leval, client, of_two, django_capture_on_commit_callbacks
+):
+    """The whole chain in a project that is not the default one: responses
+    uploaded in the console and through the API, a metric's run over them, a
+    report of that project and its export; its viewer reads and changes
+    nothing."""
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from corpus.models import Dataset
+    from judging.models import JudgingRun
+    from tests.conftest import database_snapshot
+    from users.models import Membership, Project, User, default_project
+
+    lab = Project.objects.create(name="Lab", slug="lab")
+    olga = User.objects.create_user("olga", password="pw-olga-123", role="researcher")
+    olga.memberships.all().delete()
+    Membership.objects.create(project=lab, user=olga, role="researcher")
+    if of_two:
+        Membership.objects.create(project=default_project(), user=olga, role="researcher")
+    named = {"project": "lab"} if of_two else {}
+    client.force_login(olga)
+    quality = Dataset.objects.get(benchmark__slug="leval", task="quality")
+    body = "".join(
+        json.dumps({k: v for k, v in r.items() if k != "system"}) + "\n" for r in QUALITY[:3]
+    )
+    upload = {"dataset": quality.pk, "system": "lab-model", "mode": "st",
+              "file": SimpleUploadedFile("lab.jsonl", body.encode())}  # fmt: skip
+    if of_two:
+        upload["project"] = lab.pk
+    answer = client.post("/console/runs/generation/import/", upload)
+    assert answer.status_code == 302, answer.content.decode()[-3000:]
+    assert GenerationRun.objects.get(system__name="lab-model").project == lab
+    api = APIClient()
+    api.force_login(olga)
+    imported = api.post(
+        "/api/responses/",
+        {"benchmark": "leval", "split": "test", "task": "quality", "system": "lab-api",
+         "responses": [{k: v for k, v in r.items() if k != "system"} for r in QUALITY[:3]],
+         **named},
+        format="json",
+    )  # fmt: skip
+    assert imported.status_code == 201, imported.content
+    assert GenerationRun.objects.get(system__name="lab-api").project == lab
+    from tests.conftest import tasks_run_eagerly
+
+    with tasks_run_eagerly(), django_capture_on_commit_callbacks(execute=True):
+        started = api.post(
+            "/api/judging-runs/",
+            {"evaluator": "metric: exact match", "dataset": quality.pk, "mode": "st", **named},
+            format="json",
+        )
+    assert started.status_code in (201, 202), started.content
+    run = JudgingRun.objects.get(pk=started.json()["id"])
+    assert (run.project, run.total, run.status) == (lab, 6, "done")
+    report = api.get("/api/reports/agreement/", {"project": "lab", "benchmark": "leval"})
+    assert report.status_code == 200, report.content
+    csv_text = client.get("/analysis/report/", {"project": "lab", "benchmark": "leval",
+                                                "format": "csv"})  # fmt: skip
+    assert csv_text.status_code == 200 and b"lab-model" in csv_text.content
+    # the project's viewer reads it and changes nothing
+    vera = User.objects.create_user("vera", password="pw-vera-123", role="researcher")
+    vera.memberships.all().delete()
+    Membership.objects.create(project=lab, user=vera, role="viewer")
+    viewer = APIClient()
+    viewer.force_login(vera)
+    assert viewer.get(f"/api/judging-runs/{run.pk}/").status_code == 200
+    assert viewer.get("/api/reports/agreement/", {"project": "lab"}).status_code == 200
+    before = database_snapshot()
+    again = viewer.post(
+        "/api/responses/",
+        {"benchmark": "leval", "split": "test", "task": "quality", "system": "vera-model",
+         "responses": [{k: v for k, v in r.items() if k != "system"} for r in QUALITY[:1]]},
+        format="json",
+    )  # fmt: skip
+    assert again.status_code in (400, 403), again.content
+    assert viewer.post(f"/api/judging-runs/{run.pk}/cancel/").status_code == 403
+    assert database_snapshot() == before
