@@ -195,7 +195,9 @@ def test_a_holder_that_cannot_renew_stops_sending_before_its_lease_can_expire(
         time.sleep(max(0.0, last + LEASE + 0.3 - time.time()))
         with server.lock:
             arrivals = [entry["arrived"] for entry in server.log]
-        late = [round(t - fence, 3) for t in arrivals if t > fence + 0.1]
+        # (a request checked just before the fence reaches this process's
+        # server a moment later: 0.3 s allowed, well inside the margin)
+        late = [round(t - fence, 3) for t in arrivals if t > fence + 0.3]
         assert late == [], f"sent after the fence (s past it): {late}"
         assert old.is_alive()  # waiting for a renewal, not failed
         assert JudgingRun.objects.get(pk=run.pk).status == "running"
