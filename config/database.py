@@ -91,7 +91,7 @@ def outlasting_outages(
             failures += 1
             if time.monotonic() >= deadline or (stop is not None and stop.is_set()):
                 raise
-            log = logger.warning if failures == 1 else logger.info
+            log = logger.warning if failures == 1 else logger.debug
             log("%s: the database did not answer (%s); trying again", what, error)
             connection.close()
             if stop is not None:

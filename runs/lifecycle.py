@@ -134,7 +134,7 @@ class Lease:
                     wait = interval
                 except Exception as error:
                     self.failed_renewals += 1
-                    log = logger.warning if self.failed_renewals == 1 else logger.info
+                    log = logger.warning if self.failed_renewals == 1 else logger.debug
                     log(
                         "Could not renew the lease of %s %s (%s: %s); trying again",
                         self.model.__name__,
