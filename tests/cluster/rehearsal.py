@@ -9,15 +9,24 @@ made (it starts the run through the web host's API and watches). Every
 process reaches the others by their addresses over the bridge.
 
 The run: an LLM judge over `responses` responses x `seeds` seeds. When
-`cut_at` of its judgments are stored, the switch port of the llm host that
-holds the run is set down (the worker keeps running, unreachable). The other
-llm worker takes the run over once the lease expires, and finishes it. Then
-the port comes up again, and the rehearsal watches what the cut worker does
-when it can reach the database and the server again.
+`cut_at` of its judgments are stored, a switch port is set down (the host
+keeps running, unreachable):
+
+- `cut="llm"`: the llm host that holds the run. The other llm worker takes
+  the run over once the lease expires, and finishes it. Then the port comes
+  up again, and the rehearsal watches what the cut worker does when it can
+  reach the database and the server again.
+- `cut="db"`: the database host, for `db_cut_seconds` (longer than the
+  lease). The holder still reaches the server but cannot record its calls
+  nor renew its lease: it must stop sending before the lease can expire
+  (fencing), so that whoever takes the run over when the database is back
+  never overlaps it. The rehearsal does not touch the database meanwhile.
 
 Checked and reported: judgments = items x seeds; every prompt paid for once,
-except the cut host's calls in flight at the cut (from the fake server's log
-by client address and time); what the cut worker wrote after it came back.
+except the holder's calls in flight at the cut (from the fake server's log
+by client address and time); what the cut worker wrote after it came back;
+for the database cut, what the holder sent after its fence (its last
+renewal + lease - margin) and after the takeover.
 
 Settings of the hosts, as a lab would set them (environment):
 CONCORD_RUN_LEASE_SECONDS and CONCORD_RUN_REAP_SECONDS from the plan,
@@ -29,6 +38,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import itertools
 import json
 import os
 import shutil
@@ -66,6 +76,8 @@ class Plan:
     concurrency: int = 16  # the judge's max_concurrency: calling threads per run
     latency: float = 0.3  # the fake server's answer time, seconds
     cut_at: float = 0.4  # share of the judgments stored when the host is cut
+    cut: str = "llm"  # what is cut: "llm" (the run's holder) or "db" (the database host)
+    db_cut_seconds: float = 20.0  # how long the database host stays cut off
     lease_seconds: float = 10.0
     reap_seconds: float = 2.0
     after_restore: float = 60.0  # longest watch of the cut worker once it is back
@@ -451,9 +463,11 @@ def drive(plan: Plan, cluster: Cluster, clock: Clock, dataset, judge, token: str
     run_id = created["id"]
     total = JudgingRun.objects.get(pk=run_id).total
     ips = {cluster.address(h): h for h in HOSTS}
-    holder_at_cut = cut_host = ""
+    holder_at_cut = cut_host = ""  # cut_host: the holder's host at the cut
     cut_at = 0.0
     last_renewal = None  # the cut holder's last heartbeat on the run, as seen here
+    db_back = None  # when the database host came back (cut="db")
+    renewed_before_cut = None  # the holder's last renewal before the database cut
     progress_at_cut: dict = {}
     owners: list[tuple[float, str]] = []
     deadline = time.monotonic() + plan.deadline
@@ -463,7 +477,7 @@ def drive(plan: Plan, cluster: Cluster, clock: Clock, dataset, judge, token: str
         if run.lease_owner and (not owners or owners[-1][1] != run.lease_owner):
             owners.append((time.time(), run.lease_owner))
             clock.mark("run started")
-            if cut_host and run.lease_owner.split(":")[0] != cut_host:
+            if cut_host and run.lease_owner != holder_at_cut:
                 clock.mark("taken over (run held by the other worker)")
         if cut_host and run.lease_owner == holder_at_cut and run.heartbeat_at:
             last_renewal = run.heartbeat_at.timestamp()
@@ -473,15 +487,26 @@ def drive(plan: Plan, cluster: Cluster, clock: Clock, dataset, judge, token: str
         if not cut_host and judged >= plan.cut_at * total:
             holder_at_cut = run.lease_owner
             cut_host = holder_at_cut.split(":")[0]
-            cluster.net.cut(cut_host)
-            cut_at = time.time()
-            clock.mark(f"{cut_host} cut off", cut_at)
             progress_at_cut = {
                 "judgments": judged,
                 "items_done": JudgeItem.objects.filter(run_id=run_id, status="done").count(),
-                "ledger_calls": LLMCall.objects.count(),
                 "run_done_counter": run.done,
             }
+            beat = JudgingRun.objects.values_list("heartbeat_at", flat=True).get(pk=run_id)
+            last_renewal = renewed_before_cut = beat.timestamp() if beat else None
+            progress_at_cut["ledger_calls"] = LLMCall.objects.count()  # the last look before
+            cluster.net.cut("db" if plan.cut == "db" else cut_host)
+            cut_at = time.time()
+            clock.mark(f"{'db' if plan.cut == 'db' else cut_host} cut off", cut_at)
+            if plan.cut == "db":
+                # nothing here touches the database while it is cut off
+                while time.time() < cut_at + plan.db_cut_seconds:
+                    if cluster.exited():
+                        raise RuntimeError(f"a host's process ended: {cluster.exited()}")
+                    time.sleep(0.2)
+                cluster.net.restore("db")
+                db_back = time.time()
+                clock.mark("db back on the network", db_back)
         if run.status in ("done", "failed", "cancelled"):
             break
         if cluster.exited():
@@ -490,7 +515,7 @@ def drive(plan: Plan, cluster: Cluster, clock: Clock, dataset, judge, token: str
     else:
         raise TimeoutError(f"the run did not finish within {plan.deadline:.0f} s")
     clock.mark("run finished", run.finished_at.timestamp() if run.finished_at else None)
-    if last_renewal is not None:
+    if last_renewal is not None and any(o != holder_at_cut for _, o in owners[1:]):
         clock.mark(f"{cut_host}'s lease ran out", last_renewal + plan.lease_seconds)
     finished = JudgingRun.objects.get(pk=run_id)
     state_at_finish = {
@@ -502,15 +527,20 @@ def drive(plan: Plan, cluster: Cluster, clock: Clock, dataset, judge, token: str
         "items_not_done": JudgeItem.objects.filter(run_id=run_id).exclude(status="done").count(),
     }
     log_at_finish = fetch_log(cluster)
-    # the cut host comes back: what does its worker do?
+    # the cut host comes back (the database host is back already): what does
+    # the cut worker do?
     cut_process = cluster.processes[cut_host]
-    cluster.net.restore(cut_host)
-    restored = time.time()
-    clock.mark(f"{cut_host} back on the network", restored)
     took = len(cluster.log(cut_host))
+    if plan.cut == "db":
+        restored = time.time()
+    else:
+        cluster.net.restore(cut_host)
+        restored = time.time()
+        clock.mark(f"{cut_host} back on the network", restored)
 
     def task_ended() -> bool:
-        later = cluster.log(cut_host)[took:]
+        # after a database cut the holder's task may have ended before the run did
+        later = cluster.log(cut_host)[0 if plan.cut == "db" else took :]
         return "succeeded in" in later or "raised" in later or cut_process.poll() is not None
 
     try:
@@ -557,6 +587,14 @@ def drive(plan: Plan, cluster: Cluster, clock: Clock, dataset, judge, token: str
         for r in cut_entries
         if r["arrived"] <= cut_at and (r["answered"] is None or r["answered"] > cut_at)
     ]
+    # A database cut: the holder's calls not on the record at the cut (asked
+    # before it, minus the ledger's calls then: the run is the only one and
+    # its holder the only caller so far). Each calling thread has at most one:
+    # its last call, answered or not, whose write the cut held up.
+    unrecorded_at_cut = None
+    if plan.cut == "db":
+        asked = sum(1 for r in cut_entries if r["arrived"] <= cut_at)
+        unrecorded_at_cut = asked - progress_at_cut["ledger_calls"]
     paid = Counter(r["prompt"] for r in log_at_finish)
     twice = {p: n for p, n in paid.items() if n > 1}
     duplicates = []
@@ -576,9 +614,42 @@ def drive(plan: Plan, cluster: Cluster, clock: Clock, dataset, judge, token: str
             }
         )
     by_host = Counter(ips.get(r["client"], r["client"]) for r in log_at_finish)
-    takeover_owner = next((o for _, o in owners if o.split(":")[0] != cut_host), "")
+    takeover_owner = next((o for _, o in owners if o != holder_at_cut), "")
+    taken_at = next((t for t, o in owners if o == takeover_owner), None)
+    fencing: dict = {}
+    if plan.cut == "db" and renewed_before_cut is not None:
+        # the holder surely held the run until its last renewal + lease - margin
+        margin = min(5.0, plan.lease_seconds / 3)  # CONCORD_RUN_LEASE_MARGIN_SECONDS (default)
+        fence = renewed_before_cut + plan.lease_seconds - margin
+        clock.mark(f"{cut_host}'s fence (last renewal + lease - margin)", fence)
+        from_holder = sorted(r["arrived"] for r in log if ips.get(r["client"]) == cut_host)
+        # before the takeover the holder's host is the holder; after it, the
+        # other llm host holds the run, and the holder's must be silent
+        fencing = {
+            "margin": margin,
+            "fence_at": clock.since(fence),
+            "db_back_at": clock.since(db_back) if db_back else None,
+            "taken_over_at": clock.since(taken_at) if taken_at else None,
+            "holder_requests_after_cut": sum(1 for t in from_holder if t > cut_at),
+            # what the cut cost the holder: its longest silence from the cut on
+            # (to its last request when it was taken over)
+            "holder_longest_pause": max(
+                (b - a for a, b in itertools.pairwise(from_holder) if b > cut_at),
+                default=None,
+            ),
+            "holder_requests_after_fence_before_db_back": sum(
+                1 for t in from_holder if fence + 0.2 < t < (db_back or float("inf"))
+            ),
+            "holder_requests_after_takeover": (
+                sum(1 for t in from_holder if taken_at and t > taken_at)
+                if takeover_owner.split(":")[0] != cut_host
+                else None
+            ),
+        }
     return {
         "run_id": run_id,
+        "cut": plan.cut,
+        "fencing": fencing,
         "items": total,
         "responses": plan.responses,
         "seeds": plan.seeds,
@@ -594,6 +665,7 @@ def drive(plan: Plan, cluster: Cluster, clock: Clock, dataset, judge, token: str
             "paid_twice": len(twice),
             "extra_asks": sum(n - 1 for n in twice.values()),
             "in_flight_on_cut_host_at_cut": len(in_flight),
+            "unrecorded_on_cut_host_at_cut": unrecorded_at_cut,
         },
         "duplicates": duplicates,
         "at_finish": state_at_finish,

@@ -3,9 +3,11 @@ Concord's hosts in network namespaces, the llm host that holds a judging run
 cut off in the middle of it; the other llm worker takes the run over and
 finishes it, nothing is judged twice, nothing paid twice beyond the cut
 host's calls in flight at the cut, and the cut host, back on the network,
-changes nothing. Needs root, `ip netns`, PostgreSQL's server binaries and
-redis-server (skipped without them, failed under CONCORD_REQUIRE_SERVICES=1).
-About 100 s on two busy cores."""
+changes nothing. Then the database host cut off instead: the holder, unable
+to renew its lease, stops sending before the lease can expire. Needs root,
+`ip netns`, PostgreSQL's server binaries and redis-server (skipped without
+them, failed under CONCORD_REQUIRE_SERVICES=1). About 100 s each on two busy
+cores."""
 
 from __future__ import annotations
 
@@ -25,14 +27,15 @@ pytestmark = pytest.mark.cluster
 SIZE = ["--responses", "200", "--seeds", "2", "--concurrency", "8", "--latency", "0.2"]
 
 
-def test_a_cluster_loses_the_llm_host_of_a_run_and_the_run_finishes(tmp_path):
+def rehearsed(tmp_path, *args: str) -> dict:
+    """benchmarks/cluster.py at CI size; its results, every check met."""
     reason = missing()
     require(not reason, reason)
     tag = os.urandom(2).hex()
     output = tmp_path / "cluster.json"
     try:
         completed = subprocess.run(
-            [sys.executable, "benchmarks/cluster.py", *SIZE, "--after-restore", "40"]
+            [sys.executable, "benchmarks/cluster.py", *SIZE, *args]
             + ["--tag", tag, "--output", str(output)],
             cwd=REPO,
             capture_output=True,
@@ -48,6 +51,11 @@ def test_a_cluster_loses_the_llm_host_of_a_run_and_the_run_finishes(tmp_path):
     failed = [name for name, met in results["checks"].items() if not met]
     assert not failed, completed.stdout
     assert completed.returncode == 0, completed.stderr[-5000:]
+    return results
+
+
+def test_a_cluster_loses_the_llm_host_of_a_run_and_the_run_finishes(tmp_path):
+    results = rehearsed(tmp_path, "--after-restore", "40")
     items = 200 * 2
     assert results["items"] == items
     assert results["at_finish"]["judgments"] == items
@@ -65,3 +73,23 @@ def test_a_cluster_loses_the_llm_host_of_a_run_and_the_run_finishes(tmp_path):
     assert requests["extra_asks"] <= 8
     assert requests["total"] == items + requests["extra_asks"]
     assert results["after_restore"]["requests_from_cut_host_after_restore"] == 0
+
+
+def test_a_cluster_loses_its_database_host_and_the_cut_off_holder_is_fenced(tmp_path):
+    """The database host cut for 20 s, twice the lease: the holder can neither
+    record its calls nor renew its lease. It must send nothing past its last
+    renewal + lease - margin, nor once the run was taken over, and the run
+    ends done with paid twice at most the holder's calls in flight at the cut
+    (before: 32-33 paid twice, its threads sending fresh requests 1.4 s after
+    the takeover)."""
+    results = rehearsed(tmp_path, "--cut", "db", "--db-cut-seconds", "20", "--after-restore", "40")
+    items = 200 * 2
+    assert results["cut"] == "db" and results["items"] == items
+    assert results["at_finish"]["judgments"] == items
+    fencing, requests = results["fencing"], results["requests"]
+    assert fencing["holder_requests_after_fence_before_db_back"] == 0, fencing
+    assert fencing["holder_requests_after_takeover"] in (0, None), fencing
+    assert requests["distinct_prompts"] == items
+    # paid twice: at most the holder's calls not on the record at the cut, one
+    # per calling thread (before: 16, its threads asking again after the takeover)
+    assert requests["extra_asks"] <= min(requests["unrecorded_on_cut_host_at_cut"], 8), requests
