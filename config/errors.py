@@ -134,10 +134,6 @@ class Invalid(ConcordError):
     code = ErrorCode.INVALID
 
 
-class NotFound(ConcordError):
-    code = ErrorCode.NOT_FOUND
-
-
 class Conflict(ConcordError):
     """The request is well formed but the stored state forbids it (e.g. data
     that has been rated or judged and must stay as it was)."""

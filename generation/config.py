@@ -101,6 +101,3 @@ class GenerationConfig(ModelConfig):
         if self.server == "hf":
             raise GenerationConfigError('A local model is backend "hf", not server "hf".')
         self.check_endpoint(GenerationConfigError)
-
-    def api_params(self, seed: int | None) -> dict:
-        return self.request_params(seed, self.max_new_tokens)

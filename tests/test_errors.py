@@ -15,7 +15,7 @@ from annotator.actions.status import check_set_study_status
 from annotator.errors import QuotaFull, StudyConflict, StudyError
 from annotator.models import Participant, Study
 from config.api import exception_handler
-from config.errors import ConcordError, Conflict, Invalid, NotFound, UpstreamError
+from config.errors import ConcordError, Conflict, Invalid, UpstreamError
 from corpus.models import Dataset
 from demo.fake_prolific import FakeProlific
 from judging.judging_runs import ensure_metric_evaluators
@@ -57,7 +57,7 @@ def every_error_class() -> list[type[ConcordError]]:
 DOMAIN_ERRORS = [
     c
     for c in every_error_class()
-    if c not in (ConcordError, Invalid, NotFound, Conflict, UpstreamError)
+    if c not in (ConcordError, Invalid, Conflict, UpstreamError)
 ]
 
 

@@ -72,14 +72,6 @@ def role_in(user: AnyUser, project: Project | int | None) -> str | None:
     )
 
 
-def can_see(user: AnyUser, project_id: int | None, *, shared: bool = False) -> bool:
-    """Whether an object of this project is visible (a shared object, project
-    None, is visible to every researcher)."""
-    if project_id is None:
-        return shared and isinstance(user, User) and user.is_researcher
-    return role_in(user, project_id) is not None
-
-
 def can_change(user: AnyUser, project_id: int | None) -> bool:
     """Owners and researchers change their project's objects; only site admins
     change shared ones (project None)."""

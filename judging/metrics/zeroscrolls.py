@@ -206,10 +206,3 @@ def _accuracy(prediction: str, reference: str) -> float:
 def accuracy(prediction: str, references: Sequence[str]) -> float:
     """QuALITY."""
     return _max_over(_accuracy, prediction, references)
-
-
-def mean_score(values: Sequence[float]) -> float:
-    """A task score of per-item values in 0-1: 100 x their mean, rounded to 4 decimals."""
-    if not values:
-        raise ValueError("No scored item.")
-    return round(100 * sum(values) / len(values), 4)
