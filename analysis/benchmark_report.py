@@ -22,9 +22,7 @@ from typing import Any
 from corpus.models import Benchmark, Dataset
 from generation.models import Response
 from judging.evaluators import Metric, UnknownEvaluator, plugin_for
-from judging.models import Evaluator, Judgment
-
-HUMAN_KINDS = ("gold_human", "crowd_human")
+from judging.models import HUMAN_KINDS, Evaluator, Judgment
 
 
 @dataclass

@@ -49,11 +49,10 @@ def builder_context(params, scope=None, *, user) -> dict:
     defaults a resolved `scope` chose."""
     from django.db.models import Q
 
-    from analysis.scope import HUMAN_KINDS
     from annotator.models import Study
     from corpus.models import Benchmark, Dataset
     from generation.models import System
-    from judging.models import Evaluator
+    from judging.models import HUMAN_KINDS, Evaluator
     from users.projects import scope as readable
 
     project = _text(params, "project")

@@ -15,7 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from analysis.selection import HUMAN_KINDS, Selection, SelectionError
+from analysis.selection import Selection, SelectionError
+from judging.models import HUMAN_KINDS
 
 if TYPE_CHECKING:  # pandas loads with the first report, not with every page that links one
     from collections.abc import Iterable

@@ -18,9 +18,9 @@ from django.db import connection
 from django.db.models import QuerySet
 from django.db.models.functions import Length
 
-from analysis.selection import HUMAN_KINDS, Selection
+from analysis.selection import Selection
 from generation.models import GenerationRun, Response
-from judging.models import Evaluator, Judgment
+from judging.models import HUMAN_KINDS, Evaluator, Judgment
 
 COLUMNS = {
     "response_id": "response_id",

@@ -65,10 +65,6 @@ PARAMETERS = (
 )
 
 
-# The evaluator kinds that are people (an imported evaluator keeps its original kind).
-HUMAN_KINDS = frozenset({"gold_human", "crowd_human"})
-
-
 class SelectionError(Invalid, ValueError):
     """A selection that cannot be used; the message says which part and why."""
 

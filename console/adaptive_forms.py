@@ -15,10 +15,8 @@ from adaptive.models import STATED_FIELDS, AdaptiveStudy
 from console.forms import ProjectFormMixin
 from corpus.models import Dataset
 from generation.models import System
-from judging.models import Evaluator
+from judging.models import HUMAN_KINDS, Evaluator
 from users.models import User
-
-HUMAN_KINDS = [Evaluator.Kind.GOLD_HUMAN, Evaluator.Kind.CROWD_HUMAN]
 
 
 class NewAdaptiveStudyForm(ProjectFormMixin, forms.ModelForm):

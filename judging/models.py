@@ -27,6 +27,11 @@ class EvaluatorKind(models.TextChoices):
     IMPORTED = "imported", "Imported scores"
 
 
+# The evaluator kinds that are people (an imported evaluator keeps its original
+# kind in config["original_kind"]): the one definition every app reads.
+HUMAN_KINDS = frozenset({EvaluatorKind.GOLD_HUMAN, EvaluatorKind.CROWD_HUMAN})
+
+
 class EvaluatorQuerySet(models.QuerySet):
     def with_counts(self, projects: models.QuerySet | None = None) -> "EvaluatorQuerySet":
         """Each evaluator's number of judgments: of responses in `projects` (a

@@ -24,9 +24,8 @@ from collections.abc import Iterable
 import pandas as pd
 
 from judging.evaluators import JUDGE_COUNTINGS
-from judging.models import PairwiseVerdict, verdict_outcome
+from judging.models import HUMAN_KINDS, PairwiseVerdict, verdict_outcome
 
-HUMAN_KINDS = frozenset({"crowd_human", "gold_human"})
 HUMAN_COUNTINGS = ("per_verdict", "majority")
 COUNTINGS = JUDGE_COUNTINGS + HUMAN_COUNTINGS
 OUTCOMES = ("win", "tie", "loss")
