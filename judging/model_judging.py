@@ -34,7 +34,7 @@ from judging.parsers import PARSER_VERSION
 from judging.prompts.templates import TEMPLATE_VERSION
 from llm.batch import WAITING, collect_batch, poll_batch, submit_batch, unanswered
 from llm.budget import Budget
-from llm.calls import ModelCaller, Request, Stopped
+from llm.calls import HALT_WORDS, Halt, ModelCaller, Request, Stopped
 from llm.driver import CallPool, RunWatch, add_usage, stopped_message, usage_and_note, usage_of
 from llm.models import LLMCall
 from llm.policy import BreakerOpen
@@ -412,12 +412,13 @@ def _judge_pending(run: JudgingRun, lease: Lease) -> None:
             f"{stopped_message(caller)}; "
             f"{pending} items not judged: resume the run when it answers again. "
         )
-    elif caller.halt_reason.startswith("budget") and pending:
+    elif caller.halt_kind is Halt.BUDGET and pending:
         status = JudgingRun.Status.CANCELLED
         over_budget = True
         problem = (
             f"Stopped: the budget of {budget.limit:g} was reached (spent {run.cost:.4f}; "
-            f"{caller.halt_reason.removeprefix('budget: ')}); {pending} items not judged. "
+            f"{caller.halt_reason.removeprefix(HALT_WORDS[Halt.BUDGET] + ': ')}); "
+            f"{pending} items not judged. "
         )
     elif pending:
         problem = f"{pending} items failed with API errors: resume the run to ask again. "

@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any, Protocol, TypeVar
 
 from django.db import connection
@@ -49,6 +50,22 @@ T = TypeVar("T")
 __all__ = ["CallResult", "Fence", "ModelCaller", "Request", "Stopped"]
 
 FENCE_POLL_SECONDS = 0.1  # how often a thread the fence holds back asks again
+
+
+class Halt(StrEnum):
+    """Why a caller stopped sending (its `halt_kind`): callers branch on this,
+    never on the words of the reason."""
+
+    TAKEN_OVER = "taken over"
+    CANCELLED = "cancelled"
+    BUDGET = "budget"
+
+
+HALT_WORDS = {
+    Halt.TAKEN_OVER: "another worker took the run over",
+    Halt.CANCELLED: "cancelled",
+    Halt.BUDGET: "budget",
+}
 
 
 class Fence(Protocol):
@@ -147,6 +164,7 @@ class ModelCaller:
         self.locks = RequestLocks()
         self.refreshed: set[str] = set()
         self.halted = threading.Event()
+        self.halt_kind: Halt | None = None
         self.halt_reason = ""
         self.fence: Fence | None = None
         self.fenced_waits = 0  # requests held back by the fence (each counted once)
@@ -177,10 +195,12 @@ class ModelCaller:
 
     # --- the run's controls --------------------------------------------------------------
 
-    def halt(self, reason: str) -> None:
-        """Stop: calls not yet sent raise Stopped; waits between retries end."""
+    def halt(self, kind: Halt, detail: str = "") -> None:
+        """Stop: calls not yet sent raise Stopped; waits between retries end.
+        `halt_reason` says it in words ("budget: <detail>")."""
         if not self.halted.is_set():
-            self.halt_reason = reason
+            self.halt_kind = kind
+            self.halt_reason = HALT_WORDS[kind] + (f": {detail}" if detail else "")
             self.halted.set()
 
     @property
@@ -323,7 +343,7 @@ class ModelCaller:
             self.fenced_waits += 1
         while not fence.sendable():
             if fence.gone():
-                self.halt("another worker took the run over")
+                self.halt(Halt.TAKEN_OVER)
             self._check()
             self.halted.wait(FENCE_POLL_SECONDS)
         self._check()
@@ -340,7 +360,7 @@ class ModelCaller:
             try:
                 reserved = self.budget.reserve(most, self.halted.is_set)
             except BudgetSpent as spent:
-                self.halt(f"budget: {spent}")
+                self.halt(Halt.BUDGET, str(spent))
                 raise Stopped(self.halt_reason) from None
             started = time.perf_counter()
             try:

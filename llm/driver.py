@@ -29,7 +29,7 @@ from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.backends.base.base import BaseDatabaseWrapper
 
 from config.database import outlasting_outages
-from llm.calls import CallResult, ModelCaller
+from llm.calls import CallResult, Halt, ModelCaller
 from runs.lifecycle import Lease, is_cancelled
 from runs.models import ModelUsage, Run
 
@@ -55,9 +55,9 @@ class RunWatch:
     def _look(self) -> None:
         if not self.caller.halted.is_set():
             if self.lease.lost.is_set():
-                self.caller.halt("another worker took the run over")
+                self.caller.halt(Halt.TAKEN_OVER)
             elif is_cancelled(self.run):
-                self.caller.halt("cancelled")
+                self.caller.halt(Halt.CANCELLED)
         until = None if self.caller.halted.is_set() else self.caller.waiting_until()
         if until != self.shown_wait:
             # a run that calls models is a Run and a ModelUsage (where the field is)
