@@ -42,5 +42,6 @@ benchmark: $(STAMP)
 
 # Every page a person sees at 1280 and 375 px, into docs/screenshots/ (builds its
 # own data in a scratch folder; needs Debian's Chromium: apt-get install chromium).
+# A few pages: make screenshots SCREENSHOT_ARGS="--pages login,report --devices desktop".
 screenshots: $(STAMP)
 	$(BIN)/python -m demo.screenshots --output docs/screenshots $(SCREENSHOT_ARGS)

@@ -81,6 +81,11 @@ def main() -> None:
     if unknown:
         sys.exit(f"Unknown model(s) {', '.join(unknown)}: of {', '.join(MODELS)}.")
     sys.path.insert(0, str(REPO))
+    # the importer reads its size limits from the settings
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.base")
+    import django
+
+    django.setup()
     import torch
 
     from corpus.importers.elitr_bench import parse_elitr_bench

@@ -174,6 +174,9 @@ def main() -> None:
     parser.add_argument("--scale-concurrency", type=int, default=256)
     parser.add_argument("--postgres", default="postgres://postgres@127.0.0.1:5432/postgres")
     parser.add_argument(
+        "--scratch-db", default=SCRATCH_DB, help="its own name when others benchmark beside you"
+    )
+    parser.add_argument(
         "--data", type=Path, default=Path(os.environ.get("CONCORD_ELITR_DATA") or DEFAULT_DATA)
     )
     parser.add_argument(
@@ -188,9 +191,9 @@ def main() -> None:
         import psycopg
 
         admin = psycopg.connect(args.postgres, autocommit=True)
-        admin.execute(f"DROP DATABASE IF EXISTS {SCRATCH_DB} WITH (FORCE)")
-        admin.execute(f"CREATE DATABASE {SCRATCH_DB}")
-        database_url = args.postgres.rsplit("/", 1)[0] + f"/{SCRATCH_DB}"
+        admin.execute(f"DROP DATABASE IF EXISTS {args.scratch_db} WITH (FORCE)")
+        admin.execute(f"CREATE DATABASE {args.scratch_db}")
+        database_url = args.postgres.rsplit("/", 1)[0] + f"/{args.scratch_db}"
     except Exception as error:  # no PostgreSQL: SQLite
         print(f"PostgreSQL not available ({error}); using SQLite")
         database_url = f"sqlite:///{tmp}/bench.sqlite3"
@@ -336,7 +339,7 @@ def main() -> None:
 
         connections.close_all()
         if admin is not None:
-            admin.execute(f"DROP DATABASE IF EXISTS {SCRATCH_DB} WITH (FORCE)")
+            admin.execute(f"DROP DATABASE IF EXISTS {args.scratch_db} WITH (FORCE)")
             admin.close()
 
     first = str(concurrencies[0])
