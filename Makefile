@@ -30,7 +30,7 @@ test: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # Every app, and the containers' checks (deploy/), checked by mypy (with django-stubs).
-MYPY_PACKAGES ?= config users runs llm corpus generation judging annotator analysis adaptive webhooks console demo deploy
+MYPY_PACKAGES ?= core config users runs llm corpus generation judging annotator analysis adaptive webhooks console demo deploy
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from config.errors import Invalid
+from core.errors import Invalid
 
 
 class AdaptiveError(Invalid):

@@ -9,7 +9,7 @@ import json
 from typing import Any
 
 from analysis.benchmark_report import BenchmarkReport
-from config.spreadsheet import csv_text
+from core.spreadsheet import csv_text
 
 FORMATS = ("table", "json", "csv", "parquet")
 

@@ -14,7 +14,7 @@ from datetime import date
 
 from analysis.selection import Selection, SelectionError
 from annotator.models import Study
-from config.downloads import export_filename, safe_part
+from core.downloads import export_filename, safe_part
 
 CONTENT_TYPES = {
     "json": "application/json",

@@ -1,7 +1,7 @@
 """A report in each export format: JSON, CSV (tidy or wide), LaTeX, and a
 self-contained HTML page with its plots embedded. The report formats read an
 AgreementReport's attributes; the CSVs read the score table, with the text
-cells a spreadsheet would run as formulas neutralised (config/spreadsheet.py)."""
+cells a spreadsheet would run as formulas neutralised (core/spreadsheet.py)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 
 from analysis.report_types import AgreementReport, NotComputable, is_computed
-from config.spreadsheet import frame_csv
+from core.spreadsheet import frame_csv
 
 FORMATS = ("json", "csv", "csv-wide", "latex", "html")
 

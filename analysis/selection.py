@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, replace
 from urllib.parse import urlencode
 
-from config.errors import ErrorCode, Invalid
+from core.errors import ErrorCode, Invalid
 from corpus.choices import DatasetVersion, Language, Mode
 from users.projects import AnyUser, is_site_admin, visible_projects
 

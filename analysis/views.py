@@ -2,7 +2,6 @@
 for humans" action as a form the page posts to and as an API call."""
 
 from collections.abc import Mapping
-from typing import TypeGuard
 
 from django import forms
 from django.contrib.auth.decorators import login_required
@@ -36,19 +35,15 @@ from analysis.selection import (
 )
 from annotator.errors import StudyError
 from annotator.models import Study
-from config.api import ErrorSerializer, ValidationErrorSerializer
-from config.downloads import as_attachment, export_filename
-from config.serializers import KnownFieldsMixin
+from core.api import ErrorSerializer, ValidationErrorSerializer
+from core.downloads import as_attachment, export_filename
+from core.serializers import KnownFieldsMixin
+from users.decorators import is_researcher, researcher_required
 from users.models import User
 from users.projects import is_site_admin, visible_projects
 
 SELECTION_PARAMETERS = PARAMETERS
 PAGE_PARAMETERS = ("format",)
-
-
-def is_researcher(user: User | AnonymousUser) -> TypeGuard[User]:
-    """Whether the user is signed in and a researcher (or an admin)."""
-    return user.is_authenticated and user.is_researcher
 
 
 def selection_from(
@@ -87,12 +82,10 @@ def parameter(params: Mapping[str, str], key: str) -> str | list[str] | None:
     return params.get(key)
 
 
-@login_required
+@researcher_required(refusal="Reports are for researchers and admins.")
 def report_page(request: HttpRequest) -> HttpResponse:
     """/analysis/report/?split=test2&mode=st&format=html (or json, csv, csv-wide,
     latex). Without any parameter: the default selection, stated in the URL."""
-    if not is_researcher(request.user):
-        raise PermissionDenied("Reports are for researchers and admins.")  # the styled 403 page
     if not request.GET:
         from analysis.links import report_url
 
@@ -123,15 +116,13 @@ def report_page(request: HttpRequest) -> HttpResponse:
     return response
 
 
-@login_required
+@researcher_required(refusal="Reports are for researchers and admins.")
 def report_plot(request: HttpRequest, name: str, fmt: str) -> HttpResponse:
     """/analysis/report/plot/<name>.<png|svg>?<the report's selection>: one
     figure of the report, to download (researchers only, as the report)."""
     from analysis import drawing, plots
     from analysis.caching import cached_figures, cached_report
 
-    if not is_researcher(request.user):
-        raise PermissionDenied("Reports are for researchers and admins.")
     try:
         selection = selection_from(request.GET, request.user)
         entry, _ = cached_report(selection)
@@ -384,15 +375,13 @@ def select_items_api(request: Request) -> Response:
     )
 
 
-@login_required
+@researcher_required(refusal="Reports are for researchers and admins.")
 def benchmark_report_page(request: HttpRequest, slug: str) -> HttpResponse:
     """/analysis/benchmark/<slug>/?split=S[&format=json|csv|parquet]: a benchmark's
     task scores in its authors' shape (analysis.benchmark_report)."""
     from analysis.benchmark_exports import FORMATS, as_bytes, columns
     from analysis.benchmark_report import benchmark_report
 
-    if not is_researcher(request.user):
-        raise PermissionDenied("Reports are for researchers and admins.")
     split = request.GET.get("split", "")
     fmt = request.GET.get("format", "html")
     if fmt != "html" and fmt not in FORMATS:

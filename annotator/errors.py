@@ -1,10 +1,10 @@
-"""What a human study refuses, as errors a person can act on (config.errors:
+"""What a human study refuses, as errors a person can act on (core.errors:
 each has its code and HTTP status; the API, the admin, the console and the
 participant pages show the message)."""
 
 from __future__ import annotations
 
-from config.errors import Conflict, ErrorCode, Invalid
+from core.errors import Conflict, ErrorCode, Invalid
 
 SESSION_REFUSED_TEXT = (
     "This Prolific ID already has work in this study, started in another browser and "

@@ -1,13 +1,13 @@
 """CSV exports of a study's ratings: tidy (one row per rating) and wide (one
 column per rater). The rows hold the values; `csv_text` writes them with every
-cell that a spreadsheet would run as a formula neutralised (config/spreadsheet.py)."""
+cell that a spreadsheet would run as a formula neutralised (core/spreadsheet.py)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
 from annotator.models import Participant, Rating, Study
-from config.downloads import safe_part
+from core.downloads import safe_part
 
 TIDY_COLUMNS = [
     "study",
@@ -116,7 +116,7 @@ def feedback_rows(study: Study) -> list[dict]:
 
 
 def ratings_subject(studies: Iterable[Study]) -> str:
-    """What a ratings export is named after (config.downloads makes it safe): its
+    """What a ratings export is named after (core.downloads makes it safe): its
     study's name (its number when nothing of the name is left in ASCII), or how
     many studies it holds."""
     studies = list(studies)

@@ -17,7 +17,7 @@ from decimal import ROUND_HALF_UP, Decimal
 
 import requests
 
-from config.errors import ErrorCode, UpstreamError
+from core.errors import ErrorCode, UpstreamError
 
 REJECTION_CATEGORIES = (
     "TOO_QUICKLY",

@@ -1,11 +1,11 @@
 from django.urls import path
 
 from annotator import views
-from config.not_found import friendly_not_found, link_not_found
+from core.not_found import friendly_not_found, link_not_found
 
 # People open these links by hand (pasted from Prolific, typed from a note): a
 # wrong one answers the product's 404 page, never Django's technical one, even
-# with DEBUG on (config.not_found).
+# with DEBUG on (core.not_found).
 app_name = "annotator"
 urlpatterns = [
     path("s/<uuid:public_id>/", friendly_not_found(views.study_entry), name="study_entry"),

@@ -29,7 +29,7 @@ from annotator.completion import completion_url
 from annotator.errors import SESSION_REFUSED_TEXT, SessionRefused
 from annotator.models import Assignment, Item, Participant, Rating, Study
 from annotator.selectors import find_arrival, has_room, may_continue, missing_positions
-from config.errors import ConcordError, Conflict
+from core.errors import ConcordError, Conflict
 from corpus.models import Document
 from users.models import User
 from users.projects import writable_projects

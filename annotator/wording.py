@@ -13,7 +13,7 @@ from django.core.exceptions import FieldDoesNotExist
 from django.db.models import ForeignObjectRel
 
 from annotator.models import AuditEvent, Study
-from config.words import count
+from core.words import count
 
 Action = AuditEvent.Action
 

@@ -8,7 +8,7 @@ test2 with 13 participants, a ROUGE run and a half-done LLM judge run over
 the 1,170 test2 single-turn responses, worker heartbeats), signs in as the
 admin and requests each page N times through Django's full middleware stack
 (DEBUG off). Server time is the `Server-Timing` header that
-config.middleware adds to every answer, as benchmarks/rating_load.py reads it.
+core.middleware adds to every answer, as benchmarks/rating_load.py reads it.
 
 The agreement report (the product's main page) is timed in a fresh process
 per checkout, against the same database: the first request of the process,

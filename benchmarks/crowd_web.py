@@ -38,7 +38,7 @@ def free_port() -> int:
 
 def server_ms(response: requests.Response) -> float | None:
     """Django's own time on the request: the `Server-Timing` header of
-    config.middleware.ServerTimingMiddleware (None when it is missing)."""
+    core.middleware.ServerTimingMiddleware (None when it is missing)."""
     found = SERVER_TIMING.search(response.headers.get("Server-Timing", ""))
     return float(found[1]) if found else None
 

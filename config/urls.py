@@ -61,9 +61,9 @@ router.register("projects", ProjectViewSet, basename="project")
 router.register("webhooks", WebhookEndpointViewSet, basename="webhook")
 
 # Under /api/, a URL no route matches answers JSON like every other API error.
-handler400 = "config.api.bad_request"
-handler404 = "config.api.not_found"
-handler500 = "config.api.server_error"
+handler400 = "core.api.bad_request"
+handler404 = "core.api.not_found"
+handler500 = "core.api.server_error"
 
 admin.site.site_header = "Concord"
 admin.site.site_title = "Concord"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from config.errors import ErrorCode
+from core.errors import ErrorCode
 from corpus.choices import Language, either
 from generation.prompts import TEMPLATES
 from generation.prompts_leval import FAMILIES as LEVAL_FAMILIES

@@ -7,8 +7,8 @@ parallel and each one's turns in order.
 
 from __future__ import annotations
 
-from config.database import outlasting_outages
-from config.words import count
+from core.database import outlasting_outages
+from core.words import count
 from generation.benchmark_prompts import (
     api_messages,
     api_tokenizer,

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from config.database import outlasting_outages
-from config.words import count
+from core.database import outlasting_outages
+from core.words import count
 from corpus.choices import DatasetVersion, Mode, either
 from corpus.models import Dataset, QuestionText
 from generation.benchmark_prompts import SINGLE_TURN_ONLY

@@ -13,8 +13,8 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.db.models import F
 
-from config.database import outlasting_outages
-from config.errors import ErrorCode, Invalid
+from core.database import outlasting_outages
+from core.errors import ErrorCode, Invalid
 from corpus.models import Document, Question, QuestionText
 from generation.config import GenerationConfig
 from generation.long_inputs import length_instruction

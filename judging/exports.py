@@ -8,7 +8,7 @@ import json
 from collections import defaultdict
 from collections.abc import Sequence
 
-from config.downloads import safe_part
+from core.downloads import safe_part
 from corpus.models import QuestionText
 from generation.models import GenerationRun, Response
 from judging.models import Judgment
@@ -72,7 +72,7 @@ def score_text(value: float) -> str:
 def file_name(run: GenerationRun, evaluators: Sequence[str]) -> str:
     """The authors' naming, elitr-bench-{version}_{split}_{mode}_{evaluator}.json,
     which the importer reads back (corpus.importers.elitr_bench.RESPONSE_FILE):
-    the evaluator's name made safe (config.downloads.safe_part: no slash or
+    the evaluator's name made safe (core.downloads.safe_part: no slash or
     space ends up in the path) and ending in "-eval", the split in letters and
     digits only."""
     if len(evaluators) > 1:

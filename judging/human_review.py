@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from config.errors import Conflict, ErrorCode, Invalid
+from core.errors import Conflict, ErrorCode, Invalid
 from judging.evaluators import AnswerError, ModelJudge, judge_for
 from judging.evaluators.config import JudgeConfig
 from judging.models import JudgeItem, JudgingRun

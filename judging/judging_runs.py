@@ -13,7 +13,7 @@ from typing import Any
 
 from django.db import transaction
 
-from config.errors import ErrorCode, Invalid
+from core.errors import ErrorCode, Invalid
 from corpus.models import Dataset, QuestionText
 from generation.models import Response, System
 from judging.evaluators import ConfigError, Metric, ModelJudge, plugin_for, registry

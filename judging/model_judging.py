@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from django.db import connection, transaction
 from django.db.models import Count, F
 
-from config.database import outlasting_outages
+from core.database import outlasting_outages
 from corpus.models import QuestionText
 from judging.evaluators import JudgeConfig, ModelJudge, judge_for
 from judging.models import JudgeItem, JudgingRun, Judgment, PairwiseVerdict

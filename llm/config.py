@@ -16,7 +16,7 @@ import types
 import typing
 from dataclasses import dataclass
 
-from config.errors import ErrorCode, Invalid
+from core.errors import ErrorCode, Invalid
 
 MAX_SEED = 2**31 - 1  # what the database stores
 

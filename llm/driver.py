@@ -28,7 +28,7 @@ from typing import Any, TypeVar, cast
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.backends.base.base import BaseDatabaseWrapper
 
-from config.database import outlasting_outages
+from core.database import outlasting_outages
 from llm.calls import CallResult, Halt, ModelCaller
 from runs.lifecycle import Lease, is_cancelled
 from runs.models import ModelUsage, Run

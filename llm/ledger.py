@@ -10,7 +10,7 @@ A call is paid for once it is answered, so its row must not be lost to a
 database blip: a write or a look-up whose connection broke (a restart, a
 failover, a session the server ended) is tried again on a new connection,
 waiting longer each time, until the database answers
-(`config.database.outlasting_outages`); a write whose commit went through
+(`core.database.outlasting_outages`); a write whose commit went through
 before its connection broke is found, not written twice. Meanwhile each
 calling thread waits for its last call's write before sending again
 (`ModelCaller.complete`), so an outage holds at most one unrecorded call per
@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Max
 
-from config.database import outlasting_outages
+from core.database import outlasting_outages
 from llm.models import LLMCall
 from llm.text import storable
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from config.errors import ConcordError, ErrorCode, UpstreamError
+from core.errors import ConcordError, ErrorCode, UpstreamError
 from llm.config import ModelConfig
 
 if TYPE_CHECKING:

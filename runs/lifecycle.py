@@ -53,7 +53,7 @@ from django.db.models import Q
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from config.database import outlasting_outages
+from core.database import outlasting_outages
 from runs.models import Run, RunStatus
 from runs.signals import run_finished
 

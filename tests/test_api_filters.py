@@ -10,7 +10,7 @@ import yaml
 from rest_framework.test import APIClient
 
 # Not filters: a page past the end is a 404 and an unknown ordering is ignored
-# (config/api.py, LENIENT_QUERY); search is free text.
+# (core/api.py, LENIENT_QUERY); search is free text.
 NOT_FILTERS = {"page", "ordering", "search"}
 # A value no filter of Concord takes: not a choice, not a number, not a boolean,
 # and not the external id of anything the test stores.

@@ -13,7 +13,7 @@ from pathlib import Path
 from tests.conftest import REPO
 
 # The code Concord ships (pyproject's packages) and the code that checks it.
-PRODUCT = ["config", "users", "runs", "llm", "corpus", "generation", "judging", "annotator"]
+PRODUCT = ["core", "config", "users", "runs", "llm", "corpus", "generation", "judging", "annotator"]
 PRODUCT += ["analysis", "adaptive", "webhooks", "console", "demo"]
 CHECKED = [*PRODUCT, "tests", "benchmarks"]
 FIRST_PARTY = {*CHECKED, "manage"}

@@ -1,5 +1,5 @@
 """The names of downloaded files: what they hold, their format and their day,
-safe whatever a study is called (config.downloads and its callers)."""
+safe whatever a study is called (core.downloads and its callers)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from rest_framework.test import APIClient
 from analysis.exports import report_filename
 from analysis.selection import Selection
 from annotator.models import Study
-from config.downloads import as_attachment, export_filename
+from core.downloads import as_attachment, export_filename
 from generation.models import GenerationRun
 from judging.exports import file_name
 from tests.annotator.conftest import make_study

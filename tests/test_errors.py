@@ -1,4 +1,4 @@
-"""One error base (config.errors): every ConcordError reaches the client with its
+"""One error base (core.errors): every ConcordError reaches the client with its
 code and its HTTP status, through the API ({"detail", "code"}) and through the
 participant pages (the message page, or {"error", "code"} for the script)."""
 
@@ -14,8 +14,8 @@ from annotator.actions.rating import check_rate_item
 from annotator.actions.status import check_set_study_status
 from annotator.errors import QuotaFull, StudyConflict, StudyError
 from annotator.models import Participant, Study
-from config.api import exception_handler
-from config.errors import ConcordError, Conflict, Invalid, UpstreamError
+from core.api import exception_handler
+from core.errors import ConcordError, Conflict, Invalid, UpstreamError
 from corpus.models import Dataset
 from demo.fake_prolific import FakeProlific
 from judging.judging_runs import ensure_metric_evaluators
@@ -55,9 +55,7 @@ def every_error_class() -> list[type[ConcordError]]:
 
 
 DOMAIN_ERRORS = [
-    c
-    for c in every_error_class()
-    if c not in (ConcordError, Invalid, Conflict, UpstreamError)
+    c for c in every_error_class() if c not in (ConcordError, Invalid, Conflict, UpstreamError)
 ]
 
 
@@ -79,7 +77,7 @@ def test_the_handler_answers_each_error_with_its_code_and_status(cls):
 def test_every_code_is_in_the_catalogue_with_the_status_it_answers():
     """One enum holds every code, one table its HTTP status: each error class
     takes its status from there."""
-    from config.errors import HTTP_STATUS, ErrorCode
+    from core.errors import HTTP_STATUS, ErrorCode
 
     assert set(HTTP_STATUS) == set(ErrorCode)
     for cls in every_error_class():

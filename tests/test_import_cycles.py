@@ -11,6 +11,7 @@ from pathlib import Path
 from tests.conftest import REPO
 
 APPS = [
+    "core",
     "config",
     "users",
     "runs",

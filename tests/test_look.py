@@ -88,7 +88,7 @@ def test_pages_carry_the_mark(client, gold_annotator, path):
 
 
 def test_the_500_page_is_the_products_and_the_api_answers_json(rf):
-    from config.api import server_error
+    from core.api import server_error
 
     page = server_error(rf.get("/console/"))
     assert page.status_code == 500

@@ -1,6 +1,6 @@
 """A mistyped participant, task or study link answers the product's 404 page,
 never Django's technical page, with DEBUG on (the demo) as with it off
-(config.not_found)."""
+(core.not_found)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Every CSV export neutralises cells a spreadsheet would run as formulas
-(config/spreadsheet.py, OWASP's rule), and keeps numbers numbers.
+(core/spreadsheet.py, OWASP's rule), and keeps numbers numbers.
 
 The export tests fill every field a stranger can fill (a crowd worker's
 comment and Prolific id, imported meeting and question ids, system and
@@ -21,7 +21,7 @@ from django.urls import reverse
 
 from annotator.actions.arrival import check_start_assignment
 from annotator.actions.rating import check_complete_assignment, check_rate_item
-from config.spreadsheet import FORMULA_STARTS, csv_text, frame_csv, neutralise, neutralise_frame
+from core.spreadsheet import FORMULA_STARTS, csv_text, frame_csv, neutralise, neutralise_frame
 from corpus.models import Document, Question
 from generation.models import System
 from judging.models import Evaluator

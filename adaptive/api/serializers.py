@@ -7,7 +7,7 @@ from django.utils import timezone
 from rest_framework import serializers
 
 from adaptive.models import STATED_FIELDS, AdaptiveStudy, Decision
-from config.serializers import KnownFieldsMixin
+from core.serializers import KnownFieldsMixin
 from users.permissions import ProjectField
 
 

@@ -18,7 +18,7 @@ from adaptive.api.serializers import (
     StopSerializer,
 )
 from adaptive.models import AdaptiveStudy, Decision
-from config.api import ErrorSerializer
+from core.api import ErrorSerializer
 from users.permissions import ProjectScopedMixin, same_project, signed_in_user
 
 # adaptive.loop loads numpy and pandas: imported by the calls that need it,

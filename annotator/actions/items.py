@@ -12,7 +12,7 @@ from annotator.errors import StudyConflict
 from annotator.models import Item, Study, Task
 from annotator.selectors import selection, why_items_are_frozen
 from annotator.validation import validate_settings
-from config.words import count
+from core.words import count
 from corpus.models import QuestionText
 from users.models import User
 

@@ -11,7 +11,7 @@ from django.http import HttpRequest, HttpResponse
 
 from annotator.errors import StudyError
 from annotator.prolific_api import ProlificClient, ProlificError
-from config.downloads import as_attachment
+from core.downloads import as_attachment
 
 T = TypeVar("T")
 

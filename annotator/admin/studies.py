@@ -35,9 +35,9 @@ from annotator.models import Study
 from annotator.prolific_api import ProlificClient, ProlificError, prolific_client_or_none
 from annotator.quality import participant_quality
 from annotator.wording import refill_result_summary
-from config.downloads import export_filename
-from config.spreadsheet import csv_text
-from config.words import count
+from core.downloads import export_filename
+from core.spreadsheet import csv_text
+from core.words import count
 from corpus.models import Dataset
 from users.admin_scope import ProjectScopedAdmin
 from users.permissions import signed_in_user

@@ -11,7 +11,7 @@ from annotator.actions.prolific_sync import prolific_study_url
 from annotator.actions.settings import validate_study_change
 from annotator.models import Participant, Study
 from annotator.selectors import progress
-from config.serializers import KnownFieldsMixin, NameRelatedField
+from core.serializers import KnownFieldsMixin, NameRelatedField
 from corpus.models import Dataset, Document
 from generation.models import System
 from judging.models import Evaluator

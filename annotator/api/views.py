@@ -43,9 +43,9 @@ from annotator.api.serializers import (
 from annotator.models import Participant, Study
 from annotator.prolific_api import prolific_client_or_none
 from annotator.quality import participant_quality
-from config.api import ErrorSerializer, ValidationErrorSerializer
-from config.downloads import as_attachment, export_filename
-from config.spreadsheet import csv_text
+from core.api import ErrorSerializer, ValidationErrorSerializer
+from core.downloads import as_attachment, export_filename
+from core.spreadsheet import csv_text
 from users.models import Project, User
 from users.permissions import ProjectScopedMixin, same_project, signed_in_user
 

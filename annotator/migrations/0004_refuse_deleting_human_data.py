@@ -5,7 +5,7 @@ held by their foreign key, and an item nobody has reached may be rebuilt.
 
 Emptying a whole table is another matter: PostgreSQL's TRUNCATE (`flush`, the
 tests' cleanup) fires no row trigger, and on SQLite Concord's backend
-(config/sqlite_backend) sets the triggers aside while it flushes.
+(core/sqlite_backend) sets the triggers aside while it flushes.
 """
 
 from django.db import migrations

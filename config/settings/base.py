@@ -66,7 +66,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    "config.middleware.ServerTimingMiddleware",
+    "core.middleware.ServerTimingMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -105,8 +105,8 @@ DATABASES = {
 SQLITE = DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3"
 if SQLITE:
     # Django's SQLite backend whose flush sets aside the triggers that refuse
-    # deleting human data (config/sqlite_backend/base.py).
-    DATABASES["default"]["ENGINE"] = "config.sqlite_backend"
+    # deleting human data (core/sqlite_backend/base.py).
+    DATABASES["default"]["ENGINE"] = "core.sqlite_backend"
     # SQLite creates the file, not its folder: a fresh checkout has no var/ yet.
     Path(DATABASES["default"]["NAME"]).parent.mkdir(parents=True, exist_ok=True)
     # The demo runs a web server and a worker against one SQLite file: WAL lets
@@ -158,6 +158,10 @@ STORAGES = {
 }
 
 # --- REST API -------------------------------------------------------------
+# Which related objects a user may name in an API body or filter (core.scoping):
+# his projects' and the shared ones.
+CONCORD_SCOPE_CHOICES = "users.projects.scope_choices"
+
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         # Token first: its WWW-Authenticate header makes failures answer 401.
@@ -167,21 +171,21 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["users.permissions.IsResearcher"],
     # A malformed JSON body (nested too deeply, numbers too large) is a 400.
     "DEFAULT_PARSER_CLASSES": [
-        "config.parsers.SafeJSONParser",
+        "core.parsers.SafeJSONParser",
         "rest_framework.parsers.FormParser",
         "rest_framework.parsers.MultiPartParser",
     ],
     "DEFAULT_FILTER_BACKENDS": [
-        "config.filters.FilterBackend",  # django-filter, refusing bad booleans too
+        "core.filters.FilterBackend",  # django-filter, refusing bad booleans too
         "rest_framework.filters.SearchFilter",
         "rest_framework.filters.OrderingFilter",
     ],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
     # The schema declares the error answers (400, 401, 403, 404) of each operation.
-    "DEFAULT_SCHEMA_CLASS": "config.api.ConcordAutoSchema",
-    # Any config.errors.ConcordError answers {"detail": message, "code": code} with its status.
-    "EXCEPTION_HANDLER": "config.api.exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "core.api.ConcordAutoSchema",
+    # Any core.errors.ConcordError answers {"detail": message, "code": code} with its status.
+    "EXCEPTION_HANDLER": "core.api.exception_handler",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Concord API",
@@ -278,7 +282,7 @@ CONCORD_RUN_REAP_SECONDS = float(os.environ.get("CONCORD_RUN_REAP_SECONDS", "15"
 CONCORD_RUN_LEASE_MARGIN_SECONDS = float(os.environ.get("CONCORD_RUN_LEASE_MARGIN_SECONDS", "5"))
 # How long a run's database work (the call ledger's writes, its results, its
 # end) waits for a database that cannot be reached, trying again, before the
-# run fails (config.database).
+# run fails (core.database).
 CONCORD_DATABASE_OUTAGE_SECONDS = float(os.environ.get("CONCORD_DATABASE_OUTAGE_SECONDS", "300"))
 # A slot of an endpoint's in-flight gate in Redis is leased this long and
 # renewed every third of it by its process (llm.gate): a killed worker's slots

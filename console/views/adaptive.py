@@ -16,7 +16,8 @@ from django.views.decorators.http import require_GET, require_POST
 from adaptive.errors import AdaptiveError
 from adaptive.models import AdaptiveStudy, Decision, Snapshot
 from console.adaptive_forms import BudgetForm, DeadlineForm, NewAdaptiveStudyForm
-from console.views.common import mine, researcher_required, scoped_object
+from console.views.common import mine, scoped_object
+from users.decorators import researcher_required
 from users.permissions import signed_in_user
 
 # adaptive.loop loads numpy and pandas: imported by the views that need it, not

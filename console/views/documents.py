@@ -9,9 +9,9 @@ from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
 from annotator.views import transcript_turns
-from console.views.common import researcher_required
 from corpus.models import Document, Question
 from corpus.passages import PassageFinder
+from users.decorators import researcher_required
 
 
 @researcher_required

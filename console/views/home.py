@@ -15,13 +15,14 @@ from analysis.links import report_links, selection_words, study_selection
 from analysis.scope import default_selection
 from analysis.selection import Selection, SelectionError, selection_for
 from annotator.models import Participant, Study
-from console.views.common import RUN_MODELS, mine, researcher_required
+from console.views.common import RUN_MODELS, mine
 from corpus.models import Benchmark, Dataset, Document
 from corpus.services import SYNTHETIC_ELITR_BENCH
 from generation.models import GenerationRun
 from judging.models import JudgingRun
 from runs.models import ACTIVE
 from runs.workers import worker_states
+from users.decorators import researcher_required
 
 
 def start_page(request: HttpRequest) -> HttpResponse:

@@ -19,9 +19,10 @@ from annotator.actions.messages import check_message_participants
 from annotator.errors import StudyError
 from annotator.models import BonusPayment, Participant, Study
 from annotator.prolific_api import ProlificClient, ProlificError, prolific_client_or_none
-from config.words import count
-from console.views.common import researcher_required, scoped_object
+from console.views.common import scoped_object
 from console.views.studies import answer_study, bonus_key
+from core.words import count
+from users.decorators import researcher_required
 from users.permissions import signed_in_user
 
 RECIPIENTS = {"qualified": "the qualified raters", "all": "every participant"}

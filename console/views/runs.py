@@ -15,10 +15,10 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from analysis.links import generation_run_selection, judging_run_selection, report_links
-from config.words import count
 from console import monitors
 from console.forms import NewGenerationRunForm, NewJudgingRunForm, ResponseUploadForm
-from console.views.common import RUN_MODELS, is_htmx, mine, researcher_required, scoped_object
+from console.views.common import RUN_MODELS, is_htmx, mine, scoped_object
+from core.words import count
 from corpus.importers.errors import ImportFailure
 from generation.models import GenerationRun
 from generation.response_import import import_responses, read_response_file
@@ -38,6 +38,7 @@ from judging.judging_runs import (
 from judging.models import JudgingRun
 from runs.lifecycle import Outcome
 from runs.workers import WorkerState, inspect_workers, worker_states
+from users.decorators import researcher_required
 from users.permissions import signed_in_user
 
 

@@ -32,10 +32,11 @@ from annotator.prolific_api import ProlificError, prolific_client_or_none
 from annotator.quality import participant_quality
 from annotator.selectors import device_access, progress
 from annotator.wording import refill_result_summary
-from config.words import count
 from console import monitors
 from console.forms import ExclusionForm, NewStudyForm
-from console.views.common import is_htmx, researcher_required, scoped_object
+from console.views.common import is_htmx, scoped_object
+from core.words import count
+from users.decorators import researcher_required
 from users.permissions import signed_in_user
 
 

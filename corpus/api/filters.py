@@ -1,6 +1,6 @@
 import django_filters
 
-from config.filters import FilterSet, choice, object_id
+from core.filters import FilterSet, choice, object_id
 from corpus.choices import DatasetVersion, Language
 from corpus.models import Dataset, Document, Question
 

@@ -1,4 +1,4 @@
-from config.errors import ErrorCode, Invalid
+from core.errors import ErrorCode, Invalid
 
 
 class ImportFailure(Invalid):

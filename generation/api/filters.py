@@ -1,6 +1,6 @@
 import django_filters
 
-from config.filters import FilterSet, choice
+from core.filters import FilterSet, choice
 from corpus.choices import DatasetVersion, Language, Mode
 from corpus.models import Question
 from generation.models import GenerationRun, Response

@@ -3,7 +3,7 @@ from typing import cast
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from config.serializers import KnownFieldsMixin, NameRelatedField
+from core.serializers import KnownFieldsMixin, NameRelatedField
 from corpus.choices import DatasetVersion, Language, Mode
 from corpus.models import Dataset
 from generation.models import GenerationRun, Response, System

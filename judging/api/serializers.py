@@ -2,8 +2,8 @@ from typing import Any
 
 from rest_framework import serializers
 
-from config.parsers import MAX_DEPTH, json_depth
-from config.serializers import KnownFieldsMixin, NameRelatedField, StrictFloatField
+from core.parsers import MAX_DEPTH, json_depth
+from core.serializers import KnownFieldsMixin, NameRelatedField, StrictFloatField
 from corpus.models import Dataset
 from generation.models import System
 from judging.evaluators import checked_judge

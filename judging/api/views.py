@@ -6,8 +6,8 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from config.api import ErrorSerializer
-from config.filters import FilterSet, choice
+from core.api import ErrorSerializer
+from core.filters import FilterSet, choice
 from corpus.choices import DatasetVersion, Mode
 from judging.api.serializers import (
     EvaluatorSerializer,

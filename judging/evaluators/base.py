@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
-from config.errors import ErrorCode, Invalid
+from core.errors import ErrorCode, Invalid
 from judging import scores
 from judging.models import Evaluator, Judgment
 from judging.parsers import ParsedScore, ParsedVerdict, Verdict

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from config.errors import Conflict, ErrorCode
+from core.errors import Conflict, ErrorCode
 from judging.models import Evaluator
 
 FROZEN_FIELDS = ("name", "kind", "origin", "raw_scale_min", "raw_scale_max", "config")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
-from config.errors import ErrorCode, Invalid
+from core.errors import ErrorCode, Invalid
 from judging.evaluators.base import ConfigError, EvaluatorPlugin, Metric, ModelJudge
 
 REGISTRY: dict[str, type[EvaluatorPlugin[Any]]] = {}

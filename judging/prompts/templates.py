@@ -3,7 +3,7 @@ from __future__ import annotations
 import re
 import string
 
-from config.errors import ErrorCode, Invalid
+from core.errors import ErrorCode, Invalid
 from corpus.choices import Language, either
 
 TEMPLATE_VERSION = "elitr-bench-8364952"

@@ -73,7 +73,7 @@ def test_every_figure_of_the_page_downloads_as_png_and_svg(four_meetings, client
         else:
             assert answer["Content-Type"] == "image/svg+xml"
             assert ET.fromstring(answer.content).tag == "{http://www.w3.org/2000/svg}svg"
-        # named after the selection, the figure, the day (config.downloads)
+        # named after the selection, the figure, the day (core.downloads)
         today = timezone.localdate().isoformat()
         assert answer["Content-Disposition"] == (
             f'attachment; filename="concord-report-qa-test2-st-{name}-{today}'

@@ -1,4 +1,4 @@
-"""Study actions and audit events in words (annotator.wording, config.words):
+"""Study actions and audit events in words (annotator.wording, core.words):
 what "Refill the quota" did, and each audit event as a phrase, old rows included."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from annotator.actions.settings import check_save_study
 from annotator.actions.status import check_set_study_status
 from annotator.models import AuditEvent, Study
 from annotator.wording import audit_detail, refill_summary
-from config.words import count
+from core.words import count
 from corpus.models import Document
 from generation.models import System
 

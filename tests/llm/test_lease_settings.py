@@ -24,7 +24,7 @@ def test_the_gate_lease_comes_from_the_environment():
 
 def test_the_run_lease_margin_and_the_outage_wait_come_from_the_environment():
     read = (
-        "from runs import lifecycle; from config import database;"
+        "from runs import lifecycle; from core import database;"
         " print(lifecycle.lease_margin(), database.outage_seconds())"
     )
     assert printed(read)[-2:] == ["4.0", "60.0"]

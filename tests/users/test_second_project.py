@@ -149,7 +149,7 @@ def test_a_filter_on_another_projects_object_answers_as_a_missing_one(two_projec
     from django_filters import ModelChoiceFilter
     from rest_framework.test import APIClient
 
-    from config.filters import FilterBackend
+    from core.filters import FilterBackend
     from users.models import default_project
     from users.projects import project_path_of
 

@@ -12,8 +12,8 @@ from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from config.api import ErrorSerializer
-from config.serializers import KnownFieldsMixin
+from core.api import ErrorSerializer
+from core.serializers import KnownFieldsMixin
 from users.models import Membership, Project, ProjectRole, User
 from users.projects import role_in, visible_projects
 

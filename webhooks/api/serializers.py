@@ -4,7 +4,7 @@ from typing import Any
 
 from rest_framework import serializers
 
-from config.serializers import KnownFieldsMixin
+from core.serializers import KnownFieldsMixin
 from webhooks.addresses import UnsafeURL, check_url
 from webhooks.models import SUBSCRIBABLE, WebhookAttempt, WebhookDelivery, WebhookEndpoint
 

@@ -5,7 +5,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from analysis.sweeps import sweep_table
-from config.spreadsheet import neutralise
+from core.spreadsheet import neutralise
 from generation.models import Sweep
 from users.commands import add_project_argument, in_project, named_project, where
 

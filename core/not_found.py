@@ -5,7 +5,7 @@ technical page, which lists every URL pattern of the project and tells a
 participant nothing they can act on. The views behind the links that people
 copy by hand (a participant's study and task links, a researcher's study
 monitor) answer the product's page themselves: `friendly_not_found` turns their
-Http404 into it, and `handler404` (config.api.not_found) uses the same page
+Http404 into it, and `handler404` (core.api.not_found) uses the same page
 when DEBUG is off. A participant's page asks for no sign-in and says what to do:
 open the study from Prolific again, or write to the researchers.
 """

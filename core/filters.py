@@ -22,7 +22,7 @@ from django.db import models
 from django_filters.rest_framework import DjangoFilterBackend
 from django_filters.rest_framework.filterset import FILTER_FOR_DBFIELD_DEFAULTS
 
-from users.projects import scope_choices
+from core.scoping import scope_choices
 
 TRUE = ("true", "1")
 FALSE = ("false", "0")

@@ -4,7 +4,7 @@ In the style of Zulip's ``JsonableError``: each class says what kind of error
 it is (``code``, stable, for programs to branch on) and which HTTP status
 answers it (``http_status``); its message says what went wrong and, where it
 is not obvious, what to do. Domain code raises these without knowing about
-HTTP; the API's exception handler (``config.api.exception_handler``) answers
+HTTP; the API's exception handler (``core.api.exception_handler``) answers
 ``{"detail": message, "code": code}`` with the status, and the participant
 pages show the message with the status. A view never maps them by hand.
 
@@ -111,7 +111,7 @@ class ConcordError(Exception):
         if declared is not None and declared != code.http_status:
             raise TypeError(
                 f"{cls.__name__} answers {code} with {declared}; the catalogue says "
-                f"{code.http_status} (config.errors.HTTP_STATUS)."
+                f"{code.http_status} (core.errors.HTTP_STATUS)."
             )
         cls.code = code
         cls.http_status = code.http_status

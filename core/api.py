@@ -2,7 +2,7 @@
 that declares them.
 
 ``exception_handler`` (REST_FRAMEWORK["EXCEPTION_HANDLER"]) answers any
-``config.errors.ConcordError`` with ``{"detail": message, "code": code}`` and
+``core.errors.ConcordError`` with ``{"detail": message, "code": code}`` and
 the error's HTTP status, and gives DRF's own one-message errors (404, 401,
 403, 405, 415, a malformed body) the same shape. Field validation errors keep
 DRF's ``{"field": ["message", ...]}``.
@@ -26,9 +26,9 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 from rest_framework.views import set_rollback
 
-from config.errors import ConcordError
-from config.not_found import not_found_page
-from config.serializers import KnownFieldsMixin
+from core.errors import ConcordError
+from core.not_found import not_found_page
+from core.serializers import KnownFieldsMixin
 
 if TYPE_CHECKING:
     from drf_spectacular.plumbing import ComponentRegistry
@@ -81,7 +81,7 @@ def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
 def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
     """Django's 404, for a URL that no route matches (`/api/studies/abc/`): in
     the API's shape under /api/, the product's page elsewhere (worded for a
-    participant under their links: config.not_found)."""
+    participant under their links: core.not_found)."""
     if request.path.startswith("/api/"):
         return JsonResponse({"detail": "Not found.", "code": "not_found"}, status=404)
     return not_found_page(request)

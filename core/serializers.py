@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from django.db.models import Model, QuerySet
 from rest_framework import serializers
 
-from users.projects import scope_choices
+from core.scoping import scope_choices
 
 # Sent by the browsable API's HTML forms along with the fields.
 IGNORED = {"csrfmiddlewaretoken"}
