@@ -304,8 +304,8 @@ def pairwise_verdicts(selection: Selection, response_ids: set) -> pd.DataFrame:
     """The pairwise verdicts on the selection's responses, of every evaluator
     that has some (LLM judges and human studies; only the selection's
     evaluators when it names them)."""
+    from analysis.pairwise import verdict_table
     from judging.models import Evaluator
-    from judging.pairwise import verdict_table
 
     evaluators = Evaluator.objects.filter(verdicts__isnull=False).distinct()
     if selection.evaluators:
@@ -322,7 +322,7 @@ def pairwise_parts(table: pd.DataFrame) -> dict:
     studies), the judges' position-bias diagnostics, and the studies' position
     effect, inter-rater agreement and agreement with each judge."""
     from analysis.human_pairwise import human_pairwise
-    from judging.pairwise import COUNTINGS, battles_for_diagnostics, judge_rows, win_rates
+    from analysis.pairwise import COUNTINGS, battles_for_diagnostics, judge_rows, win_rates
 
     if table.empty:
         reason = stats.not_computable("no pairwise judgments in the selection")

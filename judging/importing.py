@@ -31,9 +31,9 @@ from corpus.importers.elitr_bench import (
     parse_elitr_bench,
 )
 from corpus.services import ELITR_BENCH, import_elitr_corpus
-from generation.services import import_paper_responses
+from generation.paper_responses import import_paper_responses
 from judging.models import BenchmarkImport
-from judging.services import import_paper_scores
+from judging.paper_scores import import_paper_scores
 from runs.lifecycle import enqueue_on_commit, finish, holding_lease
 
 

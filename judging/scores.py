@@ -3,7 +3,7 @@
 
 Every source of scores goes through it: LLM judges (`judging.evaluators.judges`),
 automatic metrics (`judging.metric_judging`), the paper's and a researcher's score
-files (`judging.services`, `judging.external`) and human studies
+files (`judging.paper_scores`, `judging.external`) and human studies
 (`annotator.actions.judgments`). The common 1-10 scale that every analysis reads is
 the raw value mapped linearly from its own scale, unless the evaluator's
 protocol says otherwise (Prometheus' 1-5 doubled, as the paper does).

@@ -40,9 +40,13 @@ def imported_apps(path: Path) -> set[tuple[int, str]]:
                 for alias in node.names
                 if alias.name not in UPWARD_ALLOWED
             }
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            if node.module not in UPWARD_ALLOWED:
-                found.add((node.lineno, node.module.split(".")[0]))
+        elif (
+            isinstance(node, ast.ImportFrom)
+            and node.module
+            and node.level == 0
+            and node.module not in UPWARD_ALLOWED
+        ):
+            found.add((node.lineno, node.module.split(".")[0]))
     return found
 
 

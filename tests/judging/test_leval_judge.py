@@ -13,10 +13,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from analysis.pairwise import win_rates
 from judging.evaluators import JudgeConfig, checked_judge, judge_for
 from judging.evaluators.judges import LevalPairwise
 from judging.models import JudgeItem
-from judging.pairwise import win_rates
 from judging.parsers import Verdict
 
 DATA = json.loads(

@@ -1,4 +1,5 @@
-"""State changes of the judging app."""
+"""The ELITR-Bench paper's published scores (GPT-4, Prometheus, gold and silver
+humans) written as judgments of the paper's responses, idempotently."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from django.db import transaction
 from corpus.bulk import SyncCount, id_map, sync_rows
 from corpus.importers.elitr_bench import PaperResponse
 from corpus.services import SYNTHETIC_ELITR_BENCH
-from generation.services import ResponseKey
+from generation.paper_responses import ResponseKey
 from judging import scores
 from judging.evaluators import Precomputed, Scale
 from judging.models import Evaluator, Judgment

@@ -3,6 +3,7 @@ position-bias diagnostics in the report."""
 
 import pytest
 
+from analysis.pairwise import verdict_table, win_rates
 from analysis.report import build_report
 from analysis.selection import Selection
 from corpus.models import Dataset
@@ -10,7 +11,6 @@ from judging.evaluators.config import ConfigError, JudgeConfig
 from judging.judging_runs import JudgingError, create_judging_run
 from judging.model_judging import run_llm_judging
 from judging.models import Evaluator, JudgeItem, PairwiseVerdict
-from judging.pairwise import verdict_table, win_rates
 from tests.fakes.openai_server import FakeOpenAI
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("eager_celery")]

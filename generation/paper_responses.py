@@ -1,4 +1,5 @@
-"""State changes of the generation app."""
+"""The ELITR-Bench paper's published responses written as runs and responses of
+its systems, idempotently."""
 
 from __future__ import annotations
 
