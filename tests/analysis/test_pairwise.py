@@ -16,14 +16,6 @@ from tests.fakes.openai_server import FakeOpenAI
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("eager_celery")]
 
 
-@pytest.fixture
-def two_meetings(transactional_db, tmp_path):
-    from corpus.importers.synthetic import write_synthetic_elitr
-    from judging.importing import import_elitr_bench
-
-    import_elitr_bench(write_synthetic_elitr(tmp_path / "data", meetings=2), with_responses=True)
-
-
 def pairwise_judge(server, name="battle judge", **settings):
     config = {
         "protocol": "pairwise",
@@ -49,7 +41,7 @@ def test_config_needs_a_baseline():
         JudgeConfig.from_dict({"protocol": "pairwise", "baseline": "x", "counting": "elo"})
 
 
-def test_a_fair_judge(two_meetings):
+def test_a_fair_judge(two_meetings_committed):
     with FakeOpenAI() as server:
         judge = pairwise_judge(server)
         run = create_judging_run(judge, dataset(), "st")
@@ -77,7 +69,7 @@ def test_a_fair_judge(two_meetings):
     assert report.diagnostics.win_rates.per_order["battle judge"]["Synthetic-Echo"].n == 24
 
 
-def test_a_judge_that_always_prefers_the_first_answer(two_meetings):
+def test_a_judge_that_always_prefers_the_first_answer(two_meetings_committed):
     with FakeOpenAI(first_wins=True) as server:
         judge = pairwise_judge(server, name="biased judge")
         run_llm_judging(create_judging_run(judge, dataset(), "st").pk)
@@ -91,14 +83,14 @@ def test_a_judge_that_always_prefers_the_first_answer(two_meetings):
     assert diagnostics.flip_rate == 1.0 and diagnostics.first_position_win_rate == 1.0
 
 
-def test_baseline_without_responses_is_refused(two_meetings):
+def test_baseline_without_responses_is_refused(two_meetings_committed):
     with FakeOpenAI() as server:
         judge = pairwise_judge(server, baseline="Nobody")
         with pytest.raises(JudgingError, match="The baseline 'Nobody' has no st responses"):
             create_judging_run(judge, dataset(), "st")
 
 
-def test_human_review_of_a_pairwise_judge_gives_verdicts(two_meetings, django_user_model):
+def test_human_review_of_a_pairwise_judge_gives_verdicts(two_meetings_committed, django_user_model):
     from judging.human_review import ReviewError, reparse_run, resolve_item
     from judging.models import Judgment
     from judging.parsers import Verdict
@@ -128,7 +120,7 @@ def test_human_review_of_a_pairwise_judge_gives_verdicts(two_meetings, django_us
     assert PairwiseVerdict.objects.filter(evaluator=judge).count() == 48
 
 
-def test_leval_s_judge_runs_as_leval_ran_it(two_meetings):
+def test_leval_s_judge_runs_as_leval_ran_it(two_meetings_committed):
     """L-Eval's judge on a run: its prompts, no top_p and no seed sent,
     temperature 0 and 2,048 tokens, both orders stored as verdicts."""
     from judging.prompts import LEVAL_JUDGE_SYSTEM

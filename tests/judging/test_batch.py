@@ -12,15 +12,7 @@ from tests.fakes.openai_server import FakeOpenAI
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("eager_celery")]
 
 
-@pytest.fixture
-def two_meetings(transactional_db, tmp_path):
-    from corpus.importers.synthetic import write_synthetic_elitr
-    from judging.importing import import_elitr_bench
-
-    import_elitr_bench(write_synthetic_elitr(tmp_path / "data", meetings=2), with_responses=True)
-
-
-def test_batch_run_submits_once_polls_and_judges(two_meetings):
+def test_batch_run_submits_once_polls_and_judges(two_meetings_committed):
     from generation.models import Response
 
     Response.objects.filter(run__system__name="Synthetic-Terse", question__external_id="1").update(
@@ -68,7 +60,7 @@ def test_batch_run_submits_once_polls_and_judges(two_meetings):
     assert call.cost == pytest.approx(full_price / 2)  # the batch price
 
 
-def test_metrics_do_not_take_the_batch_api(two_meetings):
+def test_metrics_do_not_take_the_batch_api(two_meetings_committed):
     from judging.judging_runs import ensure_metric_evaluators
 
     with pytest.raises(JudgingError, match="Batch API is for LLM judges"):

@@ -13,14 +13,6 @@ from llm.models import LLMCall
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("eager_celery")]
 
 
-@pytest.fixture
-def two_meetings(transactional_db, tmp_path):
-    from corpus.importers.synthetic import write_synthetic_elitr
-    from judging.importing import import_elitr_bench
-
-    import_elitr_bench(write_synthetic_elitr(tmp_path / "data", meetings=2), with_responses=True)
-
-
 def local_judge(path, **settings):
     config = {
         "server": "hf",
@@ -46,7 +38,7 @@ def test_local_configuration_checks():
         JudgeConfig.from_dict({"server": "hf", "model_path": "x", "max_concurrency": 4})
 
 
-def test_a_local_model_judges_through_the_ledger(two_meetings, tiny_model):
+def test_a_local_model_judges_through_the_ledger(two_meetings_committed, tiny_model):
     from llm import hf
 
     judge = local_judge(tiny_model)

@@ -21,14 +21,6 @@ DISTINCT = 18
 
 
 @pytest.fixture
-def two_meetings(transactional_db, tmp_path):
-    from corpus.importers.synthetic import write_synthetic_elitr
-    from judging.importing import import_elitr_bench
-
-    import_elitr_bench(write_synthetic_elitr(tmp_path / "data", meetings=2), with_responses=True)
-
-
-@pytest.fixture
 def server():
     with FakeOpenAI() as fake:
         yield fake
@@ -72,7 +64,7 @@ def test_config_refuses_what_a_server_does_not_accept():
     }
 
 
-def test_run_judges_everything_and_a_second_run_calls_nothing(two_meetings, server):
+def test_run_judges_everything_and_a_second_run_calls_nothing(two_meetings_committed, server):
     judge = make_judge(server)
     run = create_judging_run(judge, dataset(), "st")
     assert run.total == 36
@@ -101,7 +93,7 @@ def test_run_judges_everything_and_a_second_run_calls_nothing(two_meetings, serv
     assert LLMCall.objects.count() == 2 * DISTINCT and judged(judge).count() == 36
 
 
-def test_faults_are_retried_and_nothing_is_lost_or_doubled(two_meetings):
+def test_faults_are_retried_and_nothing_is_lost_or_doubled(two_meetings_committed):
     with FakeOpenAI(plan=["429", "500", "timeout", "429", "500"], hang=3) as server:
         judge = make_judge(server, max_concurrency=2)
         run = run_llm_judging(create_judging_run(judge, dataset(), "st").pk)
@@ -111,7 +103,7 @@ def test_faults_are_retried_and_nothing_is_lost_or_doubled(two_meetings):
     assert server.count == DISTINCT + 5
 
 
-def test_unparseable_answers_go_to_a_human_never_to_a_score(two_meetings, server):
+def test_unparseable_answers_go_to_a_human_never_to_a_score(two_meetings_committed, server):
     from generation.models import Response
 
     Response.objects.filter(run__system__name="Synthetic-Terse").update(text="GARBLE GARBLE")
@@ -137,7 +129,7 @@ def priced_judge(server, **settings):
     )
 
 
-def test_a_run_projected_over_its_budget_starts_only_when_confirmed(two_meetings, server):
+def test_a_run_projected_over_its_budget_starts_only_when_confirmed(two_meetings_committed, server):
     judge = priced_judge(server)
     with pytest.raises(
         JudgingError, match=r"projected cost, \d+\.\d\d, is above the budget of 10: "
@@ -151,7 +143,7 @@ def test_a_run_projected_over_its_budget_starts_only_when_confirmed(two_meetings
 
 
 @pytest.mark.parametrize("concurrency", [1, 8])
-def test_the_budget_is_never_passed(two_meetings, server, concurrency):
+def test_the_budget_is_never_passed(two_meetings_committed, server, concurrency):
     from llm.budget import Prices, most_prompt_tokens
 
     judge = priced_judge(server, max_concurrency=concurrency)
@@ -169,7 +161,7 @@ def test_the_budget_is_never_passed(two_meetings, server, concurrency):
     assert judged(judge).count() == run.done
 
 
-def test_a_server_without_usage_is_counted_and_said(two_meetings):
+def test_a_server_without_usage_is_counted_and_said(two_meetings_committed):
     with FakeOpenAI(no_usage=True) as server:
         judge = priced_judge(server)
         run = run_llm_judging(
@@ -182,7 +174,7 @@ def test_a_server_without_usage_is_counted_and_said(two_meetings):
     assert "sent no token usage with" in run.message and "counted" in run.message
 
 
-def test_a_long_retry_after_is_capped_and_a_cancel_ends_the_wait(two_meetings):
+def test_a_long_retry_after_is_capped_and_a_cancel_ends_the_wait(two_meetings_committed):
     import threading
     import time
 
@@ -218,7 +210,7 @@ def test_a_long_retry_after_is_capped_and_a_cancel_ends_the_wait(two_meetings):
     assert run.status == "cancelled" and server.count == 8
 
 
-def test_cancel_and_resume(two_meetings, server):
+def test_cancel_and_resume(two_meetings_committed, server):
     judge = make_judge(server)
     run = create_judging_run(judge, dataset(), "st")
     cancel_run(run)
@@ -228,7 +220,7 @@ def test_cancel_and_resume(two_meetings, server):
     assert (run.status, run.done, server.count) == ("done", 36, DISTINCT), run.message
 
 
-def test_client_errors_stay_pending_until_resumed(two_meetings):
+def test_client_errors_stay_pending_until_resumed(two_meetings_committed):
     with FakeOpenAI(plan=["400"] * 3) as server:
         judge = make_judge(server, max_concurrency=1)
         run = run_llm_judging(create_judging_run(judge, dataset(), "st").pk)
@@ -239,7 +231,7 @@ def test_client_errors_stay_pending_until_resumed(two_meetings):
     assert (run.status, judged(judge).count()) == ("done", 36)
 
 
-def test_prometheus_protocol_maps_to_ten_points(two_meetings, server):
+def test_prometheus_protocol_maps_to_ten_points(two_meetings_committed, server):
     judge = make_judge(server, name="prometheus local", protocol="prometheus", top_p=None)
     run_llm_judging(create_judging_run(judge, dataset(), "st").pk)
     echo = judged(judge).filter(response__run__system__name="Synthetic-Echo").first()
@@ -247,14 +239,14 @@ def test_prometheus_protocol_maps_to_ten_points(two_meetings, server):
     assert "[RESULT]" in LLMCall.objects.first().messages[0]["content"]
 
 
-def test_command_runs_a_judge_now(two_meetings, server, capsys):
+def test_command_runs_a_judge_now(two_meetings_committed, server, capsys):
     make_judge(server)
     call_command("judge", "--evaluator", "local judge", "--split", "test2", "--now")
     out = capsys.readouterr().out
     assert "36/36 judged, 0 failed (done); 18 requests, 18 answered from the ledger" in out
 
 
-def test_bad_configuration_is_refused_at_start(two_meetings):
+def test_bad_configuration_is_refused_at_start(two_meetings_committed):
     judge = Evaluator.objects.create(
         name="broken", kind="llm_rubric", config={"server": "ollama", "top_k": 40}
     )
@@ -263,7 +255,9 @@ def test_bad_configuration_is_refused_at_start(two_meetings):
     assert not JudgingRun.objects.exists()
 
 
-def test_a_researcher_scores_what_no_parser_could(two_meetings, server, client, django_user_model):
+def test_a_researcher_scores_what_no_parser_could(
+    two_meetings_committed, server, client, django_user_model
+):
     from generation.models import Response
     from judging.human_review import ReviewError, reparse_run, resolve_item
 
@@ -324,7 +318,7 @@ def test_rate_limiter_counts_requests_and_tokens(monkeypatch):
 
 
 @pytest.mark.parametrize("broker", ["redis", "local"])
-def test_endpoint_limit_is_shared_by_simultaneous_runs(two_meetings, settings, broker):
+def test_endpoint_limit_is_shared_by_simultaneous_runs(two_meetings_committed, settings, broker):
     """Two runs at once, each allowed 4 requests in flight, share one endpoint
     limited to 3: the server never sees more than 3."""
     import threading
