@@ -13,8 +13,8 @@ from annotator.models import Study
 from corpus.choices import Mode
 from corpus.models import Dataset
 from generation.models import GenerationRun, System
-from judging.forms import JudgeChoiceField
-from judging.models import Evaluator, JudgingRun
+from judging.forms import JudgingRunForm
+from judging.models import Evaluator
 from users.models import Project, User
 from users.projects import scope_choices, writable_projects
 
@@ -120,31 +120,10 @@ class NewStudyForm(ProjectFormMixin, StudyForm):
         ).order_by("username")
 
 
-class NewJudgingRunForm(ProjectFormMixin, forms.ModelForm):
-    confirm_over_budget = forms.BooleanField(
-        required=False,
-        label="Start over the budget",
-        help_text="Start even when the projected cost is above the budget: the run stops "
-        "before its cost could pass the budget, with the rest of its items not judged.",
-    )
-
-    class Meta:
-        model = JudgingRun
-        fields = [
-            "project",
-            "evaluator",
-            "dataset",
-            "mode",
-            "systems",
-            "budget",
-            "refresh",
-            "use_batch",
-        ]
+class NewJudgingRunForm(ProjectFormMixin, JudgingRunForm):
+    class Meta(JudgingRunForm.Meta):
         widgets = {"systems": forms.CheckboxSelectMultiple}
         help_texts = {"systems": "None ticked: every system that answered the dataset."}
-        # every metric is offered before its shared evaluator exists: opening the
-        # form writes nothing
-        field_classes = {"evaluator": JudgeChoiceField}
 
     def __init__(self, *args: Any, user: User, **kwargs: Any) -> None:
         super().__init__(*args, user=user, **kwargs)

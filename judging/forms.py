@@ -1,6 +1,8 @@
-"""A form field that offers every registered metric before its shared
-evaluator exists, so that opening a form writes nothing: the evaluator is
-made when a run is started with it (a POST)."""
+"""The form that starts a judging run, one definition for the console and the
+admin (the API's serializer shares its words), and its evaluator field, which
+offers every registered metric before its shared evaluator exists, so that
+opening a form writes nothing: the evaluator is made when a run is started
+with it (a POST)."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from django.forms.models import ModelChoiceIterator
 
 from judging.evaluators import registry
 from judging.judging_runs import ensure_metric_evaluator
+from judging.models import JudgingRun
 
 METRIC = "metric:"
 
@@ -49,3 +52,31 @@ class JudgeChoiceField(forms.ModelChoiceField):
                 raise ValidationError(self.error_messages["invalid_choice"], code="invalid_choice")
             return ensure_metric_evaluator(name)
         return super().to_python(value)
+
+
+CONFIRM_OVER_BUDGET = (
+    "Start even when the projected cost is above the budget: the run stops before its "
+    "cost could pass the budget, with the rest of its items not judged (refused otherwise)."
+)
+
+
+class JudgingRunForm(forms.ModelForm):
+    """What starting a judging run asks (console and admin)."""
+
+    confirm_over_budget = forms.BooleanField(
+        required=False, label="Start over the budget", help_text=CONFIRM_OVER_BUDGET
+    )
+
+    class Meta:
+        model = JudgingRun
+        fields = [
+            "project",
+            "evaluator",
+            "dataset",
+            "mode",
+            "systems",
+            "budget",
+            "refresh",
+            "use_batch",
+        ]
+        field_classes = {"evaluator": JudgeChoiceField}

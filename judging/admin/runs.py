@@ -10,7 +10,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.utils.html import format_html
 
-from judging.forms import JudgeChoiceField
+from judging.forms import JudgingRunForm
 from judging.importing import start_benchmark_import
 from judging.judging_runs import (
     JudgingError,
@@ -106,30 +106,6 @@ class BenchmarkImportAdmin(ProjectScopedAdmin):
                 request,
                 f"Import #{job.pk} queued: a Celery worker will run it; reload for progress.",
             )
-
-
-class JudgingRunForm(forms.ModelForm):
-    confirm_over_budget = forms.BooleanField(
-        required=False,
-        label="Start over the budget",
-        help_text="Start even when the projected cost is above the budget (the run stops "
-        "when the budget is spent).",
-    )
-
-    class Meta:
-        model = JudgingRun
-        fields = [
-            "project",
-            "evaluator",
-            "dataset",
-            "mode",
-            "systems",
-            "budget",
-            "refresh",
-            "use_batch",
-        ]
-        # every metric is offered before its shared evaluator exists (judging.forms)
-        field_classes = {"evaluator": JudgeChoiceField}
 
 
 @admin.register(JudgingRun)

@@ -9,6 +9,7 @@ from generation.models import System
 from judging.evaluators import checked_judge
 from judging.evaluators.config import ConfigError
 from judging.evaluators.frozen import check_not_frozen
+from judging.forms import CONFIRM_OVER_BUDGET
 from judging.models import Evaluator, JudgeItem, JudgingRun, Judgment
 from judging.parsers import Verdict
 from users.permissions import ProjectField
@@ -194,7 +195,7 @@ class JudgingRunSerializer(KnownFieldsMixin, serializers.ModelSerializer):
         write_only=True,
         required=False,
         default=False,
-        help_text="Start even when the projected cost is above the budget (refused otherwise).",
+        help_text=CONFIRM_OVER_BUDGET,
     )
 
     class Meta:
