@@ -29,6 +29,7 @@ from adaptive import alt_goal
 from adaptive.errors import AdaptiveError
 from adaptive.estimates import SystemEstimate, estimates, goal_met, unanswered
 from adaptive.events import budget_reached
+from adaptive.locks import lock_adaptive
 from adaptive.models import AdaptiveStudy, Decision, Draw, Snapshot
 from adaptive.planning import design_chosen, make_plan
 from adaptive.pool import build_pool
@@ -52,11 +53,6 @@ from annotator.actions.status import check_set_study_status
 from annotator.models import Assignment, Study
 from annotator.prolific_api import reward_in_pence
 from users.models import User
-
-
-def lock(adaptive: AdaptiveStudy | int) -> AdaptiveStudy:
-    pk = adaptive if isinstance(adaptive, int) else adaptive.pk
-    return AdaptiveStudy.objects.select_for_update().get(pk=pk)
 
 
 def decide(
@@ -294,7 +290,7 @@ def record_snapshot(adaptive: AdaptiveStudy, found: list, met: bool) -> Snapshot
 
 @transaction.atomic
 def start(adaptive: AdaptiveStudy, actor: User | None = None) -> AdaptiveStudy:
-    adaptive = lock(adaptive)
+    adaptive = lock_adaptive(adaptive)
     if adaptive.status != AdaptiveStudy.Status.PLANNED:
         raise AdaptiveError(f"'{adaptive.name}' is {adaptive.status}: only a planned study starts.")
     adaptive.status = AdaptiveStudy.Status.RUNNING
@@ -311,7 +307,7 @@ def start(adaptive: AdaptiveStudy, actor: User | None = None) -> AdaptiveStudy:
 @transaction.atomic
 def advance(adaptive: AdaptiveStudy | int, now: datetime | None = None) -> str:
     """One step; says what it did ("idle", "wave", "stopping", "finished")."""
-    adaptive = lock(adaptive)
+    adaptive = lock_adaptive(adaptive)
     now = now or timezone.now()
     if adaptive.status not in (AdaptiveStudy.Status.RUNNING, AdaptiveStudy.Status.STOPPING):
         return "idle"
@@ -467,7 +463,7 @@ def finish(adaptive: AdaptiveStudy, found: list, met: bool) -> None:
 
 @transaction.atomic
 def stop(adaptive: AdaptiveStudy, actor: User | None, reason: str = "") -> AdaptiveStudy:
-    adaptive = lock(adaptive)
+    adaptive = lock_adaptive(adaptive)
     if adaptive.status == AdaptiveStudy.Status.PLANNED:
         adaptive.status = AdaptiveStudy.Status.FINISHED
         adaptive.stop_reason = "stopped before it started"
@@ -487,7 +483,7 @@ def stop(adaptive: AdaptiveStudy, actor: User | None, reason: str = "") -> Adapt
 
 @transaction.atomic
 def change_budget(adaptive: AdaptiveStudy, pence: int, actor: User | None) -> AdaptiveStudy:
-    adaptive = lock(adaptive)
+    adaptive = lock_adaptive(adaptive)
     if adaptive.status in (AdaptiveStudy.Status.STOPPING, AdaptiveStudy.Status.FINISHED):
         raise AdaptiveError(
             f"'{adaptive.name}' is {adaptive.status}: its budget no longer matters."
@@ -511,7 +507,7 @@ def change_budget(adaptive: AdaptiveStudy, pence: int, actor: User | None) -> Ad
 def change_deadline(
     adaptive: AdaptiveStudy, deadline: datetime, actor: User | None
 ) -> AdaptiveStudy:
-    adaptive = lock(adaptive)
+    adaptive = lock_adaptive(adaptive)
     if adaptive.status in (AdaptiveStudy.Status.STOPPING, AdaptiveStudy.Status.FINISHED):
         raise AdaptiveError(f"'{adaptive.name}' is {adaptive.status}: it cannot be extended.")
     if deadline <= timezone.now():

@@ -15,6 +15,7 @@ from django.db import transaction
 from core.errors import Conflict, ErrorCode, Invalid
 from judging.evaluators import AnswerError, ModelJudge, judge_for
 from judging.evaluators.config import JudgeConfig
+from judging.locks import lock_judge_item
 from judging.models import JudgeItem, JudgingRun
 from judging.parsers import Verdict
 
@@ -40,12 +41,7 @@ def item_protocol(item: JudgeItem) -> ModelJudge:
 def resolve_item(item: JudgeItem, answer: int | Verdict, user) -> None:
     """A researcher reads the raw answer and enters what it gives: a score on
     the judge's scale, or for a pairwise judge a Verdict."""
-    item = (
-        # lock the item's row only: PostgreSQL cannot lock the nullable call join
-        JudgeItem.objects.select_for_update(of=("self",))
-        .select_related("run__evaluator", "call")
-        .get(pk=item.pk)
-    )
+    item = lock_judge_item(item.pk)
     if item.status != JudgeItem.Status.NEEDS_HUMAN:
         raise ReviewConflict(f"Item {item.pk} does not need a human (it is {item.status}).")
     protocol = item_protocol(item)

@@ -14,7 +14,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotator.actions.audit import Action, audit
-from annotator.actions.locks import lock_assignment, lock_study
+from annotator.actions.locks import lock_assignment, lock_participant, lock_study
 from annotator.actions.participants import do_release_stale
 from annotator.errors import QuotaFull, SessionRefused, StudyError
 from annotator.gold import grouped_by_meeting, item_meetings
@@ -294,7 +294,7 @@ def check_allow_other_device(
     one without a task, takes the assignment's lock, then
     do_allow_other_device. Returns True (a second call renews the window)."""
     study = lock_study(participant.study_id)
-    participant = Participant.objects.select_for_update().get(pk=participant.pk)
+    participant = lock_participant(participant)
     if participant.user_id is not None:
         raise StudyError(
             f"{participant} is a gold annotator: they sign in, on any device; nothing to allow."

@@ -19,7 +19,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from annotator.actions.audit import Action, audit
-from annotator.actions.locks import lock_study
+from annotator.actions.locks import lock_bonus_payment, lock_study
 from annotator.errors import StudyConflict, StudyError
 from annotator.models import BonusLine, BonusPayment, Participant, Study
 from annotator.prolific_api import ProlificClient, ProlificError
@@ -276,7 +276,7 @@ def check_settle_bonuses(
     """A researcher records what Prolific shows for a payment left PAYING:
     paid, or not paid (then it is SET_UP again and may be paid). Takes the
     payment's row lock."""
-    locked = BonusPayment.objects.select_for_update().get(pk=payment.pk)
+    locked = lock_bonus_payment(payment)
     if locked.status != Status.PAYING:
         raise StudyConflict("Only a bonus whose pay request got no answer can be settled.")
     locked.status = Status.PAID if paid else Status.SET_UP

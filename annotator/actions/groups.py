@@ -9,7 +9,7 @@ from __future__ import annotations
 from django.db import transaction
 
 from annotator.actions.audit import Action, audit
-from annotator.actions.locks import lock_study
+from annotator.actions.locks import lock_group, lock_study
 from annotator.errors import StudyConflict, StudyError
 from annotator.models import (
     Assignment,
@@ -88,7 +88,7 @@ def check_add_to_group(
     """Add a study's participants to the group (those in it already are left
     as they are); how many were added. Takes the group's row lock, then
     do_add_to_group."""
-    group = ParticipantGroup.objects.select_for_update().get(pk=group.pk)
+    group = lock_group(group)
     known = set(group.members.values_list("prolific_pid", flat=True))
     new = [p for p in participants if p.prolific_pid and p.prolific_pid not in known]
     if any(not PROLIFIC_ID.fullmatch(p.prolific_pid) for p in new):
@@ -128,7 +128,7 @@ def check_remove_from_group(
 ) -> int:
     """Take these Prolific ids out of the group; how many were in it. Takes
     the group's row lock, then do_remove_from_group."""
-    group = ParticipantGroup.objects.select_for_update().get(pk=group.pk)
+    group = lock_group(group)
     members = list(group.members.filter(prolific_pid__in=prolific_pids))
     if not members:
         return 0

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from annotator.actions.audit import Action, audit
 from annotator.actions.judgments import do_sync_rater_judgments
-from annotator.actions.locks import lock_assignment, lock_study
+from annotator.actions.locks import lock_assignment, lock_participant, lock_study
 from annotator.errors import StudyError
 from annotator.models import Assignment, Participant, Study
 from annotator.selectors import OUT, progress, task_loads
@@ -72,7 +72,7 @@ def check_exclude_participant(participant: Participant, actor: User | None, reas
     if not reason:
         raise StudyError("Give a reason for the exclusion (it is kept in the audit log).")
     study = lock_study(participant.study_id)
-    participant = Participant.objects.select_for_update().get(pk=participant.pk)
+    participant = lock_participant(participant)
     if participant.status != Participant.Status.ACCEPTED:
         return False
     do_exclude_participant(study, participant, actor, reason)
@@ -98,7 +98,7 @@ def check_reinstate_participant(
     """Undo an exclusion. Takes the study lock (and the participant's row), then
     do_reinstate_participant. Returns whether anything changed."""
     study = lock_study(participant.study_id)
-    participant = Participant.objects.select_for_update().get(pk=participant.pk)
+    participant = lock_participant(participant)
     if participant.status != Participant.Status.EXCLUDED:
         return False
     do_reinstate_participant(study, participant, actor, reason)
