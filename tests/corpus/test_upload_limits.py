@@ -176,3 +176,31 @@ def test_a_csv_answers_cell_nested_too_deep_is_refused_with_its_row(tmp_path):
     path.write_text("document_id,document,question,answers\n" + ",".join(cells) + "\n")
     message = refused("import_jsonl", str(path), "--benchmark", "mine")
     assert "deep.csv, row 1: 'answers' must be a JSON list of strings" in message
+
+
+class Zeros:
+    """A file of zeros to stream into an archive (nothing held in memory)."""
+
+    def read(self, size: int = -1) -> bytes:
+        return bytes(max(size, 0))
+
+
+def test_a_tar_member_over_the_size_limit_is_named_before_it_is_extracted(tmp_path):
+    """The tar half of the archive check (ELITR-Bench ships a tar inside a
+    zip): a member of 100 MB of zeros, 100 KB gzipped, against a 10 MB limit."""
+    import tarfile
+
+    path = tmp_path / "data.tar.gz"
+    with tarfile.open(path, "w:gz") as archive:
+        member = tarfile.TarInfo("data/elitr-bench-qa_dev.json")
+        member.size = 100 * MB
+        archive.addfile(member, Zeros())
+    assert path.stat().st_size < 1 * MB
+    before = database_snapshot()
+    with override_settings(CONCORD_UPLOAD_ZIP_MAX_MEMBER_BYTES=10 * MB):
+        message = refused("import_elitr_bench", str(path), *ENGLISH_QA)
+    assert (
+        "data.tar.gz!data/elitr-bench-qa_dev.json: the member holds 100.0 MB uncompressed, "
+        "over the limit of 10.0 MB (the setting CONCORD_UPLOAD_ZIP_MAX_MEMBER_BYTES)" in message
+    ), message
+    assert database_snapshot() == before
