@@ -23,7 +23,7 @@ from llm.models import LLMCall
 from llm.policy import Stopped
 from tests.conftest import port_open, require
 from tests.fakes.openai_server import FakeOpenAI
-from tests.judging.test_llm_runs import DISTINCT, dataset, make_judge, two_meetings  # noqa: F401
+from tests.judging.test_llm_runs import DISTINCT, dataset, make_judge
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("eager_celery")]
 
@@ -94,7 +94,7 @@ def test_a_held_slot_is_renewed_while_its_request_is_in_flight(private_redis):
         pass  # released with its request
 
 
-@pytest.mark.usefixtures("two_meetings")
+@pytest.mark.usefixtures("two_meetings_committed")
 def test_a_redis_outage_pauses_the_run_and_it_goes_on_by_itself(private_redis):
     seeds = [2023, 2024, 2025, 2026, 2027]
     with FakeOpenAI(latency=0.2) as server:

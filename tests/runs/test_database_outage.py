@@ -22,7 +22,7 @@ from llm.models import LLMCall
 from tests.conftest import require
 from tests.fakes.openai_server import FakeOpenAI
 from tests.generation.test_api_ledger import api_system
-from tests.judging.test_llm_runs import DISTINCT, dataset, make_judge, two_meetings  # noqa: F401
+from tests.judging.test_llm_runs import DISTINCT, dataset, make_judge
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("eager_celery")]
 
@@ -74,7 +74,7 @@ def end_sessions_at(server: FakeOpenAI, counts: list[int], worker: threading.Thr
     return ended
 
 
-@pytest.mark.usefixtures("two_meetings")
+@pytest.mark.usefixtures("two_meetings_committed")
 def test_a_judging_run_outlasts_its_sessions_being_ended():
     seeds = [2023, 2024, 2025, 2026, 2027]
     with FakeOpenAI(latency=0.05) as server:
@@ -93,7 +93,7 @@ def test_a_judging_run_outlasts_its_sessions_being_ended():
     assert done.requests == server.count
 
 
-@pytest.mark.usefixtures("two_meetings")
+@pytest.mark.usefixtures("two_meetings_committed")
 def test_a_generation_run_outlasts_its_sessions_being_ended():
     with FakeOpenAI(latency=0.2) as server:
         system = api_system(server.url, max_concurrency=2)
