@@ -1,5 +1,5 @@
 """The alt-test goal: can the judge replace a rater of the population at
-epsilon (Calderon, Reichart & Dror 2025; analysis.alt_test and its
+epsilon (Calderon, Reichart & Dror 2025; analysis.statistics.alt_test and its
 three-valued reading, analysis.verdicts)? Decided means passes or fails, not
 inconclusive.
 
@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from adaptive.models import AdaptiveStudy, Decision, Draw
-from analysis.alt_test import Q_FDR
+from analysis.statistics.alt_test import Q_FDR
 from annotator.models import Study
 from annotator.selectors import progress
 from generation.models import Response

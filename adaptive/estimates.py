@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from adaptive.models import AdaptiveStudy, Draw
-from analysis.anytime import active_increments, confidence_sequence, increment_ends
+from analysis.statistics.anytime import active_increments, confidence_sequence, increment_ends
 from analysis.study_plan import fixed_estimate
 from annotator.models import Study
 from judging.models import Judgment
@@ -203,7 +203,7 @@ def unanswered(adaptive: AdaptiveStudy, found: list[SystemEstimate]) -> list[int
     """The systems whose part of the goal is not answered yet (they get more
     draws). The adaptive design reads no interval below `min_labels` labels
     (the sequence is asymptotic); a fixed design's interval holds from its
-    first wave (analysis.ppi's small-sample interval)."""
+    first wave (analysis.statistics.ppi's small-sample interval)."""
     least = 1 if adaptive.fixed else adaptive.min_labels
     ready = [e for e in found if e.labels >= least and e.mean is not None]
     if adaptive.goal == AdaptiveStudy.Goal.MEANS:

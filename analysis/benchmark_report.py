@@ -143,7 +143,7 @@ def benchmark_report(slug: str, split: str, projects: list[int] | None = None) -
 def _win_rates(datasets: list[Dataset], projects: list[int] | None) -> list[dict[str, Any]]:
     """Each pairwise judge's win rates per task, counted as the judge counts
     (L-Eval's: per order, ties a half)."""
-    from analysis.pairwise import verdict_table, win_rates
+    from analysis.statistics.pairwise import verdict_table, win_rates
     from judging.evaluators import JudgeConfig
 
     rows = []

@@ -12,11 +12,11 @@ from typing import Literal, TypedDict
 import numpy as np
 import pandas as pd
 
-from analysis import judge_diagnostics, ppi
-from analysis.bootstrap import ClusterBootstrap
 from analysis.planner import planner
 from analysis.scope import Scope
-from analysis.stats import not_computable
+from analysis.statistics import judge_diagnostics, ppi
+from analysis.statistics.bootstrap import ClusterBootstrap
+from analysis.statistics.stats import not_computable
 
 
 class SampleDesign(TypedDict):

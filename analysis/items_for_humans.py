@@ -4,7 +4,7 @@ create a gold or crowd study of exactly those in one step.
 How the responses are picked (Gligoric et al., NAACL 2025, "Can Unconfident
 LLM Annotations Be Used for Confident Conclusions?": send to the humans what
 the judges are least sure of), always as a probability sample, so that the
-picked responses can serve PPI (analysis.ppi) with known inclusion
+picked responses can serve PPI (analysis.statistics.ppi) with known inclusion
 probabilities (Zrnic & Candes, ICML 2024, "Active Statistical Inference"):
 
 - `disagreement`: each response's probability rises with the standard

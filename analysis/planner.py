@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis import ppi
-from analysis.stats import not_computable
+from analysis.statistics import ppi
+from analysis.statistics.stats import not_computable
 
 
 def planner(

@@ -1,4 +1,4 @@
-"""An agreement report: every statistic of analysis.stats on one selection,
+"""An agreement report: every statistic of analysis.statistics.stats on one selection,
 stamped so that it can be reproduced.
 
 The report is an analysis.report_types.AgreementReport (typed models); its
@@ -17,8 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from analysis import stats, trust
-from analysis.distributions import score_distributions
+from analysis import trust
 from analysis.report_types import (
     SCHEMA_VERSION,
     AgreementReport,
@@ -33,6 +32,8 @@ from analysis.report_types import (
 from analysis.scope import Scope, resolve
 from analysis.scores import individual_ratings, response_scores
 from analysis.selection import Selection
+from analysis.statistics import stats
+from analysis.statistics.distributions import score_distributions
 from corpus.choices import DatasetVersion, Language
 from corpus.models import QuestionText
 
@@ -304,7 +305,7 @@ def pairwise_verdicts(selection: Selection, response_ids: set) -> pd.DataFrame:
     """The pairwise verdicts on the selection's responses, of every evaluator
     that has some (LLM judges and human studies; only the selection's
     evaluators when it names them)."""
-    from analysis.pairwise import verdict_table
+    from analysis.statistics.pairwise import verdict_table
     from judging.models import Evaluator
 
     evaluators = Evaluator.objects.filter(verdicts__isnull=False).distinct()
@@ -321,8 +322,13 @@ def pairwise_parts(table: pd.DataFrame) -> dict:
     per_order for the LLM judges, per_verdict and majority for the human
     studies), the judges' position-bias diagnostics, and the studies' position
     effect, inter-rater agreement and agreement with each judge."""
-    from analysis.human_pairwise import human_pairwise
-    from analysis.pairwise import COUNTINGS, battles_for_diagnostics, judge_rows, win_rates
+    from analysis.statistics.human_pairwise import human_pairwise
+    from analysis.statistics.pairwise import (
+        COUNTINGS,
+        battles_for_diagnostics,
+        judge_rows,
+        win_rates,
+    )
 
     if table.empty:
         reason = stats.not_computable("no pairwise judgments in the selection")

@@ -781,7 +781,7 @@ EMPTY_REPORT_ORDER = (
 
 
 class AgreementReport(ReportPart):
-    """Every statistic of analysis.stats on one selection, stamped. Built by
+    """Every statistic of analysis.statistics.stats on one selection, stamped. Built by
     analysis.report.build_report; to_json() is the layout of docs/analysis.md."""
 
     schema_version: Literal[4]

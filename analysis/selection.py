@@ -25,7 +25,7 @@ from users.projects import AnyUser, is_site_admin, visible_projects
 VERSIONS = tuple(DatasetVersion.values)
 MODES = tuple(Mode.values)
 LANGUAGES = tuple(Language.values)
-# analysis.alt_test.ALIGNMENTS, written here so that parsing a selection loads no numpy
+# analysis.statistics.alt_test.ALIGNMENTS, written here so that parsing a selection loads no numpy
 ALIGNMENTS = ("neg_rmse", "neg_mae", "accuracy", "rank")
 EPSILON_HINT = (
     "the authors suggest 0.2 for experts, 0.15 for skilled annotators, 0.1 for crowd workers"

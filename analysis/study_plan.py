@@ -8,7 +8,7 @@ The designs (each draws the system's responses at random, with replacement):
 
 - `uniform`: a fixed design on humans alone. Every draw is rated; at the end
   one fixed-n interval (Student's t, a pseudo-label at each end of the
-  scale: analysis.ppi's small-sample interval). The number of draws is set
+  scale: analysis.statistics.ppi's small-sample interval). The number of draws is set
   beforehand from the spread of the ratings at hand; if the first wave falls
   short of the width, one top-up wave is sized from the first wave's own
   spread (Stein's two-stage design) and the interval is read once, on all.
@@ -18,7 +18,7 @@ The designs (each draws the system's responses at random, with replacement):
   variate with known mean; lambda the variance-minimising one, in [0, 1]).
   The judge's bias cancels; its agreement with the humans saves ratings.
 - `adaptive`: waves of draws, each sent to a human with its probability
-  (active inference), the anytime confidence sequence of analysis.anytime
+  (active inference), the anytime confidence sequence of analysis.statistics.anytime
   read after every rating, stopping as soon as the interval is narrow enough
   (after `min_labels`). Being allowed to stop at any time costs width: on
   the coverage harness's datasets it paid 1.3-10x the uniform design for the
@@ -41,8 +41,8 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 from scipy import special
 
-from analysis.anytime import active_increments, confidence_sequence, increment_ends
-from analysis.ppi import (
+from analysis.statistics.anytime import active_increments, confidence_sequence, increment_ends
+from analysis.statistics.ppi import (
     PSEUDO_LABELS_WEIGHTED,
     padded_variance,
     padded_variance_at,

@@ -21,8 +21,12 @@ from typing import TypedDict
 import numpy as np
 import pandas as pd
 
-from analysis import alt_test, judge_diagnostics, verdicts
-from analysis.bootstrap import (
+from analysis import verdicts
+from analysis.gold_parts import gold_parts
+from analysis.scope import EvaluatorInfo, Scope
+from analysis.scores import individual_ratings
+from analysis.statistics import alt_test, judge_diagnostics
+from analysis.statistics.bootstrap import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
     ClusterBootstrap,
@@ -30,10 +34,7 @@ from analysis.bootstrap import (
     correlation_clusters_note,
     ranking_agreement,
 )
-from analysis.gold_parts import gold_parts
-from analysis.scope import EvaluatorInfo, Scope
-from analysis.scores import individual_ratings
-from analysis.stats import distinct_levels, not_computable
+from analysis.statistics.stats import distinct_levels, not_computable
 
 # The authors' rule of thumb for epsilon (Calderon et al. 2025, FAQ).
 EPSILON_EXPERT, EPSILON_SKILLED, EPSILON_CROWD = 0.2, 0.15, 0.1

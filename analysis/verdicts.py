@@ -1,7 +1,7 @@
 """Verdicts a researcher can publish: each one passes, fails or is
 inconclusive, says why, and says what would decide it.
 
-- The alternative annotator test (analysis.alt_test, the authors' procedure)
+- The alternative annotator test (analysis.statistics.alt_test, the authors' procedure)
   per population of human raters (experts, crowd workers, others), read in
   three values:
   * passes: the winning rate omega is at least 0.5 (the authors' rule);
@@ -24,7 +24,7 @@ inconclusive, says why, and says what would decide it.
   at or above 0.7, "moderate" when it lies within [0.5, 0.7), "weak" when
   it lies below 0.5; an interval that spans 0.5 or 0.7 leaves the word open
   and says so. Without an interval (fewer meetings than the interval needs:
-  analysis.bootstrap) the word is read from r alone and is not settled.
+  analysis.statistics.bootstrap) the word is read from r alone and is not settled.
 - A ranking agrees with the reference's when Kendall's tau is 1 and its
   interval stays at 1; it differs when the interval excludes 1; otherwise
   the resamples disagree and the verdict says so. Tied means name no top
@@ -39,8 +39,8 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from analysis import alt_test
-from analysis.stats import not_computable
+from analysis.statistics import alt_test
+from analysis.statistics.stats import not_computable
 
 MIN_RATERS = alt_test.RECOMMENDED_HUMANS  # 3: the authors' FAQ
 MIN_ITEMS = alt_test.MIN_ITEMS_PER_HUMAN  # 30: the authors' FAQ

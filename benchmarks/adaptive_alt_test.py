@@ -16,7 +16,7 @@ real ratings; each rating missing with probability `--dropout`, as a rater
 who skipped an item). After each wave the alt-test runs on all the ratings
 so far at the look's share of q (adaptive.alt_goal.q_at_look: look k at
 q * k / (1 + ... + looks); `--split equal` for q / looks at every look, the
-goal's split until issue 29; analysis.alt_test, Benjamini-Yekutieli within a
+goal's split until issue 29; analysis.statistics.alt_test, Benjamini-Yekutieli within a
 look), and the replay stops at the first look that passes or fails (the
 reverse test, analysis.verdicts.reverse_rejections), or after `--looks`
 looks. For each aspect and each of the six judges, reported:
@@ -76,7 +76,7 @@ def load(folder: Path, aspect: str = "coherence") -> tuple[pd.DataFrame, pd.Data
 
 def verdict(wins: object, epsilon: float, q: float) -> str:
     """passes / fails / inconclusive, as analysis.verdicts reads the alt-test."""
-    from analysis import alt_test
+    from analysis.statistics import alt_test
     from analysis.verdicts import reverse_rejections
 
     if isinstance(wins, dict):
@@ -168,7 +168,7 @@ def main() -> None:
 
 def replay(args: argparse.Namespace, aspect: str) -> dict:
     """One aspect's replays: per judge, the stopped verdicts against all the data's."""
-    from analysis import alt_test
+    from analysis.statistics import alt_test
 
     started = time.perf_counter()
     experts, llms = load(args.data, aspect)

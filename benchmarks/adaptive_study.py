@@ -18,8 +18,8 @@ human with probability pi fixed before
 the study (`analysis.items_for_humans.inclusion_probabilities` on the
 disagreement between GPT-4 and Prometheus, a uniform floor mixed in, an
 expected share `--rate` of the draws); each system's increments
-(`analysis.anytime.active_increments`, lambda tuned predictably) feed its
-confidence sequence (`analysis.anytime.confidence_sequence`); a system stops
+(`analysis.statistics.anytime.active_increments`, lambda tuned predictably) feed its
+confidence sequence (`analysis.statistics.anytime.confidence_sequence`); a system stops
 the first time its interval is narrow enough (after `--min-labels` ratings),
 and the study is answered when all have, unless `--budget` paid places ran
 out first.

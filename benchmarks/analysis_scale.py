@@ -13,7 +13,7 @@ database. Times, each the best of --rounds, side by side in one run:
 - report: the whole report from the loaded table (every statistic, the
   judge-trust section with 1,000 meeting resamples, PPI, planner,
   diagnostics; no plots); load + report is the target's figure;
-- ICC: Concord's analysis.icc (six forms, F, p, CIs) against the bare numpy
+- ICC: Concord's analysis.statistics.icc (six forms, F, p, CIs) against the bare numpy
   two-way ANOVA it needs (the lower bound), and pingouin's intraclass_corr
   (the reference), pingouin imported and called once before it is timed;
 - the clustered bootstrap: 1,000 meeting resamples of the trust statistics on
@@ -244,7 +244,7 @@ def numpy_anova_bound(matrix: np.ndarray) -> tuple[float, float, float]:
 
 
 def icc_times(size: int, rounds: int, pingouin_max: int) -> dict:
-    from analysis.icc import icc_table, pingouin_icc
+    from analysis.statistics.icc import icc_table, pingouin_icc
 
     items = size // RATERS
     matrix = np.clip(

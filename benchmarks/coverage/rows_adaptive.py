@@ -1,7 +1,7 @@
 """The human study's designs and the planner's choice, replayed (analysis.
 study_plan: the fixed uniform design, the fixed design with the judge, the
 adaptive waves with the anytime interval), and the confidence sequence
-itself (analysis.anytime).
+itself (analysis.statistics.anytime).
 
 On each dataset the planner sees the judge's scores and, as the human
 ratings "seen so far", the dataset's gold; it simulates each design and
@@ -205,8 +205,8 @@ def sequence_rows(dataset: Dataset, settings: Settings) -> list[Row]:
     """The adaptive design's confidence sequence on long streams of one
     system's active increments, with the study's defaults: never missing
     after the burn-in."""
-    from analysis.anytime import active_increments, confidence_sequence, increment_ends
     from analysis.items_for_humans import inclusion_probabilities
+    from analysis.statistics.anytime import active_increments, confidence_sequence, increment_ends
 
     probability = inclusion_probabilities(
         pd.Series(np.abs(dataset.judge - dataset.second) / 2), count=SEND_RATE * dataset.size

@@ -111,7 +111,7 @@ def verdict(
     q: float | None = None,
 ) -> dict:
     """The report's verdict (analysis.verdicts.alt_test_verdict) on these ratings."""
-    from analysis import alt_test
+    from analysis.statistics import alt_test
     from analysis.verdicts import alt_test_verdict
 
     items = np.unique(humans["item"].to_numpy())
@@ -132,7 +132,7 @@ def margin_distance(
     dataset: Dataset, judge: np.ndarray, raters: np.ndarray, items: np.ndarray, epsilon: float
 ) -> float:
     """On every item the raters rated: the middle rater's (mean(d) - epsilon) / sd(d)."""
-    from analysis import alt_test
+    from analysis.statistics import alt_test
 
     humans = long_form(dataset, raters, items)
     wins = alt_test.win_table(humans, pd.Series(judge[items], index=items))
@@ -373,7 +373,7 @@ def look_row(dataset: Dataset, judge_name: str, setting: str, found: list[dict])
 
 
 def look_rows(dataset: Dataset, settings: Settings) -> list[Row]:
-    from analysis.alt_test import Q_FDR
+    from analysis.statistics.alt_test import Q_FDR
 
     if rater_pool(dataset) is None:
         return []

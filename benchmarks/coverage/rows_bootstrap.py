@@ -1,6 +1,6 @@
 """The judge-trust section's intervals and decisions, replayed: Pearson r
 between a judge and the reference, Kendall's tau-b between their system
-rankings, and the verdicts read from them (analysis.bootstrap,
+rankings, and the verdicts read from them (analysis.statistics.bootstrap,
 analysis.verdicts), exactly as the report builds them.
 
 The estimand is the population of clusters (meetings, articles, questions):
@@ -63,14 +63,14 @@ def _pearson(x: np.ndarray, y: np.ndarray) -> float:
 
 
 def _tau(a: np.ndarray, b: np.ndarray) -> float:
-    from analysis.bootstrap import kendall_tau_b
+    from analysis.statistics.bootstrap import kendall_tau_b
 
     return float(kendall_tau_b(a[None, :], b[None, :])[0])
 
 
 def _top(means: np.ndarray) -> int | None:
     """The system on top, None when the highest means tie."""
-    from analysis.bootstrap import tied_top
+    from analysis.statistics.bootstrap import tied_top
 
     return None if tied_top(means) else int(np.argmax(means))
 
@@ -102,7 +102,11 @@ def replay(
 ) -> tuple[dict, dict, list[int]]:
     """One study of k clusters drawn with replacement: the report's
     correlation and ranking of judge against gold, and the systems ranked."""
-    from analysis.bootstrap import ClusterBootstrap, clustered_correlation, ranking_agreement
+    from analysis.statistics.bootstrap import (
+        ClusterBootstrap,
+        clustered_correlation,
+        ranking_agreement,
+    )
 
     drawn = rng.integers(0, len(members), k)
     items = np.concatenate([members[c] for c in drawn])

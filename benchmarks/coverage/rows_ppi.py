@@ -1,5 +1,5 @@
 """PPI's intervals, replayed: the report's system scores from a few labels
-(analysis.ppi), both designs, through the report's own functions.
+(analysis.statistics.ppi), both designs, through the report's own functions.
 
 - `sample`: n labels per system drawn at random from an all-gold selection
   (the report's `ppi_labelled`, at most half of a system's responses); the
@@ -112,14 +112,14 @@ class Tally:
 
 
 def _boot(dataset: Dataset):
-    from analysis.bootstrap import ClusterBootstrap
+    from analysis.statistics.bootstrap import ClusterBootstrap
 
     # the PPI functions read only the responses' meetings from it
     return ClusterBootstrap(dataset.cluster, len(dataset.clusters), 0)
 
 
 def sample_rows(dataset: Dataset, settings: Settings) -> list[Row]:
-    from analysis import ppi
+    from analysis.statistics import ppi
 
     if dataset.extra.get("gold_as") is not None:
         return []  # the same gold as another dataset: the same rows
@@ -150,8 +150,8 @@ def sample_rows(dataset: Dataset, settings: Settings) -> list[Row]:
 
 
 def weighted_rows(dataset: Dataset, settings: Settings) -> list[Row]:
-    from analysis import ppi
     from analysis.items_for_humans import inclusion_probabilities, systematic_pps
+    from analysis.statistics import ppi
 
     rng = np.random.default_rng(settings.seed + 1)
     single_rater = dataset.raters.shape[1] == 1

@@ -65,7 +65,7 @@ __all__ = [
     "judge_for",
 ]
 
-# How a pairwise judge's two orders make a result (analysis.pairwise counts them).
+# How a pairwise judge's two orders make a result (analysis.statistics.pairwise counts them).
 JUDGE_COUNTINGS = ("consistent", "per_order")
 
 

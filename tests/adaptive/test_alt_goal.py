@@ -12,7 +12,7 @@ import pytest
 from adaptive import loop
 from adaptive.alt_goal import q_at_look, ratings_so_far
 from adaptive.models import AdaptiveStudy, Decision, Snapshot
-from analysis.alt_test import alt_test
+from analysis.statistics.alt_test import alt_test
 from annotator.models import Study
 from demo.bots import rate_as_bots
 from judging.models import Judgment

@@ -151,7 +151,7 @@ def test_estimates_match_a_direct_computation(paper):
     """The monitor's interval equals the increments and sequence computed by
     hand from the same draws and labels: no running intersection, a
     pseudo-observation at each end of the increments of the system's pool."""
-    from analysis.anytime import active_increments, confidence_sequence, increment_ends
+    from analysis.statistics.anytime import active_increments, confidence_sequence, increment_ends
 
     adaptive = make(paper, name="Adaptive: direct", design="adaptive")
     loop.start(adaptive)

@@ -2,14 +2,14 @@
 authors' reference procedure (nitaytech/AltTest, alt_test_example.ipynb:
 `by_procedure`, `accuracy`, `neg_rmse`, `ttest`, `alt_test`), run on the same
 data. The transcription below loops over raters and items exactly as the
-reference does; it never calls analysis.alt_test."""
+reference does; it never calls analysis.statistics.alt_test."""
 
 import numpy as np
 import pandas as pd
 import pytest
 from scipy.stats import rankdata, ttest_1samp
 
-from analysis.alt_test import alt_test, benjamini_yekutieli
+from analysis.statistics.alt_test import alt_test, benjamini_yekutieli
 
 # --- The reference procedure, transcribed ---------------------------------------------------
 

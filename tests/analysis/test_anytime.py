@@ -1,4 +1,4 @@
-"""Anytime-valid estimates (analysis.anytime) against direct computations of
+"""Anytime-valid estimates (analysis.statistics.anytime) against direct computations of
 the papers' formulas, and their coverage under peeking: the confidence
 sequence covers at every time at once, where a fixed-n interval looked at
 after every observation does not."""
@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from analysis.anytime import (
+from analysis.statistics.anytime import (
     active_increments,
     confidence_sequence,
     mixture_radius,

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from analysis.bootstrap import (
+from analysis.statistics.bootstrap import (
     RANKING_PERCENTILES,
     ClusterBootstrap,
     clustered_correlation,

@@ -7,10 +7,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.distributions import BINNING, score_bin, score_distributions
 from analysis.report import build_report
 from analysis.report_types import NOT_IN_THIS_REPORT, AgreementReport, NotComputable
 from analysis.selection import Selection
+from analysis.statistics.distributions import BINNING, score_bin, score_distributions
 
 
 def test_scores_are_binned_to_the_nearest_level_within_the_scale():

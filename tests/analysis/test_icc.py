@@ -4,8 +4,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.icc import icc_table, one_way_unbalanced, pingouin_icc
-from analysis.stats import rater_agreement
+from analysis.statistics.icc import icc_table, one_way_unbalanced, pingouin_icc
+from analysis.statistics.stats import rater_agreement
 
 # Shrout & Fleiss (1979), Psychological Bulletin 86(2), Table 2: 6 targets x 4 judges,
 # and their Table 4 of ICC estimates.
@@ -173,7 +173,7 @@ def test_unbalanced_one_way_f_matches_scipy_anova():
 def test_interval_alpha_matches_the_krippendorff_package():
     import krippendorff
 
-    from analysis.stats import interval_alpha
+    from analysis.statistics.stats import interval_alpha
 
     rng = np.random.default_rng(3)
     for _ in range(20):

@@ -10,8 +10,8 @@ import pytest
 from scipy import stats
 from sklearn.isotonic import IsotonicRegression
 
-from analysis.icc import pingouin_icc
-from analysis.judge_diagnostics import (
+from analysis.statistics.icc import pingouin_icc
+from analysis.statistics.judge_diagnostics import (
     calibration,
     length_bias,
     partial_correlation,

@@ -3,9 +3,9 @@ position-bias diagnostics in the report."""
 
 import pytest
 
-from analysis.pairwise import verdict_table, win_rates
 from analysis.report import build_report
 from analysis.selection import Selection
+from analysis.statistics.pairwise import verdict_table, win_rates
 from corpus.models import Dataset
 from judging.evaluators.config import ConfigError, JudgeConfig
 from judging.judging_runs import JudgingError, create_judging_run
@@ -91,7 +91,7 @@ def test_baseline_without_responses_is_refused(two_meetings_committed):
 
 
 def test_human_review_of_a_pairwise_judge_gives_verdicts(two_meetings_committed, django_user_model):
-    from judging.human_review import ReviewError, reparse_run, resolve_item
+    from judging.human_review import ReviewError, check_reparse_run, check_resolve_item
     from judging.models import Judgment
     from judging.parsers import Verdict
 
@@ -107,11 +107,11 @@ def test_human_review_of_a_pairwise_judge_gives_verdicts(two_meetings_committed,
     first.call.raw_output = "On reflection, they are equal. [[C]]"
     first.call.save()
     JudgeItem.objects.filter(pk=second.pk).update(call=None)
-    assert reparse_run(run) == 1
+    assert check_reparse_run(run) == 1
     researcher = django_user_model.objects.create_user("r2", role="researcher")
     with pytest.raises(ReviewError, match="takes a verdict: A"):
-        resolve_item(second, 1, researcher)  # no numbers for a verdict
-    resolve_item(second, Verdict.B, researcher)  # the answer shown second wins
+        check_resolve_item(second, 1, researcher)  # no numbers for a verdict
+    check_resolve_item(second, Verdict.B, researcher)  # the answer shown second wins
     assert PairwiseVerdict.objects.get(response=first.response, order=first.order).winner == "tie"
     assert (
         PairwiseVerdict.objects.get(response=second.response, order=second.order).winner == "second"

@@ -17,12 +17,17 @@ import pytest
 from scipy.stats import binomtest
 from sklearn.metrics import cohen_kappa_score
 
-from analysis.human_pairwise import cohen_kappa, position_effect
-from analysis.pairwise import majority_outcome, majority_outcomes, verdict_table, win_rates
 from analysis.render import to_html
 from analysis.report import build_report
 from analysis.report_types import NotComputable
 from analysis.selection import Selection
+from analysis.statistics.human_pairwise import cohen_kappa, position_effect
+from analysis.statistics.pairwise import (
+    majority_outcome,
+    majority_outcomes,
+    verdict_table,
+    win_rates,
+)
 from generation.models import Response
 from judging.models import Evaluator, PairwiseVerdict
 

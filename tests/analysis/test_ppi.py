@@ -15,15 +15,15 @@ ppi_py = pytest.importorskip(
     "ppi_py", reason="ppi-python is a dev dependency (pip install -e .[dev])"
 )
 
-from analysis.bootstrap import ClusterBootstrap  # noqa: E402
-from analysis.ppi import (  # noqa: E402
+from analysis.statistics.bootstrap import ClusterBootstrap  # noqa: E402
+from analysis.statistics.ppi import (  # noqa: E402
     Z95,
     estimates_from_sums,
     gold_needed,
     ppi_columns,
     system_scores,
 )
-from analysis.ppi import ranks as rank_rows  # noqa: E402
+from analysis.statistics.ppi import ranks as rank_rows  # noqa: E402
 
 
 def study(seed=0, n_meetings=8, judge_bias=0.8, judge_noise=1.2):

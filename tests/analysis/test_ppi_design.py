@@ -14,10 +14,10 @@ import pytest
 from scipy import stats
 
 from analysis.items_for_humans import create_study, inclusion_probabilities, systematic_pps
-from analysis.ppi import weighted_estimate
 from analysis.report import build_report
 from analysis.report_types import NotComputable
 from analysis.selection import Selection
+from analysis.statistics.ppi import weighted_estimate
 from annotator.actions.arrival import check_start_assignment
 from annotator.actions.rating import check_complete_assignment
 from annotator.actions.settings import check_save_study
@@ -97,8 +97,8 @@ def test_weighted_estimates_are_unbiased_and_cover_over_repeated_samples():
 
 
 def weighted_scores(y, f, labelled, pi):
-    from analysis.bootstrap import ClusterBootstrap
-    from analysis.ppi import weighted_system_scores
+    from analysis.statistics.bootstrap import ClusterBootstrap
+    from analysis.statistics.ppi import weighted_system_scores
 
     n = len(f)
     return weighted_system_scores(

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 from scipy import stats as sp
 
-from analysis import stats
+from analysis.statistics import stats
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from django.core.management import CommandError, call_command
 
-from analysis.anytime import active_increments, confidence_sequence, increment_ends
+from analysis.statistics.anytime import active_increments, confidence_sequence, increment_ends
 from analysis.study_plan import Budget, Goal, plan, run_system
 from judging.importing import import_elitr_bench
 

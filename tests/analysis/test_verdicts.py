@@ -11,8 +11,9 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from analysis import alt_test, verdicts
-from analysis.bootstrap import ClusterBootstrap, clustered_correlation, ranking_agreement
+from analysis import verdicts
+from analysis.statistics import alt_test
+from analysis.statistics.bootstrap import ClusterBootstrap, clustered_correlation, ranking_agreement
 
 DESCRIBED = {"panel": {"role": "individual raters"}}
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analysis.pairwise import win_rates
+from analysis.statistics.pairwise import win_rates
 from judging.evaluators import JudgeConfig, checked_judge, judge_for
 from judging.evaluators.judges import LevalPairwise
 from judging.models import JudgeItem

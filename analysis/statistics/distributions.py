@@ -5,7 +5,7 @@ A response counts once per evaluator, with its score as the rest of the report
 uses it (analysis.scores.response_scores: a crowd evaluator's score is the mean
 of its raters, a judge scored with several seeds the mean of its samples).
 Those means and the automatic metrics (ROUGE as 1 + 9 x value) are continuous,
-so every score is binned by the rule the gold bins use (analysis.stats.gold_bins):
+so every score is binned by the rule the gold bins use (analysis.statistics.stats.gold_bins):
 rounded to the nearest integer, a half to the even neighbour, then kept within
 1-10. An integer score lands in its own bin, so a rubric judge's counts are
 exact, and the gold evaluator's counts are the gold bins' sizes.
@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis.stats import not_computable
+from analysis.statistics.stats import not_computable
 
 LEVELS = range(1, 11)
 BINNING = (

@@ -4,7 +4,7 @@ Every function returns plain, JSON-ready values. Where a statistic cannot be
 computed (too few data, a single rater, constant scores) it returns
 `{"computable": False, "reason": ...}` instead of raising or a bare NaN.
 Statistics come from scipy, pingouin and krippendorff; the one computed here
-(ICC, in analysis.icc) is checked against pingouin.
+(ICC, in analysis.statistics.icc) is checked against pingouin.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from analysis.icc import icc_table, one_way_unbalanced
+from analysis.statistics.icc import icc_table, one_way_unbalanced
 
 CORRELATION_METHODS = ("pearson", "spearman", "kendall")
 MIN_PAIRS = 3

@@ -2,7 +2,7 @@
 self-consistency over repeated samples, length bias controlling for quality,
 and reliability per question type and answer position.
 
-Each function returns JSON-ready values or analysis.stats.not_computable.
+Each function returns JSON-ready values or analysis.statistics.stats.not_computable.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import pandas as pd
 from scipy import special, stats
 from scipy.optimize import isotonic_regression
 
-from analysis.icc import icc_table
-from analysis.stats import _finite, _mean_ci, not_computable
+from analysis.statistics.icc import icc_table
+from analysis.statistics.stats import _finite, _mean_ci, not_computable
 
 MIN_PAIRS = 3
 

@@ -41,7 +41,7 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from analysis.stats import not_computable
+from analysis.statistics.stats import not_computable
 
 ALIGNMENTS = ("neg_rmse", "neg_mae", "accuracy", "rank")
 ALIGNMENT_DESCRIPTIONS = {

@@ -196,7 +196,7 @@ def win_rates(table: pd.DataFrame, counting: str = "consistent") -> dict:
 
 
 def battles_for_diagnostics(table: pd.DataFrame) -> pd.DataFrame:
-    """The layout analysis.stats.pairwise_diagnostics reads (one rater's pairs:
+    """The layout analysis.statistics.stats.pairwise_diagnostics reads (one rater's pairs:
     the rater is part of the pair, so two raters' orders are never paired)."""
     raters = table["rater"] if "rater" in table else [""] * len(table)
     return pd.DataFrame(

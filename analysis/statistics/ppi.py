@@ -36,7 +36,7 @@ from collections.abc import Callable
 import numpy as np
 from scipy import special
 
-from analysis.bootstrap import ClusterBootstrap
+from analysis.statistics.bootstrap import ClusterBootstrap
 
 Z95 = float(special.ndtri(0.975))
 # Column order of the sums a PPI estimate needs.

@@ -1,9 +1,9 @@
 """Human pairwise studies beside the LLM pairwise judges: position effect,
 agreement among the raters, and agreement of each study with each judge.
 
-Reads the verdict table of analysis.pairwise (one row per verdict). Outcomes
+Reads the verdict table of analysis.statistics.pairwise (one row per verdict). Outcomes
 are those of the judged response (win, tie, loss), whatever order it was
-shown in. Returns JSON-ready values, with analysis.stats.not_computable where
+shown in. Returns JSON-ready values, with analysis.statistics.stats.not_computable where
 a statistic cannot be computed.
 """
 
@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import binomtest
 
-from analysis.pairwise import (
+from analysis.statistics.pairwise import (
     OUTCOMES,
     PAIR,
     human_rows,
@@ -21,7 +21,7 @@ from analysis.pairwise import (
     majority_outcomes,
     rater_outcomes,
 )
-from analysis.stats import _finite, not_computable
+from analysis.statistics.stats import _finite, not_computable
 
 
 def position_effect(verdicts: pd.DataFrame) -> dict:
