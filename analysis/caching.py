@@ -188,7 +188,7 @@ def cached_figures(entry: CachedReport, fmt: str, names: list[str] | None = None
     """The report's figures (or the named ones) as `fmt` bytes, by name: read
     from the cache, the missing ones drawn and stored. An unknown name is a
     KeyError."""
-    from analysis import drawing, plots
+    from analysis.figures import drawing, plots
 
     specs = plots.figures(entry.report)
     wanted = list(specs) if names is None else names

@@ -267,7 +267,7 @@ def figure_views(
     """Each figure of the report with its PNG (drawn here unless `images` has
     it: analysis.caching passes the cached ones) and, given the selection's
     query string, the links to /analysis/report/plot/<name>.<png|svg>."""
-    from analysis import drawing, plots
+    from analysis.figures import drawing, plots
 
     views = {}
     for name, figure in plots.figures(report).items():

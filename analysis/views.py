@@ -120,8 +120,8 @@ def report_page(request: HttpRequest) -> HttpResponse:
 def report_plot(request: HttpRequest, name: str, fmt: str) -> HttpResponse:
     """/analysis/report/plot/<name>.<png|svg>?<the report's selection>: one
     figure of the report, to download (researchers only, as the report)."""
-    from analysis import drawing, plots
     from analysis.caching import cached_figures, cached_report
+    from analysis.figures import drawing, plots
 
     try:
         selection = selection_from(request.GET, request.user)

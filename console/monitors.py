@@ -24,7 +24,7 @@ from judging.models import JudgeItem, JudgingRun
 from runs.models import ACTIVE, RunStatus
 
 if TYPE_CHECKING:  # the figure is described where a plot is asked for
-    from analysis.figure_types import Figure
+    from analysis.figures.figure_types import Figure
 
 OUTCOME_LABELS = {
     "api_error": "API errors",
@@ -302,8 +302,8 @@ def rater_plot_state(row: ParticipantQuality, scale_max: int) -> str:
 
 
 def rater_plot_figure(row: ParticipantQuality, scale_max: int) -> Figure:
-    """The participant's ratings against gold and their spread (analysis.plots)."""
-    from analysis.plots import rater_figure
+    """The participant's ratings against gold and their spread (analysis.figures.plots)."""
+    from analysis.figures.plots import rater_figure
 
     return rater_figure(
         row.rater, row.gold_pairs, row.scores, scale_max, row.gold_correlation, row.gold_note

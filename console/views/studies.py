@@ -280,8 +280,8 @@ def participant_allow_other_device(request: HttpRequest, pk: int) -> HttpRespons
 def participant_plot(request: HttpRequest, pk: int) -> HttpResponse:
     """A participant's ratings against gold and their spread, as SVG: drawn
     once per state of their ratings (analysis.caching's cache), then read."""
-    from analysis import drawing
     from analysis.caching import cache, code_version
+    from analysis.figures import drawing
 
     participant = scoped_object(
         request, Participant.objects.select_related("study"), pk, "study__project"

@@ -7,8 +7,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from analysis import drawing, plots
-from analysis.figure_types import (
+from analysis.figures import drawing, plots
+from analysis.figures.figure_types import (
     CLIPPED_NOTE,
     FEW_NOTE,
     SCALE,

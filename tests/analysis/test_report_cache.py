@@ -11,8 +11,9 @@ import pytest
 from django.core.cache import caches
 from django.utils import timezone
 
-from analysis import caching, drawing, plots
+from analysis import caching
 from analysis import report as report_module
+from analysis.figures import drawing, plots
 from analysis.selection import Selection
 from annotator.actions.arrival import check_start_assignment
 from annotator.actions.participants import check_exclude_participant

@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ET
 import pytest
 from django.urls import reverse
 
-from analysis import drawing
+from analysis.figures import drawing
 from annotator.actions.arrival import check_start_assignment
 from annotator.actions.rating import check_complete_assignment, check_rate_item
 from annotator.models import Participant, Study

@@ -1,17 +1,17 @@
 """The report's figures, as plain descriptions of what is drawn.
 
-`figures(report)` turns the typed report into `Figure`s (analysis.figure_types:
+`figures(report)` turns the typed report into `Figure`s (analysis.figures.figure_types:
 panels of points whose interval ends are already clipped to the 1-10 scale,
 the N beside every binned point, which points rest on fewer than FEW
 responses); `rater_figure` describes one participant of a study against gold
-for the study monitor. `analysis.drawing.draw` turns a figure into PNG or SVG.
+for the study monitor. `analysis.figures.drawing.draw` turns a figure into PNG or SVG.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from analysis.figure_types import (
+from analysis.figures.figure_types import (
     CLIPPED_NOTE,
     FEW_NOTE,
     LEVELS,

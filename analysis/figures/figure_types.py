@@ -1,7 +1,7 @@
 """A figure as plain data: what is drawn, before anything is drawn.
 
-`analysis.plots` describes the report's figures (and the study monitor's
-rater figures) with these types; `analysis.drawing` draws them. A test reads
+`analysis.figures.plots` describes the report's figures (and the study monitor's
+rater figures) with these types; `analysis.figures.drawing` draws them. A test reads
 what a figure shows (the N beside every binned point, which points rest on
 fewer than FEW responses, which interval ends were cut at the end of the
 scale) without looking at pixels.

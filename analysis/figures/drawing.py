@@ -1,4 +1,4 @@
-"""Drawing a figure (analysis.figure_types) as PNG or SVG bytes, with
+"""Drawing a figure (analysis.figures.figure_types) as PNG or SVG bytes, with
 matplotlib's object API (no pyplot: no global figure state shared between a
 server's threads)."""
 
@@ -9,7 +9,7 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from analysis.figure_types import (
+from analysis.figures.figure_types import (
     CLIPPED_NOTE,
     FEW_NOTE,
     LEVELS,
