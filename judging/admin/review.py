@@ -11,7 +11,7 @@ from django.utils.html import format_html
 
 from judging.evaluators import ModelJudge
 from judging.evaluators.config import ConfigError
-from judging.human_review import ReviewError, item_protocol, resolve_item
+from judging.human_review import ReviewError, check_resolve_item, item_protocol
 from judging.models import (
     JudgeItem,
 )
@@ -126,7 +126,7 @@ class JudgeItemAdmin(ProjectScopedAdmin):
                 messages.error(request, f"Nothing stored: {form.errors.as_text()}")
             else:
                 try:
-                    resolve_item(item, form.answer(), request.user)
+                    check_resolve_item(item, form.answer(), request.user)
                     messages.info(request, f"{protocol.answer_kind.capitalize()} stored.")
                 except ReviewError as error:
                     messages.error(request, str(error))

@@ -16,7 +16,7 @@ from judging.api.serializers import (
     JudgmentSerializer,
     ResolveSerializer,
 )
-from judging.human_review import resolve_item
+from judging.human_review import check_resolve_item
 from judging.judging_runs import cancel_run, resume_run, retry_failed, start_judging_run
 from judging.models import Evaluator, JudgeItem, JudgingRun, Judgment
 from runs.api import outcome_response, outcome_schema
@@ -179,6 +179,7 @@ class JudgeItemViewSet(ProjectScopedMixin, viewsets.ReadOnlyModelViewSet):
         item = self.get_object()
         body = ResolveSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        resolve_item(item, body.answer(), request.user)  # ReviewError: 400, ReviewConflict: 409
+        # ReviewError: 400, ReviewConflict: 409
+        check_resolve_item(item, body.answer(), request.user)
         item.refresh_from_db()
         return Response(JudgeItemSerializer(item).data)

@@ -6,7 +6,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from corpus.models import Dataset
-from judging.human_review import ReviewError, resolve_item
+from judging.human_review import ReviewError, check_resolve_item
 from judging.judging_runs import create_judging_run
 from judging.models import Evaluator, JudgeItem, Judgment, PairwiseVerdict
 from judging.parsers import Verdict
@@ -145,8 +145,8 @@ def test_only_researchers_resolve(pairwise_item, gold_annotator):
 def test_the_service_takes_a_verdict_never_a_number(pairwise_item, researcher):
     for wrong in (0, 1, 2, "B"):
         with pytest.raises(ReviewError, match="takes a verdict"):
-            resolve_item(pairwise_item, wrong, researcher)
-    resolve_item(pairwise_item, Verdict.B, researcher)
+            check_resolve_item(pairwise_item, wrong, researcher)
+    check_resolve_item(pairwise_item, Verdict.B, researcher)
     assert PairwiseVerdict.objects.get().winner == "second"
 
 

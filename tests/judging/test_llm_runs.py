@@ -259,7 +259,7 @@ def test_a_researcher_scores_what_no_parser_could(
     two_meetings_committed, server, client, django_user_model
 ):
     from generation.models import Response
-    from judging.human_review import ReviewError, reparse_run, resolve_item
+    from judging.human_review import ReviewError, check_reparse_run, check_resolve_item
 
     Response.objects.filter(run__system__name="Synthetic-Terse").update(text="GARBLE")
     judge = make_judge(server, reask=0)
@@ -278,14 +278,14 @@ def test_a_researcher_scores_what_no_parser_could(
     item.refresh_from_db()
     assert item.status == "resolved"
     with pytest.raises(ReviewError, match="does not need a human"):
-        resolve_item(item, 7, admin)
+        check_resolve_item(item, 7, admin)
     # a newer parser reads stored answers again, without any call
     calls = server.count
     LLMCall.objects.filter(raw_output__startswith="I think").update(
         raw_output="I think this is good. \\boxed{8}"
     )
     assert (
-        reparse_run(run)
+        check_reparse_run(run)
         == JudgeItem.objects.filter(run=run, status="done", detail="re-parsed").count()
         == 11
     )
