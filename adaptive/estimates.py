@@ -2,7 +2,7 @@
 score from the draws resolved so far, and whether the goal is met. Reads
 only; adaptive.loop acts on it.
 
-The interval is the design's (analysis.study_plan): for the `adaptive` design
+The interval is the design's (analysis.planning.study_plan): for the `adaptive` design
 the anytime-valid confidence sequence of the active increments (no running
 intersection, pseudo-observations at the increments' ends); for the fixed
 designs (`uniform`, `ppi`) the fixed-n interval of `fixed_estimate` on the
@@ -26,8 +26,8 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from adaptive.models import AdaptiveStudy, Draw
+from analysis.planning.study_plan import fixed_estimate
 from analysis.statistics.anytime import active_increments, confidence_sequence, increment_ends
-from analysis.study_plan import fixed_estimate
 from annotator.models import Study
 from judging.models import Judgment
 

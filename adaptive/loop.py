@@ -10,7 +10,7 @@ The study runs the design its plan chose (or its researcher, recorded):
 on the anytime interval as soon as it is narrow enough; the fixed designs
 (`uniform`, `ppi`) send the plan's first wave, every draw to a human, read
 their fixed-n interval once the wave is rated, and add at most TOP_UPS
-top-up waves sized from the spread of the labels so far (analysis.study_plan).
+top-up waves sized from the spread of the labels so far (analysis.planning.study_plan).
 
 Locks: every change takes the adaptive study's row first (`lock`), then the
 annotator actions it calls take their studies' rows (annotator.actions'
@@ -48,7 +48,7 @@ from adaptive.waves import (
     wave_cost,
     wave_sizes,
 )
-from analysis.study_plan import DESIGN_WORDS, TOP_UPS, VARIANCE_BOUND
+from analysis.planning.study_plan import DESIGN_WORDS, TOP_UPS, VARIANCE_BOUND
 from annotator.actions.status import check_set_study_status
 from annotator.models import Assignment, Study
 from annotator.prolific_api import reward_in_pence

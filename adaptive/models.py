@@ -45,7 +45,7 @@ class AdaptiveStudy(models.Model):
         FINISHED = "finished", "Finished"
 
     class Design(models.TextChoices):
-        # analysis.study_plan's designs (DESIGNS); the plan chooses one
+        # analysis.planning.study_plan's designs (DESIGNS); the plan chooses one
         UNIFORM = "uniform", "A fixed uniform design on humans alone"
         PPI = "ppi", "A fixed design with the judge (PPI)"
         ADAPTIVE = "adaptive", "Adaptive waves with an anytime interval"
@@ -92,7 +92,7 @@ class AdaptiveStudy(models.Model):
     t_opt = models.FloatField(default=800, help_text="Draws where the sequence is tightest.")
     scale = models.FloatField(default=3.0, help_text="A guess of an increment's SD.")
     send_rate = models.FloatField(default=0.3, help_text="Share of draws sent to humans.")
-    # analysis.items_for_humans.FLOOR (a test holds them equal; pandas is not loaded here)
+    # analysis.planning.items_for_humans.FLOOR (a test holds them equal; pandas is not loaded here)
     floor = models.FloatField(default=0.5, help_text="Uniform share of the probabilities.")
     draws_per_wave = models.PositiveIntegerField(default=100, help_text="Per system.")
     budget_pence = models.PositiveIntegerField()

@@ -1,4 +1,4 @@
-"""The plan shown before anything is spent (analysis.study_plan's simulation
+"""The plan shown before anything is spent (analysis.planning.study_plan's simulation
 on the adaptive study's own pool): the design it will run (the cheapest of
 uniform, ppi and adaptive whose simulated intervals keep their coverage, or
 the one its researcher chose), why, what each design was expected to pay,
@@ -13,7 +13,7 @@ import numpy as np
 
 from adaptive.models import AdaptiveStudy
 from adaptive.pool import judge_means
-from analysis.study_plan import DESIGN_WORDS, TOP_UPS, Budget, Goal, plan
+from analysis.planning.study_plan import DESIGN_WORDS, TOP_UPS, Budget, Goal, plan
 from users.models import User
 
 PLAN_REPLAYS = 200

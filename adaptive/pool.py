@@ -6,7 +6,7 @@ The probability rises with the disagreement between the judge and the
 uncertainty judge (without one: the spread of the judge's own repeated
 scores, when it scored with several seeds; else uniform) and never falls
 below a uniform floor
-(analysis.items_for_humans.inclusion_probabilities, the rule "Select items
+(analysis.planning.items_for_humans.inclusion_probabilities, the rule "Select items
 for humans" records); per system it averages `send_rate`. It is recorded on
 every draw before any label of it is seen, which is what keeps the
 inverse-probability weighted estimate unbiased (Zrnic & Candes 2024)."""
@@ -17,7 +17,7 @@ import pandas as pd
 from django.db.models import Avg
 
 from adaptive.errors import AdaptiveError
-from analysis.items_for_humans import inclusion_probabilities
+from analysis.planning.items_for_humans import inclusion_probabilities
 from corpus.models import Dataset
 from generation.models import GenerationRun, Response, System
 from judging.models import Evaluator, Judgment

@@ -11,7 +11,7 @@ import numpy as np
 
 from adaptive.estimates import SystemEstimate, ranking
 from adaptive.models import AdaptiveStudy, Draw, Snapshot
-from analysis.study_plan import DESIGN_WORDS, Z95
+from analysis.planning.study_plan import DESIGN_WORDS, Z95
 
 
 def uniform_ratings(adaptive: AdaptiveStudy, found: list[SystemEstimate]) -> dict[str, int | None]:

@@ -19,7 +19,7 @@ from adaptive.estimates import (
     unanswered,
 )
 from adaptive.models import AdaptiveStudy, Draw
-from analysis.study_plan import TOP_UP_LEAST, VARIANCE_BOUND, fixed_size
+from analysis.planning.study_plan import TOP_UP_LEAST, VARIANCE_BOUND, fixed_size
 from annotator.actions.groups import check_filter_study
 from annotator.actions.settings import check_save_study
 from annotator.actions.status import check_set_study_status
@@ -116,7 +116,7 @@ def first_wave_sizes(adaptive: AdaptiveStudy) -> dict[int, int]:
 
 def top_up_sizes(adaptive: AdaptiveStudy, found: list[SystemEstimate]) -> dict[int, int]:
     """A fixed design's top-up, for each system whose part of the goal is open:
-    the labels its interval needs in all (analysis.study_plan.fixed_size, on
+    the labels its interval needs in all (analysis.planning.study_plan.fixed_size, on
     the 90% upper bound of the spread of its labels so far), less those it
     has, at least TOP_UP_LEAST. The size depends on the spread only, never on
     the mean (Stein's two-stage design). Read once every sent draw is rated."""

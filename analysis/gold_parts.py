@@ -1,6 +1,6 @@
 """The report's parts that need a reference or PPI's labels: PPI's system
 scores on a labelled set PPI allows (and how that set was chosen), the human
-budget planner (analysis.planner), and the judge diagnostics read against the
+budget planner (analysis.planning.planner), and the judge diagnostics read against the
 reference (calibration, reliability per question type and answer position).
 Returns JSON-ready values; analysis.report types them.
 """
@@ -12,7 +12,7 @@ from typing import Literal, TypedDict
 import numpy as np
 import pandas as pd
 
-from analysis.planner import planner
+from analysis.planning.planner import planner
 from analysis.scope import Scope
 from analysis.statistics import judge_diagnostics, ppi
 from analysis.statistics.bootstrap import ClusterBootstrap

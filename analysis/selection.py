@@ -33,7 +33,7 @@ EPSILON_HINT = (
 MAX_WIDTH = 9.0  # the whole 1-10 scale
 MAX_LABELLED = 100_000
 DEFAULT_LABELLED = 40
-# How the planner's action picks responses for humans (analysis.items_for_humans)
+# How the planner's action picks responses for humans (analysis.planning.items_for_humans)
 ITEM_METHODS = ("disagreement", "uncertainty", "random")
 MAX_ITEMS = 10_000
 TRUE_WORDS = ("1", "true", "yes", "on")

@@ -255,7 +255,7 @@ class SelectItemsForm(forms.Form):
 def select_items_page(request: HttpRequest) -> HttpResponse:
     """The report page's "select items for humans" form: create the study, then
     show what it rates."""
-    from analysis.items_for_humans import create_study
+    from analysis.planning.items_for_humans import create_study
 
     if not is_researcher(request.user):
         return HttpResponseForbidden("Studies are created by researchers and admins.")
@@ -350,7 +350,7 @@ def select_items_api(request: Request) -> Response:
     """Pick responses of a selection for humans to rate (by the judges'
     disagreement, their samples' spread, or stratified at random) and create a
     gold or crowd study of exactly those (closed: open it when ready)."""
-    from analysis.items_for_humans import create_study
+    from analysis.planning.items_for_humans import create_study
 
     user = request.user
     if not is_researcher(user):  # the API's permission class lets only researchers this far

@@ -15,7 +15,7 @@ Each replay draws each system's responses at random (with replacement), one
 after another, for as long as that system's interval is wider than the goal
 (the loop sends its places to the systems still open); a response goes to a
 human with probability pi fixed before
-the study (`analysis.items_for_humans.inclusion_probabilities` on the
+the study (`analysis.planning.items_for_humans.inclusion_probabilities` on the
 disagreement between GPT-4 and Prometheus, a uniform floor mixed in, an
 expected share `--rate` of the draws); each system's increments
 (`analysis.statistics.anytime.active_increments`, lambda tuned predictably) feed its
@@ -74,11 +74,11 @@ def paper_pool(data: Path) -> dict[str, np.ndarray]:
 
 
 def replay(rng, pool, probability, residuals, args) -> dict:
-    """One study (analysis.study_plan.run_system per system): each system is
+    """One study (analysis.planning.study_plan.run_system per system): each system is
     drawn from until its own interval is narrow enough, then the study is
     answered if all of them stopped within the budget. Returns, per way of
     stopping, what it found and paid."""
-    from analysis.study_plan import Goal, run_system
+    from analysis.planning.study_plan import Goal, run_system
 
     goal = Goal(
         width=args.width,
@@ -152,10 +152,10 @@ def main() -> None:
     import django
     import pandas as pd
 
-    # analysis.items_for_humans reads the project's selection rules (Django's apps)
+    # analysis.planning.items_for_humans reads the project's selection rules (Django's apps)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.base")
     django.setup()
-    from analysis.items_for_humans import inclusion_probabilities
+    from analysis.planning.items_for_humans import inclusion_probabilities
 
     started = time.perf_counter()
     pool = paper_pool(args.data)

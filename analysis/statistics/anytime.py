@@ -27,7 +27,7 @@ Candes, ICML 2024, "Active Statistical Inference"; its sequential form as in
 Zrnic & Candes' section on sequential sampling): a response drawn at random
 from the pool, its judge score f always known, sent to a human with a
 probability pi chosen before its label is seen (higher where the judge is
-unsure, never below a floor: `analysis.items_for_humans.inclusion_probabilities`),
+unsure, never below a floor: `analysis.planning.items_for_humans.inclusion_probabilities`),
 and
 
     z_t = lambda_t f_t + (Y_t - lambda_t f_t) xi_t / pi_t

@@ -38,8 +38,8 @@ SEND_RATE = 0.3
 def _plan(dataset: Dataset, settings: Settings, goal, replays: int):
     """The probabilities an adaptive study would send with, and the plan it
     would make on this dataset, the gold standing for the ratings seen so far."""
-    from analysis.items_for_humans import inclusion_probabilities
-    from analysis.study_plan import Budget, plan
+    from analysis.planning.items_for_humans import inclusion_probabilities
+    from analysis.planning.study_plan import Budget, plan
 
     probability = inclusion_probabilities(
         pd.Series(np.abs(dataset.judge - dataset.second) / 2), count=SEND_RATE * dataset.size
@@ -60,7 +60,7 @@ def _plan(dataset: Dataset, settings: Settings, goal, replays: int):
 
 
 def _setup(dataset: Dataset, settings: Settings):
-    from analysis.study_plan import Goal
+    from analysis.planning.study_plan import Goal
 
     lo, hi = dataset.scale
     goal = Goal(width=WIDTH_SHARE * (hi - lo), max_draws=4000 if settings.small else 6000)
@@ -69,7 +69,7 @@ def _setup(dataset: Dataset, settings: Settings):
 
 
 def _run(design, rng, dataset, goal, probability, first):
-    from analysis.study_plan import run_fixed, run_system
+    from analysis.planning.study_plan import run_fixed, run_system
 
     def sample(item: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         return dataset.label(item, rng)
@@ -93,7 +93,7 @@ def _run(design, rng, dataset, goal, probability, first):
 
 
 def means_rows(dataset: Dataset, settings: Settings) -> list[Row]:
-    from analysis.study_plan import DESIGNS
+    from analysis.planning.study_plan import DESIGNS
 
     goal, probability, planned = _setup(dataset, settings)
     truth = dataset.truth()
@@ -146,7 +146,7 @@ def ranking_rows(dataset: Dataset, settings: Settings) -> list[Row]:
     """The ranking goal as an adaptive study plans it: every system within
     half the smallest gap of the judge's means (at least 0.05), at
     1 - (1 - p) / K each (Bonferroni), p = 0.95."""
-    from analysis.study_plan import Goal
+    from analysis.planning.study_plan import Goal
 
     systems = len(dataset.systems)
     means = sorted(dataset.truth(dataset.judge))
@@ -205,7 +205,7 @@ def sequence_rows(dataset: Dataset, settings: Settings) -> list[Row]:
     """The adaptive design's confidence sequence on long streams of one
     system's active increments, with the study's defaults: never missing
     after the burn-in."""
-    from analysis.items_for_humans import inclusion_probabilities
+    from analysis.planning.items_for_humans import inclusion_probabilities
     from analysis.statistics.anytime import active_increments, confidence_sequence, increment_ends
 
     probability = inclusion_probabilities(

@@ -6,7 +6,7 @@
   truth is each system's mean gold score over the pool (what
   `ppi_covers_all_gold` compares with).
 - `weighted`: a labelled set drawn as "Select items for humans" draws it
-  (analysis.items_for_humans: probabilities from the two judges'
+  (analysis.planning.items_for_humans: probabilities from the two judges'
   disagreement with the uniform floor, systematic PPS), n per system on
   average; each picked item gets one human label (a rater at random; the
   gold where the dataset has one rater), and the truth is each system's mean
@@ -150,7 +150,7 @@ def sample_rows(dataset: Dataset, settings: Settings) -> list[Row]:
 
 
 def weighted_rows(dataset: Dataset, settings: Settings) -> list[Row]:
-    from analysis.items_for_humans import inclusion_probabilities, systematic_pps
+    from analysis.planning.items_for_humans import inclusion_probabilities, systematic_pps
     from analysis.statistics import ppi
 
     rng = np.random.default_rng(settings.seed + 1)

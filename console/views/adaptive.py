@@ -70,7 +70,7 @@ def adaptive_new(request: HttpRequest) -> HttpResponse:
 
 def plan_designs(adaptive: AdaptiveStudy) -> list[dict]:
     """The plan's figures for each design it simulated, the one that runs marked."""
-    from analysis.study_plan import DESIGN_WORDS
+    from analysis.planning.study_plan import DESIGN_WORDS
 
     names = adaptive.plan.get("systems") or []
     rows = []

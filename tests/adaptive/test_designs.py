@@ -1,4 +1,4 @@
-"""The design a study runs (analysis.study_plan): the plan chooses the
+"""The design a study runs (analysis.planning.study_plan): the plan chooses the
 cheapest design that keeps its coverage, a researcher may choose another (a
 recorded decision), and the loop runs it. The fixed designs send every draw
 of the plan's first wave to a human, read their fixed-n interval once the
@@ -15,7 +15,7 @@ import pytest
 from adaptive import loop
 from adaptive.estimates import SystemEstimate, estimates, goal_met
 from adaptive.models import AdaptiveStudy, Decision, Draw
-from analysis.study_plan import TOP_UP_LEAST, VARIANCE_BOUND, fixed_estimate, fixed_size
+from analysis.planning.study_plan import TOP_UP_LEAST, VARIANCE_BOUND, fixed_estimate, fixed_size
 from annotator.models import Study
 from demo.bots import rate_as_bots
 from judging.models import Judgment
@@ -220,7 +220,7 @@ def test_the_alt_test_goal_has_no_design_to_choose(paper):
 
 def test_the_floor_defaults_to_the_items_for_humans_floor():
     from adaptive.api.serializers import AdaptiveStudySerializer
-    from analysis.items_for_humans import FLOOR
+    from analysis.planning.items_for_humans import FLOOR
 
     assert AdaptiveStudy().floor == FLOOR == 0.5
     assert AdaptiveStudySerializer().fields["floor"].default == FLOOR

@@ -17,7 +17,7 @@ from django.core.management import CommandError, call_command
 from django.db import connection, connections
 from rest_framework.test import APIClient
 
-from analysis.items_for_humans import (
+from analysis.planning.items_for_humans import (
     choose_items,
     create_study,
     inclusion_probabilities,

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from analysis.items_for_humans import create_study, inclusion_probabilities, systematic_pps
+from analysis.planning.items_for_humans import create_study, inclusion_probabilities, systematic_pps
 from analysis.report import build_report
 from analysis.report_types import NotComputable
 from analysis.selection import Selection

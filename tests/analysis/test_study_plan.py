@@ -1,4 +1,4 @@
-"""The plan of an adaptive study (analysis.study_plan): its simulated loop
+"""The plan of an adaptive study (analysis.planning.study_plan): its simulated loop
 stops where its own confidence sequence says, a tighter goal or a smaller
 budget changes the answer the way it must, and `manage.py plan_study` gives
 the plan on the paper's data."""
@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from django.core.management import CommandError, call_command
 
+from analysis.planning.study_plan import Budget, Goal, plan, run_system
 from analysis.statistics.anytime import active_increments, confidence_sequence, increment_ends
-from analysis.study_plan import Budget, Goal, plan, run_system
 from judging.importing import import_elitr_bench
 
 
@@ -152,7 +152,7 @@ def test_the_fixed_designs_interval_written_out():
     judge mean), Student's t on the first wave's labels - 1; uniform: lambda 0."""
     from scipy import stats
 
-    from analysis.study_plan import fixed_estimate
+    from analysis.planning.study_plan import fixed_estimate
 
     rng = np.random.default_rng(3)
     judge = rng.uniform(1, 10, 80)
@@ -178,7 +178,7 @@ def test_a_top_up_sized_on_the_first_wave_reaches_the_width():
     """A first wave of 10 falls short; the top-up is sized with the degrees of
     freedom the final interval keeps, so the study reaches +-0.6 (a sizing on
     n - 1 degrees of freedom left it at about +-0.7)."""
-    from analysis.study_plan import run_fixed
+    from analysis.planning.study_plan import run_fixed
 
     judge, system, human = pool(900)
     rows = np.flatnonzero(system == 1)

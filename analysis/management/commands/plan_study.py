@@ -3,7 +3,7 @@
 [--uncertainty-judge NAME] [--replays 300] [--json]
 [selection options as agreement_report's]
 
-The plan of a human study before anything is spent (analysis.study_plan):
+The plan of a human study before anything is spent (analysis.planning.study_plan):
 for "every system's mean human score within +-W (95%)", which design
 answers it for the fewest paid places while its intervals keep their
 coverage (a fixed uniform design on humans alone, a fixed design with the
@@ -33,7 +33,7 @@ class Command(BaseCommand):
     help = "Plan a human study: its design, cost and chance of an answer within a budget."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        from analysis.items_for_humans import FLOOR
+        from analysis.planning.items_for_humans import FLOOR
 
         parser.add_argument("--judge", required=True, help="The judge scoring every response.")
         parser.add_argument("--uncertainty-judge", help="A second judge: disagreement sets pi.")
@@ -53,10 +53,10 @@ class Command(BaseCommand):
         import numpy as np
         import pandas as pd
 
-        from analysis.items_for_humans import inclusion_probabilities
+        from analysis.planning.items_for_humans import inclusion_probabilities
+        from analysis.planning.study_plan import Budget, Goal, plan
         from analysis.scope import resolve
         from analysis.scores import response_scores
-        from analysis.study_plan import Budget, Goal, plan
 
         try:
             budget_pence = int(Decimal(options["budget_gbp"]) * 100)

@@ -33,7 +33,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: str, **options: Any) -> None:
-        from analysis.items_for_humans import create_study
+        from analysis.planning.items_for_humans import create_study
         from annotator.errors import StudyError
 
         if not 1 <= options["raters"] <= 1000:
