@@ -1,6 +1,6 @@
 """The alt-test goal: can the judge replace a rater of the population at
 epsilon (Calderon, Reichart & Dror 2025; analysis.statistics.alt_test and its
-three-valued reading, analysis.verdicts)? Decided means passes or fails, not
+three-valued reading, analysis.report.verdicts)? Decided means passes or fails, not
 inconclusive.
 
 The alt-test compares the judge with each human rater on the items that
@@ -139,7 +139,7 @@ def ratings_so_far(adaptive: AdaptiveStudy) -> tuple[pd.DataFrame, pd.Series]:
 def look(adaptive: AdaptiveStudy) -> dict:
     """The alt-test's three-valued verdict on the ratings so far, at the next
     look's share of q."""
-    from analysis.verdicts import alt_test_verdict
+    from analysis.report.verdicts import alt_test_verdict
 
     humans, judge = ratings_so_far(adaptive)
     return alt_test_verdict(

@@ -6,7 +6,7 @@ from django.contrib import admin
 from django.http import HttpRequest
 from django.utils.html import format_html, format_html_join
 
-from analysis.sweeps import sweep_table
+from analysis.report.sweeps import sweep_table
 from generation.models import Sweep
 from judging.models import Evaluator
 from users.admin_scope import ProjectScopedAdmin

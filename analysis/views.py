@@ -18,8 +18,8 @@ from rest_framework.decorators import api_view
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from analysis.exports import CONTENT_TYPES, export, report_filename, report_subject
-from analysis.selection import (
+from analysis.report.exports import CONTENT_TYPES, export, report_filename, report_subject
+from analysis.report.selection import (
     ALIGNMENTS,
     ITEM_METHODS,
     LANGUAGES,
@@ -59,7 +59,7 @@ def selection_from(
             f"{', '.join(SELECTION_PARAMETERS)} and format."
         )
     if not set(params) & (set(SELECTION_PARAMETERS) - {"project"}):
-        from analysis.scope import default_selection
+        from analysis.report.scope import default_selection
 
         # the reader's project first: the default is chosen among its data only
         named = Selection.from_options({"project": parameter(params, "project")})
@@ -75,7 +75,7 @@ LIST_PARAMETERS = frozenset({"systems", "evaluators", "judges", "humans"})
 def parameter(params: Mapping[str, str], key: str) -> str | list[str] | None:
     """A query parameter's value; the builder's checkboxes send names as
     repeated parameters (systems=A&systems=B), links as one (systems=A,B),
-    each with a comma inside a name written `\\,` (analysis.selection.split_names)."""
+    each with a comma inside a name written `\\,` (analysis.report.selection.split_names)."""
     if key in LIST_PARAMETERS and hasattr(params, "getlist"):
         values = [v for v in params.getlist(key) if v is not None]
         return values or None
@@ -87,7 +87,7 @@ def report_page(request: HttpRequest) -> HttpResponse:
     """/analysis/report/?split=test2&mode=st&format=html (or json, csv, csv-wide,
     latex). Without any parameter: the default selection, stated in the URL."""
     if not request.GET:
-        from analysis.links import report_url
+        from analysis.report.links import report_url
 
         try:
             return redirect(report_url(selection_from({}, request.user)))
@@ -102,7 +102,7 @@ def report_page(request: HttpRequest) -> HttpResponse:
             return HttpResponse(
                 f"Bad selection: {error}", status=error.http_status, content_type="text/plain"
             )
-        from analysis.builder import builder_context
+        from analysis.report.builder import builder_context
 
         return render(
             request,
@@ -120,8 +120,8 @@ def report_page(request: HttpRequest) -> HttpResponse:
 def report_plot(request: HttpRequest, name: str, fmt: str) -> HttpResponse:
     """/analysis/report/plot/<name>.<png|svg>?<the report's selection>: one
     figure of the report, to download (researchers only, as the report)."""
-    from analysis.caching import cached_figures, cached_report
     from analysis.figures import drawing, plots
+    from analysis.report.caching import cached_figures, cached_report
 
     try:
         selection = selection_from(request.GET, request.user)
@@ -141,7 +141,7 @@ def report_plot(request: HttpRequest, name: str, fmt: str) -> HttpResponse:
     return as_attachment(response, export_filename(subject, fmt, timezone.localdate()))
 
 
-# What each query parameter takes: the values analysis.selection accepts; the
+# What each query parameter takes: the values analysis.report.selection accepts; the
 # names are matched against the stored data (an unknown evaluator is a 400).
 REPORT_PARAMETERS = [
     OpenApiParameter("dataset_version", str, enum=list(VERSIONS), description="Question version."),
@@ -231,7 +231,7 @@ REPORT_PARAMETERS = [
 def report_api(request: Request) -> Response:
     """The agreement report as JSON (layout in docs/analysis.md). A bad selection
     (a SelectionError) answers 400 through the API's exception handler."""
-    from analysis.caching import cached_report  # with pandas and scipy: see exports.export
+    from analysis.report.caching import cached_report  # with pandas and scipy: see exports.export
 
     entry, _ = cached_report(selection_from(request.query_params, request.user))
     return Response(entry.report.to_dict())
@@ -378,9 +378,9 @@ def select_items_api(request: Request) -> Response:
 @researcher_required(refusal="Reports are for researchers and admins.")
 def benchmark_report_page(request: HttpRequest, slug: str) -> HttpResponse:
     """/analysis/benchmark/<slug>/?split=S[&format=json|csv|parquet]: a benchmark's
-    task scores in its authors' shape (analysis.benchmark_report)."""
-    from analysis.benchmark_exports import FORMATS, as_bytes, columns
-    from analysis.benchmark_report import benchmark_report
+    task scores in its authors' shape (analysis.report.benchmark_report)."""
+    from analysis.report.benchmark_exports import FORMATS, as_bytes, columns
+    from analysis.report.benchmark_report import benchmark_report
 
     split = request.GET.get("split", "")
     fmt = request.GET.get("format", "html")

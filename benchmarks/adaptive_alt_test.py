@@ -18,7 +18,7 @@ so far at the look's share of q (adaptive.alt_goal.q_at_look: look k at
 q * k / (1 + ... + looks); `--split equal` for q / looks at every look, the
 goal's split until issue 29; analysis.statistics.alt_test, Benjamini-Yekutieli within a
 look), and the replay stops at the first look that passes or fails (the
-reverse test, analysis.verdicts.reverse_rejections), or after `--looks`
+reverse test, analysis.report.verdicts.reverse_rejections), or after `--looks`
 looks. For each aspect and each of the six judges, reported:
 
 - how often the stopped verdict contradicts the verdict on all 1,600
@@ -75,9 +75,9 @@ def load(folder: Path, aspect: str = "coherence") -> tuple[pd.DataFrame, pd.Data
 
 
 def verdict(wins: object, epsilon: float, q: float) -> str:
-    """passes / fails / inconclusive, as analysis.verdicts reads the alt-test."""
+    """passes / fails / inconclusive, as analysis.report.verdicts reads the alt-test."""
+    from analysis.report.verdicts import reverse_rejections
     from analysis.statistics import alt_test
-    from analysis.verdicts import reverse_rejections
 
     if isinstance(wins, dict):
         return "inconclusive"

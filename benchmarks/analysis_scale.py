@@ -8,7 +8,7 @@ crowd ratings. Each size is its own dataset (split "n<size>") in the same
 database. Times, each the best of --rounds, side by side in one run:
 
 - load: the tidy score table read from PostgreSQL, streamed with COPY
-  (analysis.scores.copied_score_table), and, for comparison, fetched row by
+  (analysis.report.scores.copied_score_table), and, for comparison, fetched row by
   row through the ORM's cursor (the loader before issue 11);
 - report: the whole report from the loaded table (every statistic, the
   judge-trust section with 1,000 meeting resamples, PPI, planner,
@@ -281,10 +281,10 @@ def paper_bootstrap(data: Path, rounds: int, resamples: int) -> dict:
     correlation with gold alone."""
     from scipy import stats
 
-    from analysis import trust
-    from analysis.scope import resolve
-    from analysis.scores import response_scores
-    from analysis.selection import Selection
+    from analysis.report import trust
+    from analysis.report.scope import resolve
+    from analysis.report.scores import response_scores
+    from analysis.report.selection import Selection
 
     systems = ("GPT-4", "LongAlpaca-7B", "Vicuna-13B-v1.5")
     if (data / "data.zip").exists():
@@ -341,9 +341,9 @@ import json, os, sys, time
 sys.path.insert(0, os.getcwd())
 import django
 django.setup()
-from analysis import scores
-from analysis.report import build_report
-from analysis.selection import Selection
+from analysis.report import scores
+from analysis.report.build import build_report
+from analysis.report.selection import Selection
 selection = Selection(split=sys.argv[1])
 table = getattr(scores, "fetched_score_table", scores.score_table)(selection)
 build_report(selection, table=table)
@@ -433,9 +433,9 @@ def measure(args) -> tuple[list[dict], dict]:
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
-    from analysis.report import build_report
-    from analysis.scores import copied_score_table, fetched_score_table
-    from analysis.selection import Selection
+    from analysis.report.build import build_report
+    from analysis.report.scores import copied_score_table, fetched_score_table
+    from analysis.report.selection import Selection
 
     sizes = [int(s) for s in args.sizes.split(",")]
     splits = {}

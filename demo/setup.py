@@ -85,7 +85,7 @@ class DemoSetup:
         """The agreement report of the default selection (for the paper's data, its
         human-evaluation setting: Table 4, Fig. 2), stated in full: the link the
         console and the nav bar open too."""
-        from analysis.links import default_report_url
+        from analysis.report.links import default_report_url
 
         return default_report_url()
 

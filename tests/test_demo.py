@@ -63,7 +63,7 @@ def test_demo_setup_with_synthetic_data(capsys, monkeypatch, settings):
         "leval": "leval",
         "zeroscrolls": "zeroscrolls",
     }
-    from analysis.benchmark_report import benchmark_report
+    from analysis.report.benchmark_report import benchmark_report
 
     leval = benchmark_report("leval", "test")
     scores = {(r.system, r.metric, r.task): r.score for r in leval.scores}

@@ -12,8 +12,8 @@ from django.urls import reverse
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from analysis.exports import report_filename
-from analysis.selection import Selection
+from analysis.report.exports import report_filename
+from analysis.report.selection import Selection
 from annotator.models import Study
 from core.downloads import as_attachment, export_filename
 from generation.models import GenerationRun

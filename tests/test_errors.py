@@ -27,7 +27,7 @@ pytestmark = pytest.mark.django_db
 
 # Every module that defines a ConcordError, so that the subclass walk sees them all.
 ERROR_MODULES = [
-    "analysis.selection",
+    "analysis.report.selection",
     "annotator.errors",
     "annotator.prolific_api",
     "corpus.importers.errors",
@@ -107,7 +107,7 @@ def test_extra_data_travels_with_the_error():
 
 def test_domain_errors_keep_their_old_bases():
     """Code that catches ValueError (configurations, templates, selections) still does."""
-    from analysis.selection import SelectionError
+    from analysis.report.selection import SelectionError
     from judging.evaluators import ConfigError
     from judging.prompts.templates import TemplateError
 

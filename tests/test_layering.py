@@ -67,7 +67,7 @@ def test_no_app_imports_from_the_apps_to_its_right():
 
 def test_the_check_sees_a_wrong_import(tmp_path):
     module = tmp_path / "m.py"
-    module.write_text("def f():\n    from analysis.report import build_report\n")
+    module.write_text("def f():\n    from analysis.report.build import build_report\n")
     assert (2, "analysis") in imported_apps(module)
 
 

@@ -5,7 +5,7 @@ import pytest
 import yaml
 from rest_framework.test import APIClient
 
-from analysis.selection import MODES, VERSIONS
+from analysis.report.selection import MODES, VERSIONS
 
 
 @pytest.fixture(scope="module")

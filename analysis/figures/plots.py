@@ -31,7 +31,7 @@ from analysis.figures.figure_types import (
     bar,
     interval_point,
 )
-from analysis.report_types import AgreementReport, NotComputable
+from analysis.report.report_types import AgreementReport, NotComputable
 
 
 def _notes(panels: Sequence[Panel]) -> tuple[str, ...]:

@@ -1,6 +1,6 @@
 """The selection options the analysis commands share (agreement_report,
 select_items, plan_study): what data a command reads, as the report's URL
-parameters name it (analysis.selection.Selection.from_options reads them)."""
+parameters name it (analysis.report.selection.Selection.from_options reads them)."""
 
 from __future__ import annotations
 

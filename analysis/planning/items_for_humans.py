@@ -38,8 +38,8 @@ import pandas as pd
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
 
-from analysis.selection import ITEM_METHODS as METHODS
-from analysis.selection import MAX_ITEMS, Selection, SelectionError
+from analysis.report.selection import ITEM_METHODS as METHODS
+from analysis.report.selection import MAX_ITEMS, Selection, SelectionError
 from users.projects import can_change
 
 if TYPE_CHECKING:
@@ -213,9 +213,9 @@ def create_study(
     Lock: none of its own. Two creations with the same name serialise on the
     unique index of the study's name (the second INSERT waits for the first
     transaction, then fails and is answered as a name already taken)."""
-    from analysis.scope import resolve
-    from analysis.scores import response_scores
-    from analysis.trust import response_frame
+    from analysis.report.scope import resolve
+    from analysis.report.scores import response_scores
+    from analysis.report.trust import response_frame
     from annotator.actions.settings import check_save_study
     from annotator.errors import StudyError
     from annotator.models import InclusionProbability, Study

@@ -1,7 +1,7 @@
 """The human budget planner: per system, how many gold ratings give a 95% CI
 of the target width on its mean, without a judge and with each judge (PPI++),
 and how many more than the selection holds. JSON-ready values;
-analysis.report types them (BudgetPlan)."""
+analysis.report.build types them (BudgetPlan)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 score bin.
 
 A response counts once per evaluator, with its score as the rest of the report
-uses it (analysis.scores.response_scores: a crowd evaluator's score is the mean
+uses it (analysis.report.scores.response_scores: a crowd evaluator's score is the mean
 of its raters, a judge scored with several seeds the mean of its samples).
 Those means and the automatic metrics (ROUGE as 1 + 9 x value) are continuous,
 so every score is binned by the rule the gold bins use (analysis.statistics.stats.gold_bins):

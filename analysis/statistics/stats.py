@@ -1,4 +1,4 @@
-"""The statistics of an agreement report, on the tidy tables of analysis.scores.
+"""The statistics of an agreement report, on the tidy tables of analysis.report.scores.
 
 Every function returns plain, JSON-ready values. Where a statistic cannot be
 computed (too few data, a single rater, constant scores) it returns
@@ -180,7 +180,7 @@ def rater_agreement(table: pd.DataFrame, ratings: dict | None = None) -> dict:
 
     Vectorised with numpy: one sort, then slices per meeting, so that a
     million ratings take about a second."""
-    from analysis.scores import individual_ratings
+    from analysis.report.scores import individual_ratings
 
     # one rating per rater and response (a rater's repeated judgments: their mean)
     ratings = individual_ratings(table) if ratings is None else ratings

@@ -17,7 +17,7 @@ def get(mapping: object, key: object) -> object:
 @register.filter
 def not_computable(value: object) -> bool:
     """A statistic of the report that could not be computed (it has a reason)."""
-    from analysis.report_types import NotComputable  # pydantic: with the first report
+    from analysis.report.report_types import NotComputable  # pydantic: with the first report
 
     return isinstance(value, NotComputable)
 
@@ -25,7 +25,7 @@ def not_computable(value: object) -> bool:
 @register.filter
 def computed(value: object) -> bool:
     """A statistic of the report that is there and was computed."""
-    from analysis.report_types import NotComputable
+    from analysis.report.report_types import NotComputable
 
     return value is not None and not isinstance(value, NotComputable)
 
@@ -76,7 +76,7 @@ def has(collection: Container[object], item: object) -> bool:
 
 @register.filter
 def as_parameter(name: str) -> str:
-    """One name as a list parameter's value (a comma in it escaped: analysis.selection)."""
-    from analysis.selection import join_names
+    """One name as a list parameter's value (a comma in it escaped: analysis.report.selection)."""
+    from analysis.report.selection import join_names
 
     return join_names([name])

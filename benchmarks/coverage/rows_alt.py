@@ -1,4 +1,4 @@
-"""The alt-test's promises, replayed (analysis.verdicts, adaptive.alt_goal).
+"""The alt-test's promises, replayed (analysis.report.verdicts, adaptive.alt_goal).
 
 - `prediction_rows`: an inconclusive verdict says "about N more items per
   rater would decide it: a verdict in 80% or more of studies that size", or
@@ -6,7 +6,7 @@
   it, and how often a study 32 times as large decided it). A replay is a study of `n` items drawn
   at random from the pool, rated by 3 raters (picked at random where the
   dataset has more, as a study would recruit them), its verdict computed as
-  the report computes it (analysis.verdicts.alt_test_verdict, the judge's
+  the report computes it (analysis.report.verdicts.alt_test_verdict, the judge's
   scores, negative RMSE). Where it predicts, the larger study it proposes is
   run: N more items from the pool, the same raters, and the verdict read
   again. The row's coverage is the share of predictions that came true (a
@@ -110,9 +110,9 @@ def verdict(
     epsilon: float,
     q: float | None = None,
 ) -> dict:
-    """The report's verdict (analysis.verdicts.alt_test_verdict) on these ratings."""
+    """The report's verdict (analysis.report.verdicts.alt_test_verdict) on these ratings."""
+    from analysis.report.verdicts import alt_test_verdict
     from analysis.statistics import alt_test
-    from analysis.verdicts import alt_test_verdict
 
     items = np.unique(humans["item"].to_numpy())
     return alt_test_verdict(
@@ -162,7 +162,7 @@ def predictions(
 ) -> list[dict]:
     """One entry per replay: the verdict at n items, and where it predicts,
     the prediction, whether it came true, and the judge's distance to the margin."""
-    from analysis.verdicts import POWER_FACTORS
+    from analysis.report.verdicts import POWER_FACTORS
 
     rng = np.random.default_rng(seed)
     margins: dict[tuple, float] = {}

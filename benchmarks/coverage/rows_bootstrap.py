@@ -1,7 +1,7 @@
 """The judge-trust section's intervals and decisions, replayed: Pearson r
 between a judge and the reference, Kendall's tau-b between their system
 rankings, and the verdicts read from them (analysis.statistics.bootstrap,
-analysis.verdicts), exactly as the report builds them.
+analysis.report.verdicts), exactly as the report builds them.
 
 The estimand is the population of clusters (meetings, articles, questions):
 a dataset's clusters are taken as that population, and a replay is a study
@@ -174,7 +174,7 @@ class Tally:
 
 
 def rows(dataset: Dataset, settings: Settings) -> list[Row]:
-    from analysis import verdicts
+    from analysis.report import verdicts
 
     rng = np.random.default_rng(settings.seed)
     pool = Pool(dataset)

@@ -345,7 +345,7 @@ CONCORD_PUBLIC_URL = os.environ.get("CONCORD_PUBLIC_URL", "")
 
 
 def report_cache(url: str, var_dir: Path) -> dict:
-    """The cache of agreement reports and their figures (analysis.caching).
+    """The cache of agreement reports and their figures (analysis.report.caching).
 
     Its keys are hashes of what was computed from (the data, the selection, the
     code), so an entry never goes stale and every web process may share it. On

@@ -11,9 +11,9 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
-from analysis.links import report_links, selection_words, study_selection
-from analysis.scope import default_selection
-from analysis.selection import Selection, SelectionError, selection_for
+from analysis.report.links import report_links, selection_words, study_selection
+from analysis.report.scope import default_selection
+from analysis.report.selection import Selection, SelectionError, selection_for
 from annotator.models import Participant, Study
 from console.views.common import RUN_MODELS, mine
 from corpus.models import Benchmark, Dataset, Document
@@ -99,7 +99,7 @@ def home(request: HttpRequest) -> HttpResponse:
         reports.append(
             {"title": f"Study: {study.name}", "links": report_links(study_selection(study))}
         )
-    # the other benchmarks' results, in their authors' shape (analysis.benchmark_report)
+    # the other benchmarks' results, in their authors' shape (analysis.report.benchmark_report)
     benchmark_reports = [
         {
             "title": f"{name} {split}: task scores",

@@ -14,7 +14,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from analysis.links import generation_run_selection, judging_run_selection, report_links
+from analysis.report.links import generation_run_selection, judging_run_selection, report_links
 from console import monitors
 from console.forms import NewGenerationRunForm, NewJudgingRunForm, ResponseUploadForm
 from console.views.common import RUN_MODELS, is_htmx, mine, scoped_object

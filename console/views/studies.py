@@ -13,7 +13,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
-from analysis.links import report_links, study_selection
+from analysis.report.links import report_links, study_selection
 from annotator import exports
 from annotator.actions.arrival import OTHER_DEVICE_HOURS, check_allow_other_device
 from annotator.actions.participants import (
@@ -279,9 +279,9 @@ def participant_allow_other_device(request: HttpRequest, pk: int) -> HttpRespons
 @require_GET
 def participant_plot(request: HttpRequest, pk: int) -> HttpResponse:
     """A participant's ratings against gold and their spread, as SVG: drawn
-    once per state of their ratings (analysis.caching's cache), then read."""
-    from analysis.caching import cache, code_version
+    once per state of their ratings (analysis.report.caching's cache), then read."""
     from analysis.figures import drawing
+    from analysis.report.caching import cache, code_version
 
     participant = scoped_object(
         request, Participant.objects.select_related("study"), pk, "study__project"

@@ -14,8 +14,8 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from analysis.benchmark_exports import as_bytes
-from analysis.benchmark_report import benchmark_report
+from analysis.report.benchmark_exports import as_bytes
+from analysis.report.benchmark_report import benchmark_report
 from corpus.importers.samples import write_leval_tasks, write_zeroscrolls_task
 from generation.models import Response
 from judging.judging_runs import create_judging_run, ensure_metric_evaluators, judge_run

@@ -7,9 +7,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.report import build_report
-from analysis.report_types import NOT_IN_THIS_REPORT, AgreementReport, NotComputable
-from analysis.selection import Selection
+from analysis.report.build import build_report
+from analysis.report.report_types import NOT_IN_THIS_REPORT, AgreementReport, NotComputable
+from analysis.report.selection import Selection
 from analysis.statistics.distributions import BINNING, score_bin, score_distributions
 
 

@@ -23,7 +23,7 @@ from analysis.planning.items_for_humans import (
     inclusion_probabilities,
     systematic_pps,
 )
-from analysis.selection import Selection, SelectionError
+from analysis.report.selection import Selection, SelectionError
 from annotator.errors import StudyError
 from annotator.models import InclusionProbability, Study
 from corpus.importers.synthetic import write_synthetic_elitr

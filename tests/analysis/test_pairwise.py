@@ -3,8 +3,8 @@ position-bias diagnostics in the report."""
 
 import pytest
 
-from analysis.report import build_report
-from analysis.selection import Selection
+from analysis.report.build import build_report
+from analysis.report.selection import Selection
 from analysis.statistics.pairwise import verdict_table, win_rates
 from corpus.models import Dataset
 from judging.evaluators.config import ConfigError, JudgeConfig

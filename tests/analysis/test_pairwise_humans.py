@@ -17,10 +17,10 @@ import pytest
 from scipy.stats import binomtest
 from sklearn.metrics import cohen_kappa_score
 
-from analysis.render import to_html
-from analysis.report import build_report
-from analysis.report_types import NotComputable
-from analysis.selection import Selection
+from analysis.report.build import build_report
+from analysis.report.render import to_html
+from analysis.report.report_types import NotComputable
+from analysis.report.selection import Selection
 from analysis.statistics.human_pairwise import cohen_kappa, position_effect
 from analysis.statistics.pairwise import (
     majority_outcome,

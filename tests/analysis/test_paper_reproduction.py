@@ -13,8 +13,8 @@ their distance to the print is bounded by that one point."""
 
 import pytest
 
-from analysis.report import build_report
-from analysis.selection import Selection
+from analysis.report.build import build_report
+from analysis.report.selection import Selection
 from judging.importing import import_elitr_bench
 
 pytestmark = pytest.mark.django_db

@@ -16,8 +16,8 @@ from analysis.figures.figure_types import (
     IntervalPanel,
     interval_point,
 )
-from analysis.report import build_report
-from analysis.report_types import (
+from analysis.report.build import build_report
+from analysis.report.report_types import (
     Calibration,
     CalibrationLevel,
     GoldBin,
@@ -25,7 +25,7 @@ from analysis.report_types import (
     MeanInterval,
     NotComputable,
 )
-from analysis.selection import Selection
+from analysis.report.selection import Selection
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

@@ -14,9 +14,9 @@ import pytest
 from scipy import stats
 
 from analysis.planning.items_for_humans import create_study, inclusion_probabilities, systematic_pps
-from analysis.report import build_report
-from analysis.report_types import NotComputable
-from analysis.selection import Selection
+from analysis.report.build import build_report
+from analysis.report.report_types import NotComputable
+from analysis.report.selection import Selection
 from analysis.statistics.ppi import weighted_estimate
 from annotator.actions.arrival import check_start_assignment
 from annotator.actions.rating import check_complete_assignment

@@ -8,9 +8,9 @@ from django.core.management import CommandError, call_command
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from analysis.report import build_report
-from analysis.report_types import NotComputable
-from analysis.selection import Selection
+from analysis.report.build import build_report
+from analysis.report.report_types import NotComputable
+from analysis.report.selection import Selection
 from annotator.actions.arrival import check_start_assignment
 from annotator.actions.rating import check_complete_assignment, check_rate_item
 from judging.models import Judgment
@@ -257,7 +257,7 @@ def test_jsonl_ratings(two_meetings, tmp_path):
 
 
 def test_the_reference_is_chosen_by_kind_and_coverage_never_by_a_name(two_meetings):
-    from analysis.scope import EvaluatorInfo, choose_reference
+    from analysis.report.scope import EvaluatorInfo, choose_reference
 
     info = {
         "golden-judge": EvaluatorInfo("imported", 1, 9),  # a ratings file: not a human kind

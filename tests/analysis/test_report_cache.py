@@ -11,10 +11,10 @@ import pytest
 from django.core.cache import caches
 from django.utils import timezone
 
-from analysis import caching
-from analysis import report as report_module
 from analysis.figures import drawing, plots
-from analysis.selection import Selection
+from analysis.report import build as report_module
+from analysis.report import caching
+from analysis.report.selection import Selection
 from annotator.actions.arrival import check_start_assignment
 from annotator.actions.participants import check_exclude_participant
 from annotator.actions.rating import check_complete_assignment, check_rate_item

@@ -8,9 +8,9 @@ import pytest
 from django.test import override_settings
 from pydantic import ValidationError
 
-from analysis.render import to_html, to_latex
-from analysis.report import build_report
-from analysis.report_types import (
+from analysis.report.build import build_report
+from analysis.report.render import to_html, to_latex
+from analysis.report.report_types import (
     AgreementReport,
     Correlation,
     Counts,
@@ -22,7 +22,7 @@ from analysis.report_types import (
     PositionBiasOneOrder,
     SeedSummary,
 )
-from analysis.selection import Selection
+from analysis.report.selection import Selection
 from generation.models import GenerationRun, Response
 from judging.models import Evaluator, Judgment, PairwiseVerdict
 
@@ -349,7 +349,7 @@ def test_latex_escapes_every_character_tex_reads_as_markup():
     """Names come from researchers and imported files: none may become TeX
     commands. ^^5c is TeX's notation for a backslash (so ^^5cinput^^7b...^^7d
     would read a file), and a backslash's own escape keeps its braces."""
-    from analysis.render import _latex_escape
+    from analysis.report.render import _latex_escape
 
     assert _latex_escape("^^5cinput^^7b/etc/passwd^^7d") == (
         r"\textasciicircum{}\textasciicircum{}5cinput\textasciicircum{}\textasciicircum{}7b"

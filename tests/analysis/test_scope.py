@@ -16,10 +16,10 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from django.core.management import CommandError, call_command
 
-from analysis.links import default_report_url, judging_run_selection, report_url
-from analysis.report import build_report
-from analysis.scope import default_selection
-from analysis.selection import Selection
+from analysis.report.build import build_report
+from analysis.report.links import default_report_url, judging_run_selection, report_url
+from analysis.report.scope import default_selection
+from analysis.report.selection import Selection
 from annotator.actions.arrival import check_start_assignment
 from annotator.actions.participants import check_exclude_participant, check_reinstate_participant
 from annotator.actions.rating import check_complete_assignment
@@ -262,7 +262,7 @@ def test_a_system_named_with_a_comma_is_selected_whole(two_meetings, rita):
     and a command, and the builder's checkboxes send it so."""
     import re
 
-    from analysis.selection import Selection, join_names, split_names
+    from analysis.report.selection import Selection, join_names, split_names
     from generation.models import System
 
     System.objects.filter(name="Synthetic-Echo").update(name="Echo, large")

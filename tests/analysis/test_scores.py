@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 from django.db import connection
 
-from analysis import scores
-from analysis.report import build_report, data_hash
-from analysis.selection import Selection
+from analysis.report import scores
+from analysis.report.build import build_report, data_hash
+from analysis.report.selection import Selection
 from judging.models import Evaluator, Judgment
 from tests.conftest import require
 

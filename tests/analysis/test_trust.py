@@ -15,9 +15,9 @@ from django.core.management import CommandError, call_command
 from rest_framework.test import APIClient
 from scipy import stats
 
-from analysis.report import build_report
-from analysis.report_types import AltTest, NotComputable
-from analysis.selection import Selection
+from analysis.report.build import build_report
+from analysis.report.report_types import AltTest, NotComputable
+from analysis.report.selection import Selection
 from annotator.actions.arrival import check_start_assignment
 from annotator.actions.rating import check_complete_assignment, check_rate_item
 from annotator.models import Study

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from analysis import verdicts
+from analysis.report import verdicts
 from analysis.statistics import alt_test
 from analysis.statistics.bootstrap import ClusterBootstrap, clustered_correlation, ranking_agreement
 

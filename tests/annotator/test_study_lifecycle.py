@@ -376,8 +376,8 @@ def test_human_data_cannot_be_deleted(crowd_study):
 
 
 def test_a_rated_pairwise_study_reaches_the_agreement_report(two_meetings):
-    from analysis.report import build_report
-    from analysis.selection import Selection
+    from analysis.report.build import build_report
+    from analysis.report.selection import Selection
 
     study = pairwise_study(raters=1)
     for pid in ("R1", "R2"):  # one rater per meeting; R1 always prefers A, R2 always B

@@ -6,7 +6,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db.models import Avg
 
-from analysis.sweeps import sweep_table
+from analysis.report.sweeps import sweep_table
 from corpus.models import Dataset
 from generation.models import GenerationRun, Sweep, System
 from generation.sweeps import PAPER_GRID, combinations

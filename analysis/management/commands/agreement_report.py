@@ -13,17 +13,17 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from analysis.exports import export
 from analysis.management.selection_options import add_selection_arguments
-from analysis.render import FORMATS
-from analysis.selection import PARAMETERS, Selection, SelectionError
+from analysis.report.exports import export
+from analysis.report.render import FORMATS
+from analysis.report.selection import PARAMETERS, Selection, SelectionError
 
 
 def selection_of(options: dict) -> Selection:
     """The command's selection; with no selection option but --project, the
     default one (in that project)."""
     if not any(options.get(name) not in (None, False) for name in PARAMETERS if name != "project"):
-        from analysis.scope import check, default_selection
+        from analysis.report.scope import check, default_selection
 
         named = Selection.from_options({"project": options.get("project")})
         check(named)  # an unknown project is named as such

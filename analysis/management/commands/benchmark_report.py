@@ -6,8 +6,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from analysis.benchmark_exports import FORMATS, as_bytes
-from analysis.benchmark_report import benchmark_report
+from analysis.report.benchmark_exports import FORMATS, as_bytes
+from analysis.report.benchmark_report import benchmark_report
 from users.commands import add_project_argument, named_project
 
 

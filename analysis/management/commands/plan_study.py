@@ -26,7 +26,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from analysis.management.selection_options import add_selection_arguments
-from analysis.selection import Selection, SelectionError
+from analysis.report.selection import Selection, SelectionError
 
 
 class Command(BaseCommand):
@@ -55,8 +55,8 @@ class Command(BaseCommand):
 
         from analysis.planning.items_for_humans import inclusion_probabilities
         from analysis.planning.study_plan import Budget, Goal, plan
-        from analysis.scope import resolve
-        from analysis.scores import response_scores
+        from analysis.report.scope import resolve
+        from analysis.report.scores import response_scores
 
         try:
             budget_pence = int(Decimal(options["budget_gbp"]) * 100)

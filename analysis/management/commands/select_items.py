@@ -10,7 +10,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from analysis.management.selection_options import add_selection_arguments
-from analysis.selection import ITEM_METHODS, Selection, SelectionError
+from analysis.report.selection import ITEM_METHODS, Selection, SelectionError
 
 
 class Command(BaseCommand):

@@ -4,7 +4,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from analysis.sweeps import sweep_table
+from analysis.report.sweeps import sweep_table
 from core.spreadsheet import neutralise
 from generation.models import Sweep
 from users.commands import add_project_argument, in_project, named_project, where

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from django.urls import reverse
 
-from analysis.selection import Selection
+from analysis.report.selection import Selection
 
 REPORT_FORMATS = [
     ("html", "HTML"),
@@ -32,7 +32,7 @@ def report_links(selection: Selection) -> list[dict]:
 
 
 def default_report_url() -> str:
-    from analysis.scope import default_selection
+    from analysis.report.scope import default_selection
 
     return report_url(default_selection())
 

@@ -1,7 +1,7 @@
 """An agreement report: every statistic of analysis.statistics.stats on one selection,
 stamped so that it can be reproduced.
 
-The report is an analysis.report_types.AgreementReport (typed models); its
+The report is an analysis.report.report_types.AgreementReport (typed models); its
 JSON layout is documented in docs/analysis.md.
 """
 
@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from analysis import trust
-from analysis.report_types import (
+from analysis.report import trust
+from analysis.report.report_types import (
     SCHEMA_VERSION,
     AgreementReport,
     Counts,
@@ -29,9 +29,9 @@ from analysis.report_types import (
     SelectionStamp,
     Stamp,
 )
-from analysis.scope import Scope, resolve
-from analysis.scores import individual_ratings, response_scores
-from analysis.selection import Selection
+from analysis.report.scope import Scope, resolve
+from analysis.report.scores import individual_ratings, response_scores
+from analysis.report.selection import Selection
 from analysis.statistics import stats
 from analysis.statistics.distributions import score_distributions
 from corpus.choices import DatasetVersion, Language
@@ -192,8 +192,8 @@ def build_report(
 def report_of(
     scope: Scope, *, bootstrap: int = 0, verdicts: pd.DataFrame | None = None
 ) -> AgreementReport:
-    """The report on a resolved selection (analysis.scope.resolve); `verdicts`:
-    its pairwise verdicts, when the caller has read them (analysis.caching)."""
+    """The report on a resolved selection (analysis.report.scope.resolve); `verdicts`:
+    its pairwise verdicts, when the caller has read them (analysis.report.caching)."""
     selection, table = scope.selection, scope.table
     if table.empty:
         reason = NotComputable.because("empty selection: no judgment matches it")
@@ -354,7 +354,7 @@ def to_json_ready(value: Any) -> Any:
     (The exact type is looked at first: a report at scale has 10^5 values.)
 
     Any in, Any out: the statistics' plain values, whatever their shape; the
-    report's models (analysis.report_types) check each part as it is built."""
+    report's models (analysis.report.report_types) check each part as it is built."""
     kind = type(value)
     if kind in PLAIN:
         return value

@@ -18,7 +18,7 @@ from django.db import connection
 from django.db.models import QuerySet
 from django.db.models.functions import Length
 
-from analysis.selection import Selection
+from analysis.report.selection import Selection
 from generation.models import GenerationRun, Response
 from judging.models import HUMAN_KINDS, Evaluator, Judgment
 
@@ -96,7 +96,7 @@ def loaded_evaluators(selection: Selection) -> list[str] | None:
 
 def judgments_for(selection: Selection) -> QuerySet[Judgment]:
     """The judgments of the selection's responses by the evaluators it reads
-    (analysis.scope.check has checked the names)."""
+    (analysis.report.scope.check has checked the names)."""
     queryset = Judgment.objects.filter(response__run_id__in=runs_for(selection))
     evaluators = loaded_evaluators(selection)
     if evaluators is not None:

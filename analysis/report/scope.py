@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from analysis.selection import Selection, SelectionError
+from analysis.report.selection import Selection, SelectionError
 from judging.models import HUMAN_KINDS
 
 if TYPE_CHECKING:  # pandas loads with the first report, not with every page that links one
@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # pandas loads with the first report, not with every page tha
 
     import pandas as pd
 
-    from analysis.report_types import RaterStatus
+    from analysis.report.report_types import RaterStatus
 # Rank of a kind when human evaluators tie on coverage (lower first).
 KIND_PRIORITY = {"gold_human": 0, "crowd_human": 1}
 KIND_WORDS = {"gold_human": "expert", "crowd_human": "crowd"}
@@ -336,7 +336,7 @@ def choose_reference(
 def resolve(selection: Selection, table: pd.DataFrame | None = None) -> Scope:
     """Check the selection, read its judgments (unless given), leave out the
     raters who do not count, and assign the roles."""
-    from analysis.scores import score_table
+    from analysis.report.scores import score_table
 
     check(selection)
     if table is None:

@@ -2,7 +2,7 @@
 scores on a labelled set PPI allows (and how that set was chosen), the human
 budget planner (analysis.planning.planner), and the judge diagnostics read against the
 reference (calibration, reliability per question type and answer position).
-Returns JSON-ready values; analysis.report types them.
+Returns JSON-ready values; analysis.report.build types them.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.planning.planner import planner
-from analysis.scope import Scope
+from analysis.report.scope import Scope
 from analysis.statistics import judge_diagnostics, ppi
 from analysis.statistics.bootstrap import ClusterBootstrap
 from analysis.statistics.stats import not_computable

@@ -7,7 +7,7 @@ judge-trust section (the alt-test's margin and alignment function, the
 evaluator whose ratings are PPI's labelled set and how many of them, the
 planner's target width, and whether raters flagged by quality control count).
 Nothing here is chosen implicitly: a report states each value it used and,
-for those left to a default, the rule that chose it (analysis.scope).
+for those left to a default, the rule that chose it (analysis.report.scope).
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ class SelectionError(Invalid, ValueError):
 @dataclass(frozen=True)
 class Selection:
     # The project whose runs are read (its slug); None: every project, which
-    # only a site admin may ask for (analysis.selection.selection_for).
+    # only a site admin may ask for (analysis.report.selection.selection_for).
     project: str | None = None
     dataset_version: str | None = None
     split: str | None = None
@@ -93,7 +93,7 @@ class Selection:
     humans: tuple[str, ...] = field(default_factory=tuple)
     # The evaluator correlations, rankings, gold bins and calibration are read
     # against (None: the human evaluator covering most of the selection,
-    # analysis.scope.choose_reference).
+    # analysis.report.scope.choose_reference).
     reference: str | None = None
     # The alt-test's epsilon (None: the authors' rule of thumb per population)
     # and alignment function.
@@ -148,7 +148,7 @@ class Selection:
     @classmethod
     def from_options(cls, options: dict) -> Selection:
         """From command options or query parameters (strings); checks every value
-        that can be checked without the database (analysis.scope checks names)."""
+        that can be checked without the database (analysis.report.scope checks names)."""
 
         for name, value in options.items():
             # the database cannot even be asked for one (PostgreSQL refuses NUL in text)
@@ -270,7 +270,7 @@ def selection_for(user: AnyUser, selection: Selection) -> Selection:
             raise SelectionError("you are a member of no project: an owner of one adds you.")
         else:
             raise SelectionError(f"project: name one of yours ({', '.join(slugs[:20])}).")
-    return selection  # its study and names are checked in the project (analysis.scope.check)
+    return selection  # its study and names are checked in the project (analysis.report.scope.check)
 
 
 # --- Lists of names in one parameter ---------------------------------------------------------

@@ -1,17 +1,17 @@
 """Judge trust: can this judge replace the humans, for what, and how few
 human ratings does a study need?
 
-Builds, for one resolved selection (analysis.scope: the judges, the human
+Builds, for one resolved selection (analysis.report.scope: the judges, the human
 evaluators and the reference, each chosen or chosen by a stated rule), the
 report's judge-trust section: per judge, the alternative annotator test
 against each population of human raters (experts, crowd workers, others) in
-three values (analysis.verdicts), the correlation with the reference under a
+three values (analysis.report.verdicts), the correlation with the reference under a
 meeting-clustered bootstrap, the quality levels it separates, its length
 bias and the system ranking it gives against the reference's, each with its
-verdict in words; then, through analysis.gold_parts, the PPI system scores,
+verdict in words; then, through analysis.report.gold_parts, the PPI system scores,
 the human budget planner and the judge diagnostics read against the
 reference, and here the judges' self-consistency. Returns JSON-ready values;
-analysis.report types them.
+analysis.report.build types them.
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ from typing import TypedDict
 import numpy as np
 import pandas as pd
 
-from analysis import verdicts
-from analysis.gold_parts import gold_parts
-from analysis.scope import EvaluatorInfo, Scope
-from analysis.scores import individual_ratings
+from analysis.report import verdicts
+from analysis.report.gold_parts import gold_parts
+from analysis.report.scope import EvaluatorInfo, Scope
+from analysis.report.scores import individual_ratings
 from analysis.statistics import alt_test, judge_diagnostics
 from analysis.statistics.bootstrap import (
     DEFAULT_RESAMPLES,
@@ -242,7 +242,7 @@ def build(
 ) -> dict:
     """{"trust", "ppi", "planner", "calibration", "self_consistency",
     "reliability"}: the report's parts, JSON-ready. `ratings`: the table's
-    analysis.scores.individual_ratings, when the caller has them already."""
+    analysis.report.scores.individual_ratings, when the caller has them already."""
     selection, table = scope.selection, scope.table
     info, humans, reference, judges = scope.info, scope.humans, scope.reference, scope.judges
     frame = response_frame(rs, wide)

@@ -1,4 +1,4 @@
-"""A benchmark report (analysis.benchmark_report) written as a researcher takes
+"""A benchmark report (analysis.report.benchmark_report) written as a researcher takes
 it: a text table as the authors print theirs, JSON, CSV (cells a spreadsheet
 would run as formulas neutralised) or Parquet (the table, with pyarrow)."""
 
@@ -8,7 +8,7 @@ import io
 import json
 from typing import Any
 
-from analysis.benchmark_report import BenchmarkReport
+from analysis.report.benchmark_report import BenchmarkReport
 from core.spreadsheet import csv_text
 
 FORMATS = ("table", "json", "csv", "parquet")

@@ -1,5 +1,5 @@
 """The report builder: the form at the top of the report page that states
-every choice of the selection (analysis.selection) and offers the stored
+every choice of the selection (analysis.report.selection) and offers the stored
 values for each, so that changing the reference, the raters or the PPI
 labelled set is one submit away and visible in the URL."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from analysis.selection import (
+from analysis.report.selection import (
     ALIGNMENTS,
     DEFAULT_LABELLED,
     MODES,

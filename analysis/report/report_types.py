@@ -41,7 +41,7 @@ EvaluatorName = str
 SystemName = str
 MeetingName = str
 SettingKey = str  # "mode/version/split" ("st/qa/test2") or "mode/version/mean"
-# Why a rater's ratings are left out of a report (analysis.scope.LeftOutRater).
+# Why a rater's ratings are left out of a report (analysis.report.scope.LeftOutRater).
 RaterStatus = Literal["flagged", "failed_check", "excluded"]
 
 
@@ -90,7 +90,7 @@ def is_computed(value: T | NotComputable) -> TypeGuard[T]:
 
 
 class SelectionStamp(ReportPart):
-    """The selection the report covers (analysis.selection.Selection, as recorded)."""
+    """The selection the report covers (analysis.report.selection.Selection, as recorded)."""
 
     # the project whose runs it reads; None: every project (a site admin's report)
     project: str | None = None
@@ -555,7 +555,7 @@ class Verdict(ReportPart):
 
 class AltTestVerdict(ReportPart):
     """The alt-test against one population of human raters, in three values
-    (analysis.verdicts)."""
+    (analysis.report.verdicts)."""
 
     population: Literal["crowd", "experts", "other"]
     evaluators: list[EvaluatorName]
@@ -571,7 +571,7 @@ class AltTestVerdict(ReportPart):
     reverse_share: float | None
     decided_probability: float | None
     # what "about N more items" promises: a verdict in at least this share of studies
-    # that size (less than the simulation's own share: analysis.verdicts.POWER_PROMISE)
+    # that size (less than the simulation's own share: analysis.report.verdicts.POWER_PROMISE)
     promised_probability: float | None = None
     test: OrNot[AltTest]
 
@@ -782,7 +782,7 @@ EMPTY_REPORT_ORDER = (
 
 class AgreementReport(ReportPart):
     """Every statistic of analysis.statistics.stats on one selection, stamped. Built by
-    analysis.report.build_report; to_json() is the layout of docs/analysis.md."""
+    analysis.report.build.build_report; to_json() is the layout of docs/analysis.md."""
 
     schema_version: Literal[4]
     stamp: Stamp

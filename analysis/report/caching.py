@@ -13,7 +13,7 @@ the rest; a new part that reads anything else from the database must add it to
 
 What a warm request still pays: reading the table and the verdicts (the key),
 one cache read for the report, one per figure and one for the part of the page
-that depends on the report alone (analysis.render.to_html). The cache is the
+that depends on the report alone (analysis.report.render.to_html). The cache is the
 `reports` alias of settings.CACHES (config.settings.base.report_cache says
 which backend and why).
 """
@@ -31,9 +31,9 @@ import pandas as pd
 from django.conf import settings
 from django.core.cache import BaseCache, caches
 
-from analysis.report_types import AgreementReport
-from analysis.scope import Scope
-from analysis.selection import Selection
+from analysis.report.report_types import AgreementReport
+from analysis.report.scope import Scope
+from analysis.report.selection import Selection
 
 REPORTS = "reports"
 # Entries never go stale; they expire to free room (the backends' own timeout).
@@ -52,7 +52,7 @@ def code_version() -> str:
     """SHA-256 of the source of the apps a report runs (their templates too:
     the report page caches a part of itself), and of the versions of the
     packages it computes and draws with: new code, new keys."""
-    from analysis.report import package_versions
+    from analysis.report.build import package_versions
 
     digest = hashlib.sha256()
     for package in CODE_PACKAGES:
@@ -90,7 +90,7 @@ def report_inputs(scope: Scope, verdicts: pd.DataFrame) -> dict:
     age: the reference rule reads it), the questions whose QA and Conv
     wordings differ, and how the studies behind the evaluators sampled their
     responses (PPI's design reads it)."""
-    from analysis.report import differing_question_pks
+    from analysis.report.build import differing_question_pks
     from annotator.models import InclusionProbability, Study
     from judging.models import Evaluator
 
@@ -153,11 +153,11 @@ def content_hash(report: AgreementReport) -> str:
 def cached_report(
     selection: Selection | Scope, *, bootstrap: int = 0, table: pd.DataFrame | None = None
 ) -> tuple[CachedReport, bool]:
-    """The report on a selection (or a resolved one: analysis.scope.resolve),
+    """The report on a selection (or a resolved one: analysis.report.scope.resolve),
     and whether it came from the cache. A cached report keeps the stamp of
     when it was computed."""
-    from analysis.report import pairwise_verdicts, report_of
-    from analysis.scope import resolve
+    from analysis.report.build import pairwise_verdicts, report_of
+    from analysis.report.scope import resolve
 
     scope = selection if isinstance(selection, Scope) else resolve(selection, table)
     table = scope.table

@@ -12,7 +12,7 @@ import csv
 import io
 from datetime import date
 
-from analysis.selection import Selection, SelectionError
+from analysis.report.selection import Selection, SelectionError
 from annotator.models import Study
 from core.downloads import export_filename, safe_part
 
@@ -54,7 +54,7 @@ def scope_lines(scope) -> list[str]:
 
 
 def _statement(scope) -> str:
-    from analysis.report import statement
+    from analysis.report.build import statement
 
     return statement(scope)
 
@@ -78,12 +78,12 @@ def csv_preamble(scope) -> str:
 def export(selection: Selection, fmt: str, *, bootstrap: int = 0, request=None) -> str:
     """The report in `fmt`. With the page's `request`, the HTML carries the
     planner's form and the figures' download links (a file written by the
-    command does not). The report and its figures come from analysis.caching."""
+    command does not). The report and its figures come from analysis.report.caching."""
     # pandas, numpy and scipy load with the first report, not with every process
     # that imports the URLs (manage.py, the worker).
-    from analysis import render
-    from analysis.caching import cached_figures, cached_report
-    from analysis.scope import resolve
+    from analysis.report import render
+    from analysis.report.caching import cached_figures, cached_report
+    from analysis.report.scope import resolve
 
     if fmt not in render.FORMATS:
         raise SelectionError(f"format {fmt!r}: choose from {', '.join(render.FORMATS)}.")

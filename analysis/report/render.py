@@ -14,7 +14,7 @@ import pandas as pd
 from django.template.loader import render_to_string
 from django.urls import reverse
 
-from analysis.report_types import AgreementReport, NotComputable, is_computed
+from analysis.report.report_types import AgreementReport, NotComputable, is_computed
 from core.spreadsheet import frame_csv
 
 FORMATS = ("json", "csv", "csv-wide", "latex", "html")
@@ -265,7 +265,7 @@ def figure_views(
     report: AgreementReport, images: dict[str, bytes] | None = None, query: str | None = None
 ) -> dict[str, FigureView]:
     """Each figure of the report with its PNG (drawn here unless `images` has
-    it: analysis.caching passes the cached ones) and, given the selection's
+    it: analysis.report.caching passes the cached ones) and, given the selection's
     query string, the links to /analysis/report/plot/<name>.<png|svg>."""
     from analysis.figures import drawing, plots
 
@@ -300,14 +300,14 @@ def to_html(
     """The page; with the request that asked for it, the planner's form to
     create a study (posted back to Concord, so never in a file on its own) and
     each figure's PNG and SVG links. `images` (PNG bytes by figure name),
-    `report_json` and `content_sha256` (analysis.caching.content_hash) save
+    `report_json` and `content_sha256` (analysis.report.caching.content_hash) save
     drawing and serialising again what is cached.
 
     The page's statistics after the planner depend on the report alone: that
     part is rendered once per report content, code and page kind (live or
     file) and kept in the report cache (two thirds of the template's time)."""
-    from analysis.caching import REPORT_CACHE_SECONDS, code_version, content_hash
-    from analysis.selection import ITEM_METHODS
+    from analysis.report.caching import REPORT_CACHE_SECONDS, code_version, content_hash
+    from analysis.report.selection import ITEM_METHODS
 
     context = {
         "report": report,
@@ -317,8 +317,8 @@ def to_html(
     }
     query = None
     if request is not None:
-        from analysis.builder import builder_context
-        from analysis.selection import join_names
+        from analysis.report.builder import builder_context
+        from analysis.report.selection import join_names
 
         context["builder"] = builder_context(request.GET, scope, user=request.user)
         fields = {
