@@ -7,14 +7,8 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, Spec
 from rest_framework.routers import APIRootView, DefaultRouter
 
 from adaptive.api.views import AdaptiveStudyViewSet
-from analysis.views import (
-    benchmark_report_page,
-    report_api,
-    report_page,
-    report_plot,
-    select_items_api,
-    select_items_page,
-)
+from analysis.api.views import report_api, select_items_api
+from analysis.views import benchmark_report_page, report_page, report_plot, select_items_page
 from annotator.api.views import ParticipantViewSet, StudyViewSet
 from console.views.home import start_page
 from corpus.api.views import DatasetViewSet, DocumentViewSet, QuestionViewSet
