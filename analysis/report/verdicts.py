@@ -58,6 +58,14 @@ POWER_SIMULATIONS = 400
 PRIOR_ITEMS = 30
 POWER_FACTORS = (1.25, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32)
 POWER_SEED = 20251125
+# Above this many tested raters the simulation follows this many of them,
+# drawn at random (seeded), each standing for its share of the rest (the
+# Benjamini-Yekutieli thresholds stay those of every tested rater:
+# rejected_share). Its cost grows with raters x studies x sizes: with every one
+# of 10,000 crowd raters, "what would decide it" took 15 s of an 18 s report
+# (benchmarks/analysis_scale.py at 10^6 ratings); the paper's data and any
+# study below the cap are simulated rater by rater as before.
+SIMULATED_RATERS = 100
 CLOSE, MODERATE = 0.7, 0.5
 
 POPULATIONS = {
@@ -126,10 +134,12 @@ def simulated_verdicts(
     epsilon: float,
     q: float,
     rng: np.random.Generator,
+    tested: int | None = None,
 ) -> tuple[float, float]:
     """The share of simulated studies that pass and that fail when each rater
     j has the outcomes so far (counts[j]) and sizes[j] - now more, drawn from
-    that study's shares (posterior_shares)."""
+    that study's shares (posterior_shares). `tested`: how many raters the
+    simulated ones stand for (all of them when None)."""
     now = counts.sum(axis=1)
     more = np.broadcast_to(sizes - now, shares.shape[:2])
     draws = counts[None, :, :] + rng.multinomial(more, shares)  # simulations x raters x 3
@@ -143,18 +153,22 @@ def simulated_verdicts(
         p_less = special.stdtr(n - 1, t)
     p_less = np.where(np.isnan(t), 1.0, p_less)  # mean == epsilon with no spread: no evidence
     p_greater = np.where(np.isnan(t), 1.0, 1.0 - p_less)
-    passes = rejected_share(p_less, q) >= 0.5
-    fails = rejected_share(p_greater, q) > 0.5
+    passes = rejected_share(p_less, q, tested) >= 0.5
+    fails = rejected_share(p_greater, q, tested) > 0.5
     return float(passes.mean()), float(fails.mean())
 
 
-def rejected_share(p_values: np.ndarray, q: float) -> np.ndarray:
+def rejected_share(p_values: np.ndarray, q: float, tested: int | None = None) -> np.ndarray:
     """Per row (a simulated study): the share of its p-values the
     Benjamini-Yekutieli procedure rejects (alt_test.benjamini_yekutieli, for
-    every row at once)."""
+    every row at once). `tested`: the number of raters the m columns stand
+    for, each column for tested / m of them (a random sample of raters): the
+    procedure on that many p-values, each of the m repeated tested / m times,
+    rejects the k smallest columns' raters when p_(k) <= k / m * q / H(tested),
+    H the harmonic number. None: the columns are every tested rater."""
     rows, m = p_values.shape
     ordered = np.sort(np.nan_to_num(p_values, nan=np.inf), axis=1)
-    harmonic = np.sum(1.0 / np.arange(1, m + 1))
+    harmonic = np.sum(1.0 / np.arange(1, (tested or m) + 1))
     thresholds = np.arange(1, m + 1) / m * (q / harmonic)
     below = ordered <= thresholds[None, :]
     # the largest k with p_(k) <= threshold_k: that many are rejected
@@ -169,15 +183,21 @@ def items_to_decide(
     at which a verdict is reached in POWER_TARGET of the simulated studies
     (the outcomes so far, and the rest drawn from posterior_shares: the same
     shares at every size)."""
-    counts = outcome_counts(wins)[tested]
-    now = counts.sum(axis=1)
+    every = outcome_counts(wins)[tested]
+    now = every.sum(axis=1)
     rng = np.random.default_rng(seed)
+    counts = every
+    if len(every) > SIMULATED_RATERS:
+        counts = every[np.sort(rng.choice(len(every), SIMULATED_RATERS, replace=False))]
+    simulated_now = counts.sum(axis=1)
     shares = posterior_shares(counts, epsilon, rng, POWER_SIMULATIONS)
     for factor in POWER_FACTORS:
-        sizes = np.ceil(now * factor).astype(int)
-        passes, fails = simulated_verdicts(counts, sizes, shares, epsilon, q, rng)
+        sizes = np.ceil(simulated_now * factor).astype(int)
+        passes, fails = simulated_verdicts(
+            counts, sizes, shares, epsilon, q, rng, tested=len(every)
+        )
         if passes + fails >= POWER_TARGET:
-            more = int(np.ceil(np.median(sizes - now)))
+            more = int(np.ceil(np.median(np.ceil(now * factor) - now)))
             return {
                 "more_items": more,
                 "factor": factor,

@@ -448,3 +448,53 @@ def test_the_answer_names_a_use_the_selection_cannot_answer():
         "no verdict against crowd raters: none in the selection; "
         f"{clauses['experts']}."
     )
+
+
+def many_raters_wins(raters: int, items: int, mean_difference: float, seed: int) -> alt_test.Wins:
+    """Win table of `raters` raters on `items` items each, the outcomes W_h - W_f
+    drawn with 30% ties and a mean per rater around mean_difference."""
+    rng = np.random.default_rng(seed)
+    means = np.clip(rng.normal(mean_difference, 0.1, raters), -0.6, 0.6)
+    differences = np.concatenate(
+        [rng.choice([-1, 0, 1], size=items, p=[(0.7 - m) / 2, 0.3, (0.7 + m) / 2]) for m in means]
+    )
+    return alt_test.Wins(
+        rater_codes=np.array([f"r{i}" for i in range(raters)]),
+        rater_index=np.repeat(np.arange(raters), items),
+        judge_wins=(differences <= 0).astype(int),
+        human_wins=(differences >= 0).astype(int),
+        human_scores=np.zeros(len(differences)),
+        items=items,
+        raters_per_item=(raters, raters),
+    )
+
+
+@pytest.mark.parametrize("mean_difference", [-0.1, 0.4])
+def test_a_sample_of_many_raters_asks_for_no_fewer_items_than_all_of_them(
+    monkeypatch, mean_difference
+):
+    """Above SIMULATED_RATERS tested raters the simulation follows a sample of
+    them: a sample's share of rejections varies more than all raters' share, so
+    it promises a verdict at the same size or a larger one (never a smaller one,
+    which the larger study might not keep), and not far from it."""
+    wins = many_raters_wins(300, 40, mean_difference, seed=2)
+    tested = np.ones(300, dtype=bool)
+    sampled = verdicts.items_to_decide(wins, tested, 0.2, 0.05)
+    monkeypatch.setattr(verdicts, "SIMULATED_RATERS", 10**6)
+    every = verdicts.items_to_decide(wins, tested, 0.2, 0.05)
+    assert every["more_items"] is not None and sampled["more_items"] is not None
+    steps = verdicts.POWER_FACTORS.index(sampled["factor"]) - verdicts.POWER_FACTORS.index(
+        every["factor"]
+    )
+    assert 0 <= steps <= 2, (sampled, every)
+    assert sampled["more_items"] >= every["more_items"]
+    assert (sampled["pass_probability"] > 0.5) == (every["pass_probability"] > 0.5)
+
+
+def test_the_rejected_share_of_a_sample_uses_the_thresholds_of_every_rater():
+    """Each of m sampled p-values standing for tested / m raters: the procedure
+    on the repeated values rejects the same share as rejected_share with tested."""
+    rng = np.random.default_rng(3)
+    p = rng.uniform(0, 0.02, size=(200, 10)) ** rng.uniform(0.5, 2, size=(200, 1))
+    expected = [alt_test.benjamini_yekutieli(np.repeat(row, 7), 0.05).mean() for row in p]
+    assert verdicts.rejected_share(p, 0.05, tested=70).tolist() == pytest.approx(expected)
