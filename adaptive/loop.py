@@ -1,9 +1,9 @@
-"""The loop of an adaptive study: plan, start, waves, the automatic stop, and
-the researcher's stop, budget and deadline changes. Every decision is a
-Decision row. `advance` is the one step the worker repeats (after every
-completed task, and every minute): it updates the estimates, stops the study
-when its goal is met or its budget or time is spent, and sends the next wave
-when the last one is rated.
+"""The loop of an adaptive study: plan, start, waves and the automatic stop
+(the researcher's stop, budget and deadline changes: adaptive.changes). Every
+decision is a Decision row. `check_advance` is the one step the worker
+repeats (after every completed task, and every minute): it updates the
+estimates, stops the study when its goal is met or its budget or time is
+spent, and sends the next wave when the last one is rated.
 
 The study runs the design its plan chose (or its researcher, recorded):
 `adaptive` sends waves of draws with their recorded probabilities and stops
@@ -12,9 +12,13 @@ on the anytime interval as soon as it is narrow enough; the fixed designs
 their fixed-n interval once the wave is rated, and add at most TOP_UPS
 top-up waves sized from the spread of the labels so far (analysis.planning.study_plan).
 
-Locks: every change takes the adaptive study's row first (`lock`), then the
-annotator actions it calls take their studies' rows (annotator.actions'
-order), so two workers advancing one study at once do one step each.
+Each change is a check_/do_ pair, as in annotator.actions: check_create,
+check_start and check_advance are what callers call; each takes the adaptive
+study's row lock first (adaptive.locks; a new study needs none), checks, and
+calls its do_, which must run with that lock held, as must the helpers the
+do_ calls (their docstrings say so). The annotator actions they call take
+their studies' rows after it (annotator.actions' order), so two workers
+advancing one study at once do one step each.
 """
 
 from __future__ import annotations
@@ -65,14 +69,15 @@ def decide(
 
 
 @transaction.atomic
-def create(
+def check_create(
     adaptive: AdaptiveStudy,
     systems: list,
     actor: User | None = None,
     groups: list | None = None,
 ) -> AdaptiveStudy:
-    """Save a new adaptive study with its pool and its plan; nothing is spent.
-    Raises AdaptiveError saying what is wrong (nothing saved then)."""
+    """Check a new adaptive study and save it with its pool and its plan
+    (do_create); nothing is spent. Raises AdaptiveError saying what is wrong
+    (nothing saved then)."""
     if adaptive.pk is not None:
         raise AdaptiveError("This adaptive study exists already.")
     if (
@@ -105,6 +110,15 @@ def create(
         raise AdaptiveError(
             "The alt-test goal runs its own waves (a look after each): it has no design to choose."
         )
+    return do_create(adaptive, systems, actor, groups)
+
+
+def do_create(
+    adaptive: AdaptiveStudy, systems: list, actor: User | None, groups: list | None
+) -> AdaptiveStudy:
+    """Save a checked new study, its pool, plan and first decisions. Takes no
+    lock (the row is new); only check_create calls it, inside its transaction."""
+    stated = adaptive.design  # the researcher's choice over the plan's, if any
     adaptive.pool = build_pool(
         adaptive.dataset,
         adaptive.mode,
@@ -289,10 +303,18 @@ def record_snapshot(adaptive: AdaptiveStudy, found: list, met: bool) -> Snapshot
 
 
 @transaction.atomic
-def start(adaptive: AdaptiveStudy, actor: User | None = None) -> AdaptiveStudy:
+def check_start(adaptive: AdaptiveStudy, actor: User | None = None) -> AdaptiveStudy:
+    """Start a planned study: takes its lock, checks, and sends the first wave
+    (do_start)."""
     adaptive = lock_adaptive(adaptive)
     if adaptive.status != AdaptiveStudy.Status.PLANNED:
         raise AdaptiveError(f"'{adaptive.name}' is {adaptive.status}: only a planned study starts.")
+    do_start(adaptive, actor)
+    return adaptive
+
+
+def do_start(adaptive: AdaptiveStudy, actor: User | None) -> None:
+    """Needs the adaptive study's lock (check_start takes it)."""
     adaptive.status = AdaptiveStudy.Status.RUNNING
     adaptive.started_at = timezone.now()
     adaptive.save(update_fields=["status", "started_at"])
@@ -301,16 +323,20 @@ def start(adaptive: AdaptiveStudy, actor: User | None = None) -> AdaptiveStudy:
         send_alt_wave(adaptive, actor)
     else:
         first_wave(adaptive, actor)
-    return adaptive
 
 
 @transaction.atomic
-def advance(adaptive: AdaptiveStudy | int, now: datetime | None = None) -> str:
-    """One step; says what it did ("idle", "wave", "stopping", "finished")."""
+def check_advance(adaptive: AdaptiveStudy | int, now: datetime | None = None) -> str:
+    """One step; says what it did ("idle", "wave", "stopping", "finished").
+    Takes the study's lock; a study that is not running is left idle."""
     adaptive = lock_adaptive(adaptive)
-    now = now or timezone.now()
     if adaptive.status not in (AdaptiveStudy.Status.RUNNING, AdaptiveStudy.Status.STOPPING):
         return "idle"
+    return do_advance(adaptive, now or timezone.now())
+
+
+def do_advance(adaptive: AdaptiveStudy, now: datetime) -> str:
+    """Needs the adaptive study's lock (check_advance takes it)."""
     found = estimates(adaptive)
     if adaptive.goal == AdaptiveStudy.Goal.ALT_TEST:
         return advance_alt_test(adaptive, found, now)
@@ -456,72 +482,6 @@ def finish(adaptive: AdaptiveStudy, found: list, met: bool) -> None:
     adaptive.report = final_report(adaptive, found, met, money(adaptive))
     adaptive.save(update_fields=["status", "finished_at", "report"])
     decide(adaptive, Decision.Action.FINISHED, adaptive.report["answer"])
-
-
-# --- the researcher's decisions ---------------------------------------------------------------
-
-
-@transaction.atomic
-def stop(adaptive: AdaptiveStudy, actor: User | None, reason: str = "") -> AdaptiveStudy:
-    adaptive = lock_adaptive(adaptive)
-    if adaptive.status == AdaptiveStudy.Status.PLANNED:
-        adaptive.status = AdaptiveStudy.Status.FINISHED
-        adaptive.stop_reason = "stopped before it started"
-        adaptive.finished_at = timezone.now()
-        adaptive.save(update_fields=["status", "stop_reason", "finished_at"])
-        decide(adaptive, Decision.Action.FINISHED, adaptive.stop_reason, actor)
-    elif adaptive.status == AdaptiveStudy.Status.RUNNING:
-        begin_stop(
-            adaptive,
-            f"stopped by {actor or 'a researcher'}" + (f": {reason}" if reason else ""),
-            actor,
-        )
-    else:
-        raise AdaptiveError(f"'{adaptive.name}' is {adaptive.status} already.")
-    return adaptive
-
-
-@transaction.atomic
-def change_budget(adaptive: AdaptiveStudy, pence: int, actor: User | None) -> AdaptiveStudy:
-    adaptive = lock_adaptive(adaptive)
-    if adaptive.status in (AdaptiveStudy.Status.STOPPING, AdaptiveStudy.Status.FINISHED):
-        raise AdaptiveError(
-            f"'{adaptive.name}' is {adaptive.status}: its budget no longer matters."
-        )
-    committed = sum(money(adaptive).values())
-    if pence < committed:
-        raise AdaptiveError(
-            f"GBP {pence / 100:.2f} is below what is spent or reserved already "
-            f"(GBP {committed / 100:.2f})."
-        )
-    before = adaptive.budget_pence
-    adaptive.budget_pence = pence
-    adaptive.save(update_fields=["budget_pence"])
-    decide(
-        adaptive, Decision.Action.BUDGET, f"GBP {before / 100:.2f} -> GBP {pence / 100:.2f}", actor
-    )
-    return adaptive
-
-
-@transaction.atomic
-def change_deadline(
-    adaptive: AdaptiveStudy, deadline: datetime, actor: User | None
-) -> AdaptiveStudy:
-    adaptive = lock_adaptive(adaptive)
-    if adaptive.status in (AdaptiveStudy.Status.STOPPING, AdaptiveStudy.Status.FINISHED):
-        raise AdaptiveError(f"'{adaptive.name}' is {adaptive.status}: it cannot be extended.")
-    if deadline <= timezone.now():
-        raise AdaptiveError("The new deadline has passed already.")
-    before = adaptive.deadline
-    adaptive.deadline = deadline
-    adaptive.save(update_fields=["deadline"])
-    decide(
-        adaptive,
-        Decision.Action.DEADLINE,
-        f"{before:%Y-%m-%d %H:%M} -> {deadline:%Y-%m-%d %H:%M}",
-        actor,
-    )
-    return adaptive
 
 
 def running_ids() -> list[int]:

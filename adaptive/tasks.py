@@ -15,13 +15,13 @@ def advance_adaptive(adaptive_id: int) -> str:
     """One step of the loop, then the batches' state carried to Prolific
     (outside the step's transaction: a slow or failing Prolific never holds
     the study's lock, and the next step retries what did not go through)."""
-    from adaptive.loop import advance
+    from adaptive.loop import check_advance
     from adaptive.models import AdaptiveStudy
     from adaptive.prolific import sync_on_prolific
 
     if not AdaptiveStudy.objects.filter(pk=adaptive_id).exists():
         return "gone"  # a message older than its study (a test database, a restore)
-    done = advance(adaptive_id)
+    done = check_advance(adaptive_id)
     sync_on_prolific(adaptive_id)
     return done
 

@@ -16,7 +16,7 @@ import numpy as np
 from django.utils import timezone
 
 from adaptive.errors import AdaptiveError
-from adaptive.loop import batches, create
+from adaptive.loop import batches, check_create
 from adaptive.models import AdaptiveStudy
 from annotator.models import Study
 from corpus.models import Dataset
@@ -51,7 +51,7 @@ def ensure_demo_adaptive_study(
     if dataset is None or not systems or JUDGE not in judges:
         return "no data for it"
     try:
-        create(
+        check_create(
             AdaptiveStudy(
                 name=DEMO_ADAPTIVE,
                 goal=AdaptiveStudy.Goal.MEANS,

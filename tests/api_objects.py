@@ -10,7 +10,7 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from adaptive.loop import create, start
+from adaptive.loop import check_create, check_start
 from adaptive.models import AdaptiveStudy
 from annotator.actions.arrival import check_start_assignment
 from annotator.actions.rating import check_rate_item
@@ -65,7 +65,7 @@ def build_api_objects(researcher: User) -> Study:
         backend="openai",
         config={"backend": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "m"},
     )
-    adaptive = create(
+    adaptive = check_create(
         AdaptiveStudy(
             name="Adaptive under fuzzing",
             half_width=1.0,
@@ -78,7 +78,7 @@ def build_api_objects(researcher: User) -> Study:
         ),
         list(System.objects.filter(runs__dataset=dataset, runs__mode="st").distinct()),
     )
-    start(adaptive)
+    check_start(adaptive)
     return study
 
 

@@ -63,7 +63,7 @@ class AdaptiveStudyViewSet(
             prior_humans=data.get("prior_humans"),
         )
         adaptive = AdaptiveStudy(project=project, **data)
-        serializer.instance = loop.create(
+        serializer.instance = loop.check_create(
             adaptive, systems, signed_in_user(self.request), groups=groups
         )
 
@@ -80,37 +80,41 @@ class AdaptiveStudyViewSet(
     def start(self, request: Request, pk: str | None = None) -> Response:
         from adaptive import loop
 
-        return self._after(loop.start(self.get_object(), signed_in_user(request)))
+        return self._after(loop.check_start(self.get_object(), signed_in_user(request)))
 
     @extend_schema(request=StopSerializer, responses={200: AdaptiveStudySerializer})
     @action(detail=True, methods=["post"])
     def stop(self, request: Request, pk: str | None = None) -> Response:
-        from adaptive import loop
+        from adaptive import changes
 
         body = StopSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         reason = body.validated_data.get("reason", "")
-        return self._after(loop.stop(self.get_object(), signed_in_user(request), reason))
+        return self._after(changes.check_stop(self.get_object(), signed_in_user(request), reason))
 
     @extend_schema(request=BudgetSerializer, responses={200: AdaptiveStudySerializer})
     @action(detail=True, methods=["post"])
     def budget(self, request: Request, pk: str | None = None) -> Response:
-        from adaptive import loop
+        from adaptive import changes
 
         body = BudgetSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         pence = body.validated_data["budget_pence"]
-        return self._after(loop.change_budget(self.get_object(), pence, signed_in_user(request)))
+        return self._after(
+            changes.check_change_budget(self.get_object(), pence, signed_in_user(request))
+        )
 
     @extend_schema(request=DeadlineSerializer, responses={200: AdaptiveStudySerializer})
     @action(detail=True, methods=["post"])
     def deadline(self, request: Request, pk: str | None = None) -> Response:
-        from adaptive import loop
+        from adaptive import changes
 
         body = DeadlineSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         when = body.validated_data["deadline"]
-        return self._after(loop.change_deadline(self.get_object(), when, signed_in_user(request)))
+        return self._after(
+            changes.check_change_deadline(self.get_object(), when, signed_in_user(request))
+        )
 
     @extend_schema(responses=EstimateSerializer(many=True))
     @action(detail=True, methods=["get"], pagination_class=None, filter_backends=[])

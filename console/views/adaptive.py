@@ -42,7 +42,7 @@ def adaptive_new(request: HttpRequest) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         adaptive = form.save()
         try:
-            loop.create(
+            loop.check_create(
                 adaptive,
                 list(form.cleaned_data["systems"]),
                 signed_in_user(request),
@@ -145,29 +145,29 @@ def adaptive_plot(request: HttpRequest, pk: int) -> HttpResponse:
 @researcher_required
 @require_POST
 def adaptive_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
-    from adaptive import loop
+    from adaptive import changes, loop
     from adaptive.tasks import advance_adaptive
 
     adaptive = scoped_object(request, AdaptiveStudy.objects.all(), pk)
     actor = signed_in_user(request)
     try:
         if action == "start":
-            loop.start(adaptive, actor)
+            loop.check_start(adaptive, actor)
             note = "Started: the first wave is open."
         elif action == "stop":
-            loop.stop(adaptive, actor, (request.POST.get("reason") or "")[:150])
+            changes.check_stop(adaptive, actor, (request.POST.get("reason") or "")[:150])
             note = "Stopping: no new arrivals; work in progress may finish."
         elif action == "budget":
             form = BudgetForm(request.POST)
             if not form.is_valid():
                 raise AdaptiveError("Give the new budget as an amount such as 250.00.")
-            loop.change_budget(adaptive, int(form.cleaned_data["budget_gbp"] * 100), actor)
+            changes.check_change_budget(adaptive, int(form.cleaned_data["budget_gbp"] * 100), actor)
             note = "Budget changed."
         elif action == "deadline":
             deadline_form = DeadlineForm(request.POST)
             if not deadline_form.is_valid():
                 raise AdaptiveError("Give the new deadline as a date and time.")
-            loop.change_deadline(adaptive, deadline_form.cleaned_data["deadline"], actor)
+            changes.check_change_deadline(adaptive, deadline_form.cleaned_data["deadline"], actor)
             note = "Deadline changed."
         else:
             raise AdaptiveError(f"Unknown action {action!r}: start, stop, budget or deadline.")

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from django.utils import timezone
 
-from adaptive.loop import create
+from adaptive.loop import check_create
 from adaptive.models import AdaptiveStudy
 from corpus.models import Dataset
 from generation.models import System
@@ -51,4 +51,4 @@ def make(paper, researcher=None, groups=None, **fields) -> AdaptiveStudy:
         "scale": 2.5,
     }
     values.update(fields)
-    return create(AdaptiveStudy(**values), paper["systems"], actor=researcher, groups=groups)
+    return check_create(AdaptiveStudy(**values), paper["systems"], actor=researcher, groups=groups)

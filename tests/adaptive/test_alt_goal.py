@@ -27,7 +27,7 @@ def run(adaptive, paper, rng, noise, truth=None):
         for study in loop.batches(adaptive):
             if study.status == Study.Status.OPEN:
                 rate_as_bots(study, truth, rng, noise=noise, dropout=0.1)
-        loop.advance(adaptive.pk)
+        loop.check_advance(adaptive.pk)
         adaptive.refresh_from_db()
         if adaptive.status == AdaptiveStudy.Status.FINISHED:
             return adaptive
@@ -56,7 +56,7 @@ def test_the_alt_test_goal_looks_after_each_wave_and_stops_when_decided(paper, n
         draws_per_wave=60,
     )
     assert "not simulated" in adaptive.plan["summary"]
-    loop.start(adaptive)
+    loop.check_start(adaptive)
     first = loop.batches(adaptive)
     assert len(first) == 1 and first[0].raters_per_task == 3
     around_the_judge = lambda rid: adaptive.pool[str(rid)][1]  # noqa: E731

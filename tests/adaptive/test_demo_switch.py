@@ -31,11 +31,11 @@ def test_bots_run_the_demo_study_to_its_answer(paper):
     adaptive = AdaptiveStudy.objects.get(name=DEMO_ADAPTIVE)
     with FakeProlific(token=TOKEN, page_size=100) as prolific:
         client = ProlificClient(TOKEN, prolific.url)
-        loop.start(adaptive)
+        loop.check_start(adaptive)
         for _ in range(60):
             sync_on_prolific(adaptive.pk, client)
             simulate(prolific, seconds=0, per_tick=200, ticks=1, report=lambda _: None)
-            loop.advance(adaptive.pk)
+            loop.check_advance(adaptive.pk)
             adaptive.refresh_from_db()
             if adaptive.status == AdaptiveStudy.Status.FINISHED:
                 break

@@ -35,7 +35,7 @@ def rate_open_batches(adaptive, paper, rng):
 def run_to_the_end(adaptive, paper, rng, most_steps=20):
     for _ in range(most_steps):
         rate_open_batches(adaptive, paper, rng)
-        loop.advance(adaptive.pk)
+        loop.check_advance(adaptive.pk)
         adaptive.refresh_from_db()
         if adaptive.status == AdaptiveStudy.Status.FINISHED:
             return adaptive
@@ -72,7 +72,7 @@ def test_a_ppi_study_runs_its_first_wave_a_top_up_and_reads_the_fixed_interval(p
     # a first wave too small for the width (the plan's would reach it): a top-up follows
     adaptive.plan["designs"]["ppi"]["first_wave"] = [10, 10, 10]
     adaptive.save(update_fields=["plan"])
-    loop.start(adaptive, researcher)
+    loop.check_start(adaptive, researcher)
     draws = Draw.objects.filter(adaptive=adaptive)
     assert draws.count() == 30
     assert set(draws.values_list("probability", "sent")) == {(1.0, True)}  # every draw sent
@@ -95,7 +95,7 @@ def test_a_ppi_study_runs_its_first_wave_a_top_up_and_reads_the_fixed_interval(p
             )
             expected[system.pk] = max(total - 10, TOP_UP_LEAST)
     assert expected  # ten labels do not reach +-1.0
-    assert loop.advance(adaptive.pk) == "wave"
+    assert loop.check_advance(adaptive.pk) == "wave"
     second = Counter(
         Draw.objects.filter(adaptive=adaptive, wave=2).values_list("system_id", flat=True)
     )
@@ -137,7 +137,7 @@ def test_a_uniform_study_chosen_by_its_researcher_runs_to_the_end(paper, researc
     assert chosen.actor == researcher
     assert chosen.detail.startswith("rita chose a fixed uniform design on humans alone")
     assert "over the plan's a fixed design with the judge (PPI)" in chosen.detail
-    loop.start(adaptive, researcher)
+    loop.check_start(adaptive, researcher)
     # the first wave is the plan's, per system
     planned = dict(zip(adaptive.plan["systems"], adaptive.plan["first_wave"], strict=True))
     sent = Counter(Draw.objects.filter(adaptive=adaptive).values_list("system__name", flat=True))
@@ -179,11 +179,11 @@ def test_after_its_top_ups_a_fixed_design_stops_and_says_the_width_was_not_reach
     assert adaptive.fixed
     adaptive.plan["designs"][adaptive.design]["first_wave"] = [10, 10, 10]
     adaptive.save(update_fields=["plan"])
-    loop.start(adaptive)
+    loop.check_start(adaptive)
     rng = np.random.default_rng(13)
     rate_open_batches(adaptive, paper, rng)
     widths = {e.name: e.half_width for e in estimates(adaptive)}
-    assert loop.advance(adaptive.pk) == "finished"
+    assert loop.check_advance(adaptive.pk) == "finished"
     adaptive.refresh_from_db()
     assert adaptive.stop_reason.startswith(
         "the fixed design's labels are in (its first wave and 0 top-ups) and the width +-0.60 "
@@ -200,12 +200,12 @@ def test_after_its_top_ups_a_fixed_design_stops_and_says_the_width_was_not_reach
 def test_a_fixed_wave_that_does_not_fit_the_budget_stops_the_study_unchanged(paper):
     adaptive = make(paper, name="Fixed: small budget", half_width=0.2, budget_pence=3000)
     assert adaptive.fixed and sum(adaptive.plan["first_wave"]) > 300
-    loop.start(adaptive)
+    loop.check_start(adaptive)
     adaptive.refresh_from_db()
     assert adaptive.status == AdaptiveStudy.Status.STOPPING
     assert adaptive.stop_reason.startswith("budget spent: GBP 30.00 left, not enough for wave 1")
     assert not Draw.objects.filter(adaptive=adaptive).exists()  # not halved: nothing sent
-    assert loop.advance(adaptive.pk) == "finished"
+    assert loop.check_advance(adaptive.pk) == "finished"
     adaptive.refresh_from_db()
     assert adaptive.report["answer"].startswith("Not answered (budget spent")
 

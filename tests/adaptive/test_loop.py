@@ -33,7 +33,7 @@ def run_to_the_end(adaptive, paper, prolific, client, rng, most_steps=60):
                 rate_as_bots(
                     study, lambda rid: paper["truth"][rid], rng, prolific=prolific, dropout=0.1
                 )
-        loop.advance(adaptive.pk)
+        loop.check_advance(adaptive.pk)
         adaptive.refresh_from_db()
         if adaptive.status == AdaptiveStudy.Status.FINISHED:
             sync_on_prolific(adaptive.pk, client)
@@ -65,7 +65,7 @@ def test_the_loop_answers_its_goal_and_closes_everything(paper, researcher):
 
     with FakeProlific() as prolific:
         client = ProlificClient(prolific.token, prolific.url)
-        loop.start(adaptive, researcher)
+        loop.check_start(adaptive, researcher)
         first = loop.batches(adaptive)
         assert first and all(s.status == Study.Status.OPEN for s in first)
         sync_on_prolific(adaptive.pk, client)
@@ -130,13 +130,13 @@ def test_budget_spent_stops_the_loop_without_an_answer(paper):
     adaptive = make(
         paper, half_width=0.2, budget_pence=3000, name="Adaptive: small budget", design="adaptive"
     )
-    loop.start(adaptive)
+    loop.check_start(adaptive)
     rng = np.random.default_rng(2)
     for _ in range(30):
         for study in loop.batches(adaptive):
             if study.status == Study.Status.OPEN:
                 rate_as_bots(study, lambda rid: paper["truth"][rid], rng, dropout=0)
-        loop.advance(adaptive.pk)
+        loop.check_advance(adaptive.pk)
         adaptive.refresh_from_db()
         if adaptive.status == AdaptiveStudy.Status.FINISHED:
             break
@@ -154,7 +154,7 @@ def test_estimates_match_a_direct_computation(paper):
     from analysis.statistics.anytime import active_increments, confidence_sequence, increment_ends
 
     adaptive = make(paper, name="Adaptive: direct", design="adaptive")
-    loop.start(adaptive)
+    loop.check_start(adaptive)
     rng = np.random.default_rng(3)
     for study in loop.batches(adaptive):
         rate_as_bots(study, lambda rid: paper["truth"][rid], rng, dropout=0)
@@ -259,7 +259,7 @@ def test_an_excluded_rater_s_draws_wait_again_and_prolific_gets_a_place_for_them
     rng = np.random.default_rng(4)
     with FakeProlific() as prolific:
         client = ProlificClient(prolific.token, prolific.url)
-        loop.start(adaptive, researcher)
+        loop.check_start(adaptive, researcher)
         sync_on_prolific(adaptive.pk, client)
         batch = loop.batches(adaptive)[0]
         rate_as_bots(batch, lambda rid: paper["truth"][rid], rng, prolific=prolific, dropout=0)

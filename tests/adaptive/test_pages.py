@@ -73,7 +73,7 @@ def test_plan_start_monitor_and_decide(client, researcher, paper):
     rng = np.random.default_rng(0)
     for study in loop.batches(adaptive):
         rate_as_bots(study, lambda rid: paper["truth"][rid], rng, dropout=0)
-    loop.advance(adaptive.pk)
+    loop.check_advance(adaptive.pk)
     page = client.get(reverse("console:adaptive", args=[adaptive.pk])).content.decode()
     assert 'id="adaptive-estimates"' in page and "GPT-4" in page
     assert "Fixed-n interval" in page and 'id="fixed-note"' in page
@@ -132,7 +132,7 @@ def test_a_researcher_chooses_the_design_over_the_plan(client, researcher, paper
     rng = np.random.default_rng(2)
     for study in loop.batches(adaptive):
         rate_as_bots(study, lambda rid: paper["truth"][rid], rng, dropout=0)
-    loop.advance(adaptive.pk)
+    loop.check_advance(adaptive.pk)
     page = client.get(reverse("console:adaptive", args=[adaptive.pk])).content.decode()
     assert "Anytime-valid interval" in page and 'id="fixed-note"' not in page
     # the alt-test goal runs its own waves
@@ -177,7 +177,7 @@ def test_the_alt_test_goal_from_the_console(client, researcher, paper):
     rng = np.random.default_rng(1)
     for study in loop.batches(adaptive):
         rate_as_bots(study, lambda rid: paper["truth"][rid], rng, noise=3.0, dropout=0)
-    loop.advance(adaptive.pk)
+    loop.check_advance(adaptive.pk)
     page = client.get(reverse("console:adaptive", args=[adaptive.pk])).content.decode()
     # the first of 5 looks spends q * 1 / 15 (adaptive.alt_goal.q_at_look)
     assert "Looked (alt-test)" in page and "look 1 of 5 (q 0.0033)" in page
@@ -191,7 +191,7 @@ def test_the_admin_shows_an_adaptive_study_and_changes_nothing(client, django_us
     from tests.adaptive.conftest import make
 
     adaptive = make(paper, name="Adaptive in the admin")
-    loop.start(adaptive)
+    loop.check_start(adaptive)
     admin = django_user_model.objects.create_superuser("ada", password="pw-ada-12345")
     client.force_login(admin)
     page = client.get(reverse("admin:adaptive_adaptivestudy_change", args=[adaptive.pk]))

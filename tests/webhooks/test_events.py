@@ -143,11 +143,11 @@ def test_a_study_sends_quota_filled_then_completed_once_each(two_meetings, recei
 
 
 def test_an_adaptive_study_stopped_on_its_budget_sends_budget_reached(two_meetings, receiver):
-    from adaptive.loop import create, start
+    from adaptive.loop import check_create, check_start
     from adaptive.models import AdaptiveStudy
     from generation.models import System
 
-    adaptive = create(
+    adaptive = check_create(
         AdaptiveStudy(
             name="Adaptive on a shoestring",
             half_width=1.0,
@@ -162,7 +162,7 @@ def test_an_adaptive_study_stopped_on_its_budget_sends_budget_reached(two_meetin
         list(System.objects.filter(runs__dataset=dataset(), runs__mode="st").distinct()),
     )
     endpoint = endpoint_for(adaptive.project, receiver, ["budget.reached"])
-    start(adaptive)
+    check_start(adaptive)
     adaptive.refresh_from_db()
     assert adaptive.status == "stopping" and adaptive.stop_reason.startswith("budget spent")
     body = delivered(receiver, endpoint.deliveries.get())

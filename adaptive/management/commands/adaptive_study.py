@@ -79,7 +79,7 @@ class Command(BaseCommand):
         add_project_argument(parser, default="the default project; other actions: any")
 
     def handle(self, *args: str, **options: Any) -> None:
-        from adaptive import loop
+        from adaptive import changes, loop
         from adaptive.errors import AdaptiveError
         from adaptive.models import AdaptiveStudy
 
@@ -106,20 +106,20 @@ class Command(BaseCommand):
             if adaptive is None:
                 raise CommandError(f"No adaptive study named {name!r}{where(project)}.")
             if action == "start":
-                loop.start(adaptive)
+                loop.check_start(adaptive)
             elif action == "stop":
-                loop.stop(adaptive, None, "from the command line")
+                changes.check_stop(adaptive, None, "from the command line")
             elif action == "step":
-                self.stdout.write(loop.advance(adaptive.pk))
+                self.stdout.write(loop.check_advance(adaptive.pk))
             elif action == "budget":
-                loop.change_budget(adaptive, pounds(options["value"]), None)
+                changes.check_change_budget(adaptive, pounds(options["value"]), None)
             elif action == "deadline":
                 when = parse_datetime(options["value"] or "")
                 if when is None:
                     raise CommandError("deadline: a date and time such as 2027-01-31T18:00.")
                 if timezone.is_naive(when):
                     when = timezone.make_aware(when)
-                loop.change_deadline(adaptive, when, None)
+                changes.check_change_deadline(adaptive, when, None)
         except AdaptiveError as error:
             raise CommandError(str(error)) from None
         adaptive.refresh_from_db()
@@ -182,7 +182,7 @@ class Command(BaseCommand):
             design=options["design"],
             on_prolific=options["on_prolific"],
         )
-        return loop.create(adaptive, systems)
+        return loop.check_create(adaptive, systems)
 
     def show(self, adaptive: Any) -> None:
         from adaptive.estimates import estimates
