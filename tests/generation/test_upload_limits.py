@@ -126,3 +126,15 @@ def test_an_api_body_over_the_upload_size_answers_json(leval, researcher, settin
     assert answer.json()["code"] == "request_too_large"
     assert "over 2.5 MB (the setting DATA_UPLOAD_MAX_MEMORY_SIZE)" in answer.json()["detail"]
     assert database_snapshot() == before
+
+
+def test_a_refused_file_makes_no_default_project_either(leval):
+    """Where the default project does not exist yet (renamed here; a test that
+    empties the tables leaves none), a refused file leaves none made for it."""
+    from users.models import DEFAULT_PROJECT_SLUG, Project
+
+    Project.objects.filter(slug=DEFAULT_PROJECT_SLUG).update(slug="renamed", name="Renamed")
+    path = leval / "outputs.jsonl"
+    path.write_text(json.dumps(KEY | {"response": "y" * 5_000_000}) + "\n")
+    assert "over the limit of 4,000,000 characters" in refused(path)
+    assert not Project.objects.filter(slug=DEFAULT_PROJECT_SLUG).exists()

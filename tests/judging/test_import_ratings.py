@@ -166,3 +166,19 @@ def test_a_multi_line_cell_keeps_the_line_numbers_right(two_meetings, tmp_path):
     )
     with pytest.raises(CommandError, match="m.csv, line 4: score 'eleven'"):
         call_command("import_ratings", str(path))
+
+
+def test_a_refused_file_makes_no_default_project_either(two_meetings, tmp_path):
+    """Where the default project does not exist yet (renamed here), a refused
+    file leaves none made for it: the command says the database is unchanged."""
+    from users.models import DEFAULT_PROJECT_SLUG, Project
+
+    Project.objects.filter(slug=DEFAULT_PROJECT_SLUG).update(slug="renamed", name="Renamed")
+    pk = Response.objects.order_by("pk").first().pk
+    path = ratings_file(tmp_path / "r.csv", [f"{pk},panel,ok,5", f"{pk},panel,a,nan"])
+    before = database_snapshot()
+    with pytest.raises(CommandError) as error:
+        call_command("import_ratings", str(path))
+    assert "the database is unchanged" in str(error.value)
+    assert database_snapshot() == before
+    assert not Project.objects.filter(slug=DEFAULT_PROJECT_SLUG).exists()

@@ -4,11 +4,13 @@
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import transaction
 
 from corpus.choices import DatasetVersion, Language, Mode
 from corpus.importers.errors import ImportFailure
 from generation.response_import import import_responses, read_response_file
-from users.commands import add_project_argument, command_project
+from users.commands import add_project_argument, named_project
+from users.models import default_project
 
 
 class Command(BaseCommand):
@@ -31,7 +33,7 @@ class Command(BaseCommand):
         add_project_argument(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
-        project = command_project(options)
+        named = named_project(options)  # an unknown --project is refused first
         try:
             responses = read_response_file(
                 options["file"],
@@ -39,15 +41,17 @@ class Command(BaseCommand):
                 task=options["task"],
                 mode=options["mode"],
             )
-            result = import_responses(
-                responses,
-                benchmark=options["benchmark"],
-                split=options["split"],
-                version=options["dataset_version"],
-                language=options["language"],
-                origin=options["file"],
-                project=project,
-            )
+            # one transaction: a refused file leaves no default project made for it either
+            with transaction.atomic():
+                result = import_responses(
+                    responses,
+                    benchmark=options["benchmark"],
+                    split=options["split"],
+                    version=options["dataset_version"],
+                    language=options["language"],
+                    origin=options["file"],
+                    project=named or default_project(),
+                )
         except ImportFailure as failure:
             raise CommandError(
                 f"{failure}\nNothing was imported; the database is unchanged."

@@ -4,10 +4,12 @@
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import transaction
 
 from corpus.importers import ImportFailure
 from judging.external import import_external_ratings
-from users.commands import add_project_argument, command_project
+from users.commands import add_project_argument, named_project
+from users.models import default_project
 
 
 class Command(BaseCommand):
@@ -21,8 +23,11 @@ class Command(BaseCommand):
         add_project_argument(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
+        named = named_project(options)  # an unknown --project is refused first
         try:
-            counts = import_external_ratings(options["file"], command_project(options))
+            # one transaction: a refused file leaves no default project made for it either
+            with transaction.atomic():
+                counts = import_external_ratings(options["file"], named or default_project())
         except ImportFailure as failure:
             raise CommandError(
                 f"{failure}\nNothing was imported; the database is unchanged."
