@@ -341,9 +341,14 @@ import json, os, sys, time
 sys.path.insert(0, os.getcwd())
 import django
 django.setup()
-from analysis.report import scores
-from analysis.report.build import build_report
-from analysis.report.selection import Selection
+try:
+    from analysis.report import scores
+    from analysis.report.build import build_report
+    from analysis.report.selection import Selection
+except ImportError:  # a checkout from before analysis/ had sub-packages
+    from analysis import scores
+    from analysis.report import build_report
+    from analysis.selection import Selection
 selection = Selection(split=sys.argv[1])
 table = getattr(scores, "fetched_score_table", scores.score_table)(selection)
 build_report(selection, table=table)

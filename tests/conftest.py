@@ -58,6 +58,30 @@ def elitr_data() -> Path:
 
 
 @pytest.fixture(scope="session")
+def elitr_data_unlocked(elitr_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The real archives, member for member, without their published password,
+    written once per test process: zipfile decrypts ZipCrypto in pure Python,
+    about 2 s of each import of the paper's data, and the tests that only need
+    the data import it dozens of times. The tests of the import itself read
+    the archives as published (elitr_data)."""
+    import shutil
+    import zipfile
+
+    from corpus.importers.elitr_bench import PUBLISHED_PASSWORD
+
+    folder = tmp_path_factory.mktemp("elitr-bench-unlocked")
+    for source in sorted(elitr_data.iterdir()):
+        if source.suffix != ".zip":
+            shutil.copy(source, folder / source.name)
+            continue
+        with zipfile.ZipFile(source) as locked, zipfile.ZipFile(folder / source.name, "w") as open_:
+            for info in locked.infolist():
+                data = b"" if info.is_dir() else locked.read(info, pwd=PUBLISHED_PASSWORD.encode())
+                open_.writestr(info.filename, data, zipfile.ZIP_DEFLATED, compresslevel=1)
+    return folder
+
+
+@pytest.fixture(scope="session")
 def prompt_vectors() -> dict:
     require(
         PROMPT_VECTORS.is_file(),
@@ -208,3 +232,56 @@ def empty_report_cache():
     from django.core.cache import caches
 
     caches["reports"].clear()
+
+
+# The longest tests, started first and spread over the workers. pytest-xdist's
+# work-stealing scheduler (make test) gives each worker one contiguous share
+# of the tests and lets an idle worker take the back half of the longest
+# queue: so each share begins with its turn of the long files (a six-minute
+# container build, the cluster rehearsal, the benchmark scripts, the browser
+# tests), and what is stolen is short. A long file stays whole, so that its
+# module fixtures are set up once.
+LONG_MARKERS = ("docker", "cluster", "browser", "worker")
+LONG_FILES = ("test_benchmarks_start.py", "test_demo.py", "test_demo_adaptive.py")
+
+
+def long_rank(item: pytest.Item) -> int | None:
+    """How early the item's file should start (0 first), None for a short one."""
+    for position, marker in enumerate(LONG_MARKERS):
+        if item.get_closest_marker(marker):
+            return position
+    return len(LONG_MARKERS) if item.path.name in LONG_FILES else None
+
+
+def shares(total: int, workers: int) -> list[int]:
+    """The sizes of the shares pytest-xdist's work-stealing scheduler deals
+    (xdist.scheduler.worksteal: each idle worker the pending tests divided
+    by the workers left)."""
+    sizes = []
+    for left in range(workers, 0, -1):
+        sizes.append((total - sum(sizes)) // left)
+    return sizes
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 1)
+    files: dict[Path, list[pytest.Item]] = {}
+    ranks: dict[Path, int] = {}
+    short: list[pytest.Item] = []
+    for item in items:
+        rank = long_rank(item)
+        if rank is None:
+            short.append(item)
+        else:
+            files.setdefault(item.path, []).append(item)
+            ranks[item.path] = min(rank, ranks.get(item.path, rank))
+    chunks: list[list[pytest.Item]] = [[] for _ in range(workers)]
+    for turn, path in enumerate(sorted(files, key=lambda path: ranks[path])):  # stable
+        chunks[turn % workers].extend(files[path])
+    # then the short tests, in their own order, filling each share to its size
+    for chunk, size in zip(chunks, shares(len(items), workers), strict=True):
+        room = max(size - len(chunk), 0)
+        chunk.extend(short[:room])
+        del short[:room]
+    chunks[-1].extend(short)
+    items[:] = [item for chunk in chunks for item in chunk]

@@ -21,6 +21,7 @@ from demo.fake_prolific import FakeProlific
 from judging.judging_runs import ensure_metric_evaluators
 from judging.models import Evaluator, JudgingRun
 from tests.annotator.conftest import entry_url, make_study
+from tests.corpus.fixtures import qa_test2
 from tests.judging.test_human_review import needs_human
 
 pytestmark = pytest.mark.django_db
@@ -125,10 +126,6 @@ def api(researcher):
     client = APIClient()
     client.force_login(researcher)
     return client
-
-
-def qa_test2() -> Dataset:
-    return Dataset.objects.get(version="qa", language="en", split="test2")
 
 
 def study_payload(**changes) -> dict:

@@ -15,8 +15,8 @@ SYSTEMS = ("GPT-4", "LongAlpaca-7B", "Vicuna-13B-v1.5")
 
 
 @pytest.fixture
-def paper(elitr_data, db):
-    import_elitr_bench(elitr_data, with_responses=True, languages=("en",))
+def paper(elitr_data_unlocked, db):
+    import_elitr_bench(elitr_data_unlocked, with_responses=True, languages=("en",))
     gold = Evaluator.objects.get(name="gold-human-eval")
     truth = {}
     for rid, score in Judgment.objects.filter(evaluator=gold).values_list("response_id", "score"):

@@ -6,11 +6,11 @@ import pytest
 from analysis.report.build import build_report
 from analysis.report.selection import Selection
 from analysis.statistics.pairwise import verdict_table, win_rates
-from corpus.models import Dataset
 from judging.evaluators.config import ConfigError, JudgeConfig
 from judging.judging_runs import JudgingError, create_judging_run
 from judging.model_judging import run_llm_judging
 from judging.models import Evaluator, JudgeItem, PairwiseVerdict
+from tests.corpus.fixtures import qa_test2
 from tests.fakes.openai_server import FakeOpenAI
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("eager_celery")]
@@ -30,10 +30,6 @@ def pairwise_judge(server, name="battle judge", **settings):
     return Evaluator.objects.create(name=name, kind="llm_pairwise", config=config)
 
 
-def dataset():
-    return Dataset.objects.get(version="qa", language="en", split="test2")
-
-
 def test_config_needs_a_baseline():
     with pytest.raises(ConfigError, match="needs a baseline"):
         JudgeConfig.from_dict({"protocol": "pairwise"})
@@ -44,7 +40,7 @@ def test_config_needs_a_baseline():
 def test_a_fair_judge(two_meetings_committed):
     with FakeOpenAI() as server:
         judge = pairwise_judge(server)
-        run = create_judging_run(judge, dataset(), "st")
+        run = create_judging_run(judge, qa_test2(), "st")
         # 2 systems x 12 questions x 2 orders against the baseline's answers
         assert run.total == 48
         run = run_llm_judging(run.pk)
@@ -72,7 +68,7 @@ def test_a_fair_judge(two_meetings_committed):
 def test_a_judge_that_always_prefers_the_first_answer(two_meetings_committed):
     with FakeOpenAI(first_wins=True) as server:
         judge = pairwise_judge(server, name="biased judge")
-        run_llm_judging(create_judging_run(judge, dataset(), "st").pk)
+        run_llm_judging(create_judging_run(judge, qa_test2(), "st").pk)
     table = verdict_table()
     per_order = win_rates(table, "per_order")["biased judge"]["Synthetic-Echo"]
     assert (per_order["wins"], per_order["losses"], per_order["win_rate"]) == (12, 12, 0.5)
@@ -87,7 +83,7 @@ def test_baseline_without_responses_is_refused(two_meetings_committed):
     with FakeOpenAI() as server:
         judge = pairwise_judge(server, baseline="Nobody")
         with pytest.raises(JudgingError, match="The baseline 'Nobody' has no st responses"):
-            create_judging_run(judge, dataset(), "st")
+            create_judging_run(judge, qa_test2(), "st")
 
 
 def test_human_review_of_a_pairwise_judge_gives_verdicts(two_meetings_committed, django_user_model):
@@ -97,7 +93,7 @@ def test_human_review_of_a_pairwise_judge_gives_verdicts(two_meetings_committed,
 
     with FakeOpenAI() as server:
         judge = pairwise_judge(server, name="reviewed judge")
-        run = run_llm_judging(create_judging_run(judge, dataset(), "st").pk)
+        run = run_llm_judging(create_judging_run(judge, qa_test2(), "st").pk)
     first, second = JudgeItem.objects.filter(run=run).order_by("pk")[:2]
     for item in (first, second):  # as if their answers had not parsed
         PairwiseVerdict.objects.filter(
@@ -127,7 +123,7 @@ def test_leval_s_judge_runs_as_leval_ran_it(two_meetings_committed):
 
     with FakeOpenAI() as server:
         judge = pairwise_judge(server, "leval judge", protocol="leval_pairwise")
-        run = run_llm_judging(create_judging_run(judge, dataset(), "st").pk)
+        run = run_llm_judging(create_judging_run(judge, qa_test2(), "st").pk)
         sent = list(server.requests)
     assert (run.status, run.done) == ("done", 48)
     assert all(r["messages"][0]["content"] == LEVAL_JUDGE_SYSTEM for r in sent)

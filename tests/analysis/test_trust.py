@@ -37,8 +37,8 @@ PAPER = Selection(
 
 
 @pytest.fixture
-def paper(elitr_data):
-    import_elitr_bench(elitr_data, with_responses=True, languages=("en",))
+def paper(elitr_data_unlocked):
+    import_elitr_bench(elitr_data_unlocked, with_responses=True, languages=("en",))
 
 
 def paper_frame():

@@ -20,12 +20,13 @@ import pytest
 
 from annotator.models import Participant, Study
 from corpus.importers.synthetic import write_synthetic_elitr
-from corpus.models import Dataset, Document
+from corpus.models import Document
 from judging.importing import import_elitr_bench
 from judging.models import Evaluator, JudgingRun, Judgment
 from llm.models import LLMCall
 from tests.annotator.conftest import entry_url
 from tests.conftest import port_open, require, tasks_run_eagerly
+from tests.corpus.fixtures import qa_test2
 from tests.fakes.openai_server import FakeOpenAI
 from tests.workers import app_sends_to, redis_url, start_worker, stop, wait_for
 
@@ -35,10 +36,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.worker, pytest.mark.django_db(tra
 @pytest.fixture
 def data(transactional_db, tmp_path):
     import_elitr_bench(write_synthetic_elitr(tmp_path / "data", meetings=2), with_responses=True)
-
-
-def qa_test2() -> Dataset:
-    return Dataset.objects.get(version="qa", language="en", split="test2")
 
 
 def sign_in(browser, live_server, width=1280, height=900):

@@ -11,10 +11,11 @@ from annotator.actions.arrival import check_start_assignment
 from annotator.actions.rating import check_complete_assignment, check_rate_item
 from annotator.actions.status import check_set_study_status
 from annotator.models import AuditEvent, Participant, Study
-from corpus.models import Dataset, Document
+from corpus.models import Document
 from judging.judging_runs import create_judging_run, ensure_metric_evaluators
 from judging.models import Evaluator, JudgeItem, JudgingRun, Judgment
 from tests.annotator.conftest import make_study
+from tests.corpus.fixtures import qa_test2
 
 pytestmark = pytest.mark.django_db
 
@@ -25,10 +26,6 @@ HTMX = {"HTTP_HX_REQUEST": "true"}
 def rita(client, researcher):
     client.force_login(researcher)
     return client
-
-
-def qa_test2() -> Dataset:
-    return Dataset.objects.get(version="qa", language="en", split="test2")
 
 
 def finished(study: Study, pid: str, score: int = 6):

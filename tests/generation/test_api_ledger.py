@@ -6,10 +6,10 @@ import time
 
 import pytest
 
-from corpus.models import Dataset
 from generation.models import GenerationRun, Response, System
 from generation.runner import create_generation_run, run_generation
 from llm.models import LLMCall
+from tests.corpus.fixtures import qa_test2
 from tests.fakes.openai_server import FakeOpenAI
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -27,10 +27,6 @@ def api_system(url: str, name: str = "api model", **settings) -> System:
         **settings,
     }
     return System.objects.create(name=name, model_name="m", backend="openai", config=config)
-
-
-def qa_test2() -> Dataset:
-    return Dataset.objects.get(version="qa", language="en", split="test2")
 
 
 def test_every_generation_call_is_in_the_ledger_and_priced(two_meetings_committed):

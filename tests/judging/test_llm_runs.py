@@ -3,13 +3,14 @@
 import pytest
 from django.core.management import call_command
 
-from corpus.models import Dataset
 from judging.evaluators.config import ConfigError, JudgeConfig
 from judging.judging_runs import JudgingError, cancel_run, create_judging_run, resume_run
 from judging.model_judging import run_llm_judging
 from judging.models import Evaluator, JudgeItem, JudgingRun, Judgment
 from llm.models import LLMCall
+from tests.corpus.fixtures import qa_test2
 from tests.fakes.openai_server import FakeOpenAI
+from tests.judging.fixtures import llm_judge
 
 # The executor's threads use their own database connections: the data must be
 # committed for them to see it.
@@ -24,25 +25,6 @@ DISTINCT = 18
 def server():
     with FakeOpenAI() as fake:
         yield fake
-
-
-def make_judge(server, name="local judge", **settings):
-    config = {
-        "base_url": server.url,
-        "model": "judge-model",
-        "server": "vllm",
-        "max_concurrency": 8,
-        "seeds": [2023],
-        "max_retries": 4,
-        "timeout_s": 2,
-        "reask": 1,
-        **settings,
-    }
-    return Evaluator.objects.create(name=name, kind="llm_rubric", config=config)
-
-
-def dataset():
-    return Dataset.objects.get(version="qa", language="en", split="test2")
 
 
 def judged(evaluator):
@@ -65,8 +47,8 @@ def test_config_refuses_what_a_server_does_not_accept():
 
 
 def test_run_judges_everything_and_a_second_run_calls_nothing(two_meetings_committed, server):
-    judge = make_judge(server)
-    run = create_judging_run(judge, dataset(), "st")
+    judge = llm_judge(server.url)
+    run = create_judging_run(judge, qa_test2(), "st")
     assert run.total == 36
     run = run_llm_judging(run.pk)
     assert (run.status, run.done, run.failed) == ("done", 36, 0)
@@ -84,19 +66,19 @@ def test_run_judges_everything_and_a_second_run_calls_nothing(two_meetings_commi
     assert call.system_fingerprint == "fp_fake_1" and call.prompt_tokens > 0
     assert call.messages[0] == {"role": "system", "content": "You are a helpful assistant."}
     # the same requests again: answered from the ledger, no call, nothing duplicated
-    again = run_llm_judging(create_judging_run(judge, dataset(), "st").pk)
+    again = run_llm_judging(create_judging_run(judge, qa_test2(), "st").pk)
     assert (again.requests, again.cache_hits, server.count) == (0, 36, DISTINCT)
     assert judged(judge).count() == 36 and LLMCall.objects.count() == DISTINCT
     # unless asked to refresh: each distinct request once more
-    fresh = run_llm_judging(create_judging_run(judge, dataset(), "st", refresh=True).pk)
+    fresh = run_llm_judging(create_judging_run(judge, qa_test2(), "st", refresh=True).pk)
     assert (fresh.requests, server.count) == (DISTINCT, 2 * DISTINCT)
     assert LLMCall.objects.count() == 2 * DISTINCT and judged(judge).count() == 36
 
 
 def test_faults_are_retried_and_nothing_is_lost_or_doubled(two_meetings_committed):
     with FakeOpenAI(plan=["429", "500", "timeout", "429", "500"], hang=3) as server:
-        judge = make_judge(server, max_concurrency=2)
-        run = run_llm_judging(create_judging_run(judge, dataset(), "st").pk)
+        judge = llm_judge(server.url, max_concurrency=2)
+        run = run_llm_judging(create_judging_run(judge, qa_test2(), "st").pk)
     assert (run.status, run.done, run.failed) == ("done", 36, 0)
     assert judged(judge).count() == 36
     assert LLMCall.objects.filter(status="ok").count() == DISTINCT
@@ -110,8 +92,8 @@ def test_unparseable_answers_go_to_a_human_never_to_a_score(two_meetings_committ
     Response.objects.filter(run__system__name="Synthetic-Hedge", question__external_id="1").update(
         text="TRUNCATE"
     )
-    judge = make_judge(server, reask=2)
-    run = run_llm_judging(create_judging_run(judge, dataset(), "st").pk)
+    judge = llm_judge(server.url, reask=2)
+    run = run_llm_judging(create_judging_run(judge, qa_test2(), "st").pk)
     assert run.status == "done" and run.done == 24 - 2 and run.failed == 12 + 2
     assert "14 answers need a human" in run.message
     human = JudgeItem.objects.filter(run=run, status="needs_human")
@@ -124,8 +106,8 @@ def test_unparseable_answers_go_to_a_human_never_to_a_score(two_meetings_committ
 
 
 def priced_judge(server, **settings):
-    return make_judge(
-        server, price_input_per_million=1000, price_output_per_million=1000, **settings
+    return llm_judge(
+        server.url, price_input_per_million=1000, price_output_per_million=1000, **settings
     )
 
 
@@ -134,12 +116,12 @@ def test_a_run_projected_over_its_budget_starts_only_when_confirmed(two_meetings
     with pytest.raises(
         JudgingError, match=r"projected cost, \d+\.\d\d, is above the budget of 10: "
     ):
-        create_judging_run(judge, dataset(), "st", budget=10)
+        create_judging_run(judge, qa_test2(), "st", budget=10)
     assert not JudgingRun.objects.exists() and not JudgeItem.objects.exists()
-    run = create_judging_run(judge, dataset(), "st", budget=10, confirm_over_budget=True)
+    run = create_judging_run(judge, qa_test2(), "st", budget=10, confirm_over_budget=True)
     assert run.projected_cost > 10 and run.total == 36
     # under its budget a run needs no confirming
-    create_judging_run(judge, dataset(), "st", budget=100)
+    create_judging_run(judge, qa_test2(), "st", budget=100)
 
 
 @pytest.mark.parametrize("concurrency", [1, 8])
@@ -147,7 +129,7 @@ def test_the_budget_is_never_passed(two_meetings_committed, server, concurrency)
     from llm.budget import Prices, most_prompt_tokens
 
     judge = priced_judge(server, max_concurrency=concurrency)
-    run = create_judging_run(judge, dataset(), "st", budget=10, confirm_over_budget=True)
+    run = create_judging_run(judge, qa_test2(), "st", budget=10, confirm_over_budget=True)
     run = run_llm_judging(run.pk)
     calls = LLMCall.objects.filter(status="ok")
     spent = sum(c.cost for c in calls)
@@ -165,7 +147,7 @@ def test_a_server_without_usage_is_counted_and_said(two_meetings_committed):
     with FakeOpenAI(no_usage=True) as server:
         judge = priced_judge(server)
         run = run_llm_judging(
-            create_judging_run(judge, dataset(), "st", budget=10, confirm_over_budget=True).pk
+            create_judging_run(judge, qa_test2(), "st", budget=10, confirm_over_budget=True).pk
         )
     calls = LLMCall.objects.filter(status="ok")
     assert calls and all(c.usage_counted and c.prompt_tokens > 0 for c in calls)
@@ -184,8 +166,8 @@ def test_a_long_retry_after_is_capped_and_a_cancel_ends_the_wait(two_meetings_co
     policy = RetryPolicy()
     assert policy.wait_seconds(Failure(FailureKind.RATE_LIMITED, "429", 900), 0) == 120
     with FakeOpenAI(plan=["429"] * 8, retry_after=900) as server:
-        judge = make_judge(server, max_concurrency=8)
-        run = create_judging_run(judge, dataset(), "st")
+        judge = llm_judge(server.url, max_concurrency=8)
+        run = create_judging_run(judge, qa_test2(), "st")
         worker = threading.Thread(target=run_llm_judging, args=(run.pk,))
         worker.start()
         deadline = time.monotonic() + 20
@@ -211,8 +193,8 @@ def test_a_long_retry_after_is_capped_and_a_cancel_ends_the_wait(two_meetings_co
 
 
 def test_cancel_and_resume(two_meetings_committed, server):
-    judge = make_judge(server)
-    run = create_judging_run(judge, dataset(), "st")
+    judge = llm_judge(server.url)
+    run = create_judging_run(judge, qa_test2(), "st")
     cancel_run(run)
     assert run_llm_judging(run.pk).status == "cancelled" and server.count == 0
     resume_run(run)
@@ -222,8 +204,8 @@ def test_cancel_and_resume(two_meetings_committed, server):
 
 def test_client_errors_stay_pending_until_resumed(two_meetings_committed):
     with FakeOpenAI(plan=["400"] * 3) as server:
-        judge = make_judge(server, max_concurrency=1)
-        run = run_llm_judging(create_judging_run(judge, dataset(), "st").pk)
+        judge = llm_judge(server.url, max_concurrency=1)
+        run = run_llm_judging(create_judging_run(judge, qa_test2(), "st").pk)
         assert run.status == "failed" and run.failed == 3 and "resume the run" in run.message
         assert JudgeItem.objects.filter(run=run, status="pending", outcome="api_error").count() == 3
         resume_run(run)
@@ -232,15 +214,15 @@ def test_client_errors_stay_pending_until_resumed(two_meetings_committed):
 
 
 def test_prometheus_protocol_maps_to_ten_points(two_meetings_committed, server):
-    judge = make_judge(server, name="prometheus local", protocol="prometheus", top_p=None)
-    run_llm_judging(create_judging_run(judge, dataset(), "st").pk)
+    judge = llm_judge(server.url, name="prometheus local", protocol="prometheus", top_p=None)
+    run_llm_judging(create_judging_run(judge, qa_test2(), "st").pk)
     echo = judged(judge).filter(response__run__system__name="Synthetic-Echo").first()
     assert (echo.raw_score, echo.score, echo.raw_scale_max) == (5, 10, 5)
     assert "[RESULT]" in LLMCall.objects.first().messages[0]["content"]
 
 
 def test_command_runs_a_judge_now(two_meetings_committed, server, capsys):
-    make_judge(server)
+    llm_judge(server.url)
     call_command("judge", "--evaluator", "local judge", "--split", "test2", "--now")
     out = capsys.readouterr().out
     assert "36/36 judged, 0 failed (done); 18 requests, 18 answered from the ledger" in out
@@ -251,7 +233,7 @@ def test_bad_configuration_is_refused_at_start(two_meetings_committed):
         name="broken", kind="llm_rubric", config={"server": "ollama", "top_k": 40}
     )
     with pytest.raises(JudgingError, match="does not accept top_k"):
-        create_judging_run(judge, dataset(), "st")
+        create_judging_run(judge, qa_test2(), "st")
     assert not JudgingRun.objects.exists()
 
 
@@ -262,8 +244,8 @@ def test_a_researcher_scores_what_no_parser_could(
     from judging.human_review import ReviewError, check_reparse_run, check_resolve_item
 
     Response.objects.filter(run__system__name="Synthetic-Terse").update(text="GARBLE")
-    judge = make_judge(server, reask=0)
-    run = run_llm_judging(create_judging_run(judge, dataset(), "st").pk)
+    judge = llm_judge(server.url, reask=0)
+    run = run_llm_judging(create_judging_run(judge, qa_test2(), "st").pk)
     item = JudgeItem.objects.filter(run=run, status="needs_human").first()
     admin = django_user_model.objects.create_superuser("boss", "b@example.org", "pw-boss-123")
     client.force_login(admin)
@@ -336,8 +318,8 @@ def test_endpoint_limit_is_shared_by_simultaneous_runs(two_meetings_committed, s
         settings.CELERY_BROKER_URL = "filesystem://"
     with FakeOpenAI(latency=0.1) as server:
         judges = [
-            make_judge(
-                server,
+            llm_judge(
+                server.url,
                 name=f"judge {n}",
                 max_concurrency=4,
                 endpoint_max_in_flight=3,
@@ -345,7 +327,7 @@ def test_endpoint_limit_is_shared_by_simultaneous_runs(two_meetings_committed, s
             )
             for n in (1, 2)
         ]
-        runs = [create_judging_run(judge, dataset(), "st") for judge in judges]
+        runs = [create_judging_run(judge, qa_test2(), "st") for judge in judges]
 
         def work(run_id):
             try:

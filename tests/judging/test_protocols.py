@@ -6,7 +6,6 @@ import json
 
 import pytest
 
-from corpus.models import Dataset
 from generation.models import Response
 from judging.evaluators import (
     AnswerError,
@@ -23,6 +22,7 @@ from judging.judging_runs import JudgingError, create_judging_run
 from judging.models import Evaluator, JudgeItem, Judgment, PairwiseVerdict
 from judging.parsers import ParsedScore, ParsedVerdict, Verdict
 from tests.conftest import REPO, require
+from tests.corpus.fixtures import qa_test2
 
 VECTORS_FILE = REPO.parent / "shared" / "protocols" / "elitr-bench-prompt-vectors.json"
 PAIRWISE = {"protocol": "pairwise", "baseline": "Synthetic-Hedge"}
@@ -187,10 +187,6 @@ def test_answers_are_checked_by_type_and_scale():
 
 
 # --- recording -----------------------------------------------------------------------------------
-
-
-def qa_test2():
-    return Dataset.objects.get(version="qa", language="en", split="test2")
 
 
 def llm_judge(name: str, kind: str = "llm_rubric", **settings) -> Evaluator:

@@ -18,7 +18,6 @@ from django.utils import timezone
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from corpus.models import Dataset
 from judging.judging_runs import cancel_run, create_judging_run, resume_run, retry_failed
 from judging.model_judging import run_llm_judging
 from judging.models import Evaluator, JudgeItem, JudgingRun
@@ -26,7 +25,9 @@ from judging.tasks import run_judging
 from llm.models import LLMCall
 from runs.lifecycle import holding_lease, reclaim_stale_runs
 from tests.conftest import REPO, port_open, require
+from tests.corpus.fixtures import qa_test2
 from tests.fakes.openai_server import FakeOpenAI
+from tests.judging.fixtures import llm_judge
 from tests.workers import (
     app_sends_to,
     database_url_for_worker,
@@ -41,22 +42,15 @@ pytestmark = pytest.mark.django_db(transaction=True)
 DISTINCT = 18  # the two synthetic meetings' 36 responses make 18 distinct prompts
 
 
-def make_judge(server_url: str, name: str = "judge", **settings) -> Evaluator:
-    config = {
-        "base_url": server_url,
-        "model": "judge-model",
-        "server": "vllm",
-        "max_concurrency": 4,
-        "seeds": [2023],
-        "timeout_s": 5,
-        "reask": 1,
-        **settings,
-    }
-    return Evaluator.objects.create(name=name, kind="llm_rubric", config=config)
-
-
-def qa_test2() -> Dataset:
-    return Dataset.objects.get(version="qa", language="en", split="test2")
+def make_judge(server_url: str, name: str = "judge", **settings: object) -> Evaluator:
+    """A judge of 4 concurrent calls that waits 5 s for an answer (without
+    llm_judge's retries: each failure here is the point of the test)."""
+    settings = {"max_concurrency": 4, "timeout_s": 5, **settings}
+    judge = llm_judge(server_url, name, **settings)
+    if "max_retries" not in settings:
+        judge.config.pop("max_retries")
+        judge.save(update_fields=["config"])
+    return judge
 
 
 def need_redis() -> str:

@@ -12,11 +12,11 @@ from django.utils import timezone
 from annotator.actions.arrival import check_start_assignment
 from annotator.actions.rating import check_complete_assignment
 from annotator.errors import QuotaFull
-from corpus.models import Dataset
 from judging.judging_runs import create_judging_run, ensure_metric_evaluators, judge_run
 from judging.models import Evaluator, JudgingRun
 from runs import lifecycle
 from tests.annotator.conftest import make_study, rate_as_a_person
+from tests.corpus.fixtures import qa_test2
 from tests.webhooks.conftest import endpoint_for, project_with
 from webhooks import services
 from webhooks.models import WebhookDelivery
@@ -29,10 +29,6 @@ ALL = [
     "study.quota_filled",
     "study.completed",
 ]
-
-
-def dataset() -> Dataset:
-    return Dataset.objects.get(version="qa", language="en", split="test2")
 
 
 def events(endpoint) -> list[str]:
@@ -50,7 +46,7 @@ def delivered(receiver, delivery: WebhookDelivery) -> dict:
 @pytest.fixture
 def metric_run(two_meetings, researcher):
     ensure_metric_evaluators()
-    run = create_judging_run(Evaluator.objects.get(name="metric: f1"), dataset(), "st")
+    run = create_judging_run(Evaluator.objects.get(name="metric: f1"), qa_test2(), "st")
     return run
 
 
@@ -151,7 +147,7 @@ def test_an_adaptive_study_stopped_on_its_budget_sends_budget_reached(two_meetin
         AdaptiveStudy(
             name="Adaptive on a shoestring",
             half_width=1.0,
-            dataset=dataset(),
+            dataset=qa_test2(),
             mode="st",
             judge=Evaluator.objects.get(name="gpt-4-eval"),
             budget_pence=50,
@@ -159,7 +155,7 @@ def test_an_adaptive_study_stopped_on_its_budget_sends_budget_reached(two_meetin
             deadline=timezone.now() + timedelta(days=1),
             draws_per_wave=10,
         ),
-        list(System.objects.filter(runs__dataset=dataset(), runs__mode="st").distinct()),
+        list(System.objects.filter(runs__dataset=qa_test2(), runs__mode="st").distinct()),
     )
     endpoint = endpoint_for(adaptive.project, receiver, ["budget.reached"])
     check_start(adaptive)
@@ -183,7 +179,7 @@ def test_a_judging_run_stopped_on_its_budget_sends_budget_reached(two_meetings_c
 
     with FakeOpenAI() as server:
         run = create_judging_run(
-            priced_judge(server), dataset(), "st", budget=10, confirm_over_budget=True
+            priced_judge(server), qa_test2(), "st", budget=10, confirm_over_budget=True
         )
         endpoint = endpoint_for(run.project, receiver, ["budget.reached", "run.cancelled"])
         run = run_llm_judging(run.pk)
