@@ -5,10 +5,10 @@ from typing import TYPE_CHECKING, Any
 from django.core.exceptions import PermissionDenied
 from django.db.models import Model, QuerySet
 from django.http import HttpRequest
-from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 
+from core.serializers import NameRelatedField
 from users.models import Project, User
 from users.projects import (
     NoProjectChosen,
@@ -129,10 +129,11 @@ def same_project(project: Project, **named: Model | list[Model] | None) -> None:
         raise ValidationError(wrong)
 
 
-class ProjectField(serializers.SlugRelatedField):
+class ProjectField(NameRelatedField):
     """The project an object belongs to, by slug: written once, at creation
     (optional when the user writes to one project only); a project the user
-    does not see is "not found"."""
+    does not see is "not found"; a slug with a NUL character is refused
+    before PostgreSQL is asked for it (NameRelatedField)."""
 
     def __init__(self, **kwargs: Any) -> None:
         if not kwargs.get("read_only"):

@@ -269,6 +269,13 @@ def test_creates_go_to_a_project_the_user_may_write_to(two_projects):
     assert unnamed.status_code == 400
     assert "default" in str(unnamed.json()["project"]) and "other" in str(unnamed.json())
     assert not Evaluator.objects.filter(name__in=["m2", "m3", "m4"]).exists()
+    # a slug PostgreSQL cannot be asked for (found by Schemathesis: a 500 before)
+    nul = client.post(
+        "/api/evaluators/",
+        {"name": "m5", "kind": "metric", "config": {"metric": "f1"}, "project": "E\x00k"},
+        format="json",
+    )
+    assert nul.status_code == 400 and "NUL character" in str(nul.json()["project"])
 
 
 def test_viewers_read_and_cannot_change(two_projects):
