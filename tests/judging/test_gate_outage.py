@@ -22,8 +22,10 @@ from llm import gate
 from llm.models import LLMCall
 from llm.policy import Stopped
 from tests.conftest import port_open, require
+from tests.corpus.fixtures import qa_test2
 from tests.fakes.openai_server import FakeOpenAI
-from tests.judging.test_llm_runs import DISTINCT, dataset, make_judge
+from tests.judging.fixtures import llm_judge
+from tests.judging.test_llm_runs import DISTINCT
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("eager_celery")]
 
@@ -98,10 +100,10 @@ def test_a_held_slot_is_renewed_while_its_request_is_in_flight(private_redis):
 def test_a_redis_outage_pauses_the_run_and_it_goes_on_by_itself(private_redis):
     seeds = [2023, 2024, 2025, 2026, 2027]
     with FakeOpenAI(latency=0.2) as server:
-        judge = make_judge(
-            server, max_concurrency=4, endpoint_max_in_flight=3, seeds=seeds, timeout_s=5
+        judge = llm_judge(
+            server.url, max_concurrency=4, endpoint_max_in_flight=3, seeds=seeds, timeout_s=5
         )
-        run = create_judging_run(judge, dataset(), "st")
+        run = create_judging_run(judge, qa_test2(), "st")
         outcome: dict[str, JudgingRun] = {}
 
         def work() -> None:

@@ -20,9 +20,11 @@ from judging.model_judging import run_llm_judging
 from judging.models import JudgingRun
 from llm.models import LLMCall
 from tests.conftest import require
+from tests.corpus.fixtures import qa_test2
 from tests.fakes.openai_server import FakeOpenAI
 from tests.generation.test_api_ledger import api_system
-from tests.judging.test_llm_runs import DISTINCT, dataset, make_judge
+from tests.judging.fixtures import llm_judge
+from tests.judging.test_llm_runs import DISTINCT
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("eager_celery")]
 
@@ -78,8 +80,8 @@ def end_sessions_at(server: FakeOpenAI, counts: list[int], worker: threading.Thr
 def test_a_judging_run_outlasts_its_sessions_being_ended():
     seeds = [2023, 2024, 2025, 2026, 2027]
     with FakeOpenAI(latency=0.05) as server:
-        judge = make_judge(server, max_concurrency=8, seeds=seeds, timeout_s=5)
-        run = create_judging_run(judge, dataset(), "st")
+        judge = llm_judge(server.url, max_concurrency=8, seeds=seeds, timeout_s=5)
+        run = create_judging_run(judge, qa_test2(), "st")
         worker, outcome = in_background(run_llm_judging, run.pk)
         ended = end_sessions_at(server, [10, 35, 60], worker)
         worker.join(120)
@@ -97,7 +99,7 @@ def test_a_judging_run_outlasts_its_sessions_being_ended():
 def test_a_generation_run_outlasts_its_sessions_being_ended():
     with FakeOpenAI(latency=0.2) as server:
         system = api_system(server.url, max_concurrency=2)
-        run = create_generation_run(system, dataset(), "st")
+        run = create_generation_run(system, qa_test2(), "st")
         worker, outcome = in_background(run_generation, run.pk)
         ended = end_sessions_at(server, [3, 8], worker)
         worker.join(120)
