@@ -29,9 +29,9 @@ demo: $(STAMP)
 # The suite in parallel (pytest-xdist) on a machine of 4 cores or more, one
 # worker per core; each worker has its own test database, Redis database and
 # var/ folder (config/settings/test.py). On fewer cores it runs in one process:
-# on CI's 2 cores 4 workers took 23.5 min against 27 min in one process (the
-# suite keeps both cores busy by itself), and the cluster rehearsal's timing
-# check failed under that load. TEST_WORKERS=N chooses.
+# on a 2-core CI machine 4 workers took 23.5 min where one process took 36.7 min,
+# but the cluster rehearsal's timing check failed once under that load.
+# TEST_WORKERS=N chooses.
 TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); if [ $$n -ge 4 ]; then echo $$n; else echo 0; fi)
 
 test: $(STAMP)
