@@ -30,10 +30,11 @@ from analysis.report.report_types import (
     Stamp,
 )
 from analysis.report.scope import Scope, resolve
-from analysis.report.scores import individual_ratings, response_scores
+from analysis.report.scores import response_scores
 from analysis.report.selection import Selection
 from analysis.statistics import stats
 from analysis.statistics.distributions import score_distributions
+from analysis.statistics.ratings import individual_ratings
 from corpus.choices import DatasetVersion, Language
 from corpus.models import QuestionText
 

@@ -24,7 +24,6 @@ import pandas as pd
 from analysis.report import verdicts
 from analysis.report.gold_parts import gold_parts
 from analysis.report.scope import EvaluatorInfo, Scope
-from analysis.report.scores import individual_ratings
 from analysis.statistics import alt_test, judge_diagnostics
 from analysis.statistics.bootstrap import (
     DEFAULT_RESAMPLES,
@@ -34,6 +33,7 @@ from analysis.statistics.bootstrap import (
     correlation_clusters_note,
     ranking_agreement,
 )
+from analysis.statistics.ratings import individual_ratings
 from analysis.statistics.stats import distinct_levels, not_computable
 
 # The authors' rule of thumb for epsilon (Calderon et al. 2025, FAQ).
@@ -242,7 +242,7 @@ def build(
 ) -> dict:
     """{"trust", "ppi", "planner", "calibration", "self_consistency",
     "reliability"}: the report's parts, JSON-ready. `ratings`: the table's
-    analysis.report.scores.individual_ratings, when the caller has them already."""
+    analysis.statistics.ratings.individual_ratings, when the caller has them already."""
     selection, table = scope.selection, scope.table
     info, humans, reference, judges = scope.info, scope.humans, scope.reference, scope.judges
     frame = response_frame(rs, wide)

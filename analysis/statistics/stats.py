@@ -17,6 +17,7 @@ import pandas as pd
 from scipy import stats
 
 from analysis.statistics.icc import icc_table, one_way_unbalanced
+from analysis.statistics.ratings import individual_ratings
 
 CORRELATION_METHODS = ("pearson", "spearman", "kendall")
 MIN_PAIRS = 3
@@ -180,8 +181,6 @@ def rater_agreement(table: pd.DataFrame, ratings: dict | None = None) -> dict:
 
     Vectorised with numpy: one sort, then slices per meeting, so that a
     million ratings take about a second."""
-    from analysis.report.scores import individual_ratings
-
     # one rating per rater and response (a rater's repeated judgments: their mean)
     ratings = individual_ratings(table) if ratings is None else ratings
     out: dict = {}

@@ -13,6 +13,7 @@ from django.db import connection
 from analysis.report import scores
 from analysis.report.build import build_report, data_hash
 from analysis.report.selection import Selection
+from analysis.statistics.ratings import individual_ratings
 from judging.models import Evaluator, Judgment
 from tests.conftest import require
 
@@ -118,7 +119,7 @@ def test_data_hash_is_the_hash_of_the_sorted_table(rated):
 
 def test_individual_ratings_match_a_groupby(rated):
     table = scores.score_table(Selection())
-    ratings = scores.individual_ratings(table)
+    ratings = individual_ratings(table)
     assert set(ratings) == {'panel, "quoted"'}
     rows = ratings['panel, "quoted"']
     expected = (
