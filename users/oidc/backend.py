@@ -13,10 +13,10 @@ leaves to its users:
 - the site role and the "oidc" memberships are set from the groups claim
   through CONCORD_OIDC_ROLE_MAP (users.oidc.sync).
 
-A refused sign-in leaves its reason in the session for the page the callback
-sends the person to (users.oidc.views.refused); nothing else is stored but the
-username, the subject, the role and the memberships: no email, no name, no
-token, and no usable password.
+A refused sign-in leaves its reason in the session (users.oidc.state) for the
+page the callback sends the person to (users.oidc.views.refused); nothing else
+is stored but the username, the subject, the role and the memberships: no
+email, no name, no token, and no usable password.
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ import logging
 from typing import Any
 
 import requests
-from django.conf import settings
 from django.contrib.auth.validators import UnicodeUsernameValidator
 from django.core.exceptions import SuspiciousOperation, ValidationError
 from django.db import IntegrityError, transaction
@@ -34,23 +33,14 @@ from mozilla_django_oidc.auth import OIDCAuthenticationBackend
 
 from users.models import User
 from users.oidc.config import OIDCConfig
+from users.oidc.state import oidc_config, refuse_in
 from users.oidc.sync import apply_grants
 
 log = logging.getLogger(__name__)
 
-REFUSAL_KEY = "oidc_refusal"
-
 
 class Refused(Exception):
     """A sign-in Concord does not accept; the message is shown to the person."""
-
-
-def oidc_config() -> OIDCConfig | None:
-    return getattr(settings, "CONCORD_OIDC", None)
-
-
-def refuse_in(request: HttpRequest, message: str) -> None:
-    request.session[REFUSAL_KEY] = message
 
 
 def claim(claims: dict[str, Any], name: str) -> Any:

@@ -4,32 +4,15 @@ end on instead of Concord (refused; signed in with no role)."""
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from django.contrib.auth import views as auth_views
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET
-from mozilla_django_oidc.views import (
-    OIDCAuthenticationCallbackView,
-    OIDCAuthenticationRequestView,
-)
 
 from users.models import User
-from users.oidc.backend import REFUSAL_KEY, oidc_config, refuse_in
-from users.oidc.config import OIDCConfig
-
-# OAuth 2.0 error codes (RFC 6749, 4.1.2.1): a short token, shown as it is
-ERROR_CODE = re.compile(r"[a-z0-9_.-]{1,64}")
-
-
-def enabled() -> OIDCConfig:
-    """The configuration; 404 when sign-in with a provider is off."""
-    config = oidc_config()
-    if config is None:
-        raise Http404("Sign-in with an identity provider is not set up.")
-    return config
+from users.oidc.state import REFUSAL_KEY, enabled, oidc_config
 
 
 class LoginView(auth_views.LoginView):
@@ -47,51 +30,16 @@ class LoginView(auth_views.LoginView):
 def authenticate(request: HttpRequest) -> HttpResponse:
     """Sends the browser to the provider (state, nonce and PKCE in the session)."""
     enabled()
+    # the protocol library loads with the first sign-in, not at start-up
+    from mozilla_django_oidc.views import OIDCAuthenticationRequestView
+
     return OIDCAuthenticationRequestView.as_view()(request)
-
-
-class Callback(OIDCAuthenticationCallbackView):
-    """The library's callback; a failure goes to a page that says why, and a
-    person whose groups give no role to a page that says so."""
-
-    def get(self, request: HttpRequest) -> HttpResponse:
-        if request.GET.get("error") and not self.started_here(request):
-            # Anyone can link to /oidc/callback/?error=...: the library would sign
-            # the person out and show the link's text as the provider's. Only the
-            # answer to a sign-in this browser started (its state) is the provider's.
-            return redirect("oidc_refused")
-        return super().get(request)
-
-    @staticmethod
-    def started_here(request: HttpRequest) -> bool:
-        states = request.session.get("oidc_states")
-        return isinstance(states, dict) and request.GET.get("state", "") in states
-
-    def login_failure(self) -> HttpResponse:
-        request = self.request
-        error = request.GET.get("error")
-        if error and REFUSAL_KEY not in request.session:
-            if not ERROR_CODE.fullmatch(error):
-                error = "error"
-            description = request.GET.get("error_description", "")
-            refuse_in(
-                request,
-                f"{enabled().provider_name} did not sign you in ({error}"
-                + (f": {description[:200]}" if description else "")
-                + ").",
-            )
-        return redirect("oidc_refused")
-
-    def login_success(self) -> HttpResponse:
-        response = super().login_success()
-        user = self.user
-        if isinstance(user, User) and not (user.is_researcher or user.is_gold_annotator):
-            return redirect("oidc_no_role")
-        return response
 
 
 def callback(request: HttpRequest) -> HttpResponse:
     enabled()
+    from users.oidc.callback import Callback
+
     return Callback.as_view()(request)
 
 
