@@ -46,12 +46,15 @@ RUN --mount=type=secret,id=ca,required=false \
     python -c 'import tomllib; print("\n".join(tomllib.load(open("/tmp/concord/pyproject.toml", "rb"))["project"]["dependencies"]))' > /tmp/concord/requirements.txt; \
     pip install --progress-bar off -r /tmp/concord/requirements.txt
 
-# The code and its static files (collected here, so that no container writes them).
+# The code, its bytecode and its static files (made here, so that no container
+# writes them: PYTHONDONTWRITEBYTECODE keeps the processes from trying, and
+# without the bytecode every start of a process would compile the project again).
 FROM deps AS app
 COPY . /app
 RUN DJANGO_SETTINGS_MODULE=config.settings.base CONCORD_VAR_DIR=/tmp/concord-build \
         python manage.py collectstatic --noinput --verbosity 0 \
     && rm -rf /tmp/concord-build \
+    && python -m compileall -q /app \
     && chmod 0755 /app/deploy/docker-entrypoint.sh
 
 # GPU workers: torch (TORCH_VERSION, from TORCH_INDEX_URL when set, e.g.

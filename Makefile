@@ -34,7 +34,11 @@ demo: $(STAMP)
 # TEST_WORKERS=N chooses.
 TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); if [ $$n -ge 4 ]; then echo $$n; else echo 0; fi)
 
+# The project's bytecode first: the suite starts some hundred Python processes
+# (commands, workers, scripts), and where PYTHONDONTWRITEBYTECODE is set each
+# would compile the project again (compileall writes it all the same).
 test: $(STAMP)
+	$(BIN)/python -m compileall -q -j 0 -x '/(\.venv|var|node_modules)/' .
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal $(PYTEST_ARGS)
 
 # Every app, and the containers' checks (deploy/), checked by mypy (with django-stubs).
