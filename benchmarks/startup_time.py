@@ -7,7 +7,15 @@ run under `python -X importtime`). With --compare DIR (another checkout, e.g.
 a clone of an older commit) the two are run alternately, round by round, so
 that both see the same load on the machine.
 
-    .venv/bin/python benchmarks/startup_time.py [--runs 5] [--compare DIR]
+Bytecode: by default each checkout's modules are compiled once before the
+timed runs, into a scratch PYTHONPYCACHEPREFIX (nothing is written into the
+checkouts), as a deployment has them: the image compiles /app when it is
+built (Dockerfile), and a checkout writes its __pycache__ at its first run.
+`--bytecode source` times a start that compiles every module of the project
+again (PYTHONDONTWRITEBYTECODE=1 with no bytecode in the tree), which is
+what a fresh clone's every start costs where that variable is set.
+
+    .venv/bin/python benchmarks/startup_time.py [--runs 5] [--compare DIR] [--bytecode source]
 
 Prints a table and writes benchmarks/results/startup_time.json.
 """
@@ -21,6 +29,7 @@ import platform
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -32,16 +41,29 @@ from tests.importtime import heavy_imports, top_level_seconds  # noqa: E402
 TARGET_SECONDS = 1.0
 
 
-def timed(arguments: list[str], cwd: Path) -> float:
+def environment(bytecode_folder: Path | None) -> dict[str, str]:
+    """The timed processes' environment: bytecode read from (and written once
+    to) `bytecode_folder`, or compiled at every start when it is None."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPYCACHEPREFIX",)}
+    if bytecode_folder is None:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+    else:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(bytecode_folder)
+    return env
+
+
+def timed(arguments: list[str], cwd: Path, env: dict[str, str]) -> float:
     started = time.perf_counter()
-    subprocess.run([sys.executable, *arguments], cwd=cwd, check=True, capture_output=True)
+    subprocess.run([sys.executable, *arguments], cwd=cwd, env=env, check=True, capture_output=True)
     return time.perf_counter() - started
 
 
-def import_report(command: list[str], cwd: Path) -> dict:
+def import_report(command: list[str], cwd: Path, env: dict[str, str]) -> dict:
     stderr = subprocess.run(
         [sys.executable, "-X", "importtime", *command],
         cwd=cwd,
+        env=env,
         check=True,
         capture_output=True,
         text=True,
@@ -58,6 +80,13 @@ def main() -> None:
     parser.add_argument("--compare", type=Path, help="another checkout to measure alongside")
     parser.add_argument("--command", default="manage.py check", help="arguments to python")
     parser.add_argument(
+        "--bytecode",
+        choices=("compiled", "source"),
+        default="compiled",
+        help="compiled: modules compiled once before timing (as deployed); "
+        "source: every start compiles the project's modules",
+    )
+    parser.add_argument(
         "--output", type=Path, default=REPO / "benchmarks" / "results" / "startup_time.json"
     )
     args = parser.parse_args()
@@ -66,15 +95,20 @@ def main() -> None:
     if args.compare:
         checkouts = {f"compared ({args.compare})": args.compare.resolve(), **checkouts}
     times: dict[str, list[float]] = {name: [] for name in ["python -c pass", *checkouts]}
-    for path in checkouts.values():
-        timed(command, path)  # untimed: compiles what changed (where bytecode may be written)
-    for _ in range(args.runs):
-        times["python -c pass"].append(timed(["-c", "pass"], REPO))
-        for name, path in checkouts.items():
-            times[name].append(timed(command, path))
-    reports = {name: import_report(command, path) for name, path in checkouts.items()}
+    with tempfile.TemporaryDirectory(prefix="concord-bytecode-") as folder:
+        env = environment(Path(folder) if args.bytecode == "compiled" else None)
+        for path in checkouts.values():
+            timed(command, path, env)  # untimed: compiles every module once ("compiled")
+        for _ in range(args.runs):
+            times["python -c pass"].append(timed(["-c", "pass"], REPO, env))
+            for name, path in checkouts.items():
+                times[name].append(timed(command, path, env))
+        reports = {name: import_report(command, path, env) for name, path in checkouts.items()}
 
-    print(f"python {args.command}: {args.runs} runs each, alternating ({os.cpu_count()} CPUs)")
+    print(
+        f"python {args.command}: {args.runs} runs each, alternating ({os.cpu_count()} CPUs), "
+        f"bytecode {args.bytecode}"
+    )
     header = f"{'what':<48}{'median s':>10}{'min s':>8}{'max s':>8}{'imports s':>11}"
     print(header)
     print("-" * len(header))
@@ -106,8 +140,8 @@ def main() -> None:
                     "platform": platform.platform(),
                     "cpus": os.cpu_count(),
                     "load_average_1min": os.getloadavg()[0],
-                    "bytecode_written": not sys.flags.dont_write_bytecode,
                 },
+                "bytecode": args.bytecode,
                 "runs": args.runs,
                 "seconds": times,
                 "medians": {name: statistics.median(v) for name, v in times.items()},
