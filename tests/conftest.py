@@ -98,6 +98,35 @@ def synthetic_source(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
+def synthetic_data(synthetic_source):
+    """The synthetic ELITR data imported, with responses (the import's result)."""
+    from judging.importing import import_elitr_bench
+
+    return import_elitr_bench(synthetic_source, with_responses=True)
+
+
+@pytest.fixture
+def leval_tasks(tmp_path) -> Path:
+    """The sample L-Eval tasks imported; returns tmp_path, for the test's own files."""
+    from django.core.management import call_command
+
+    from corpus.importers.samples import write_leval_tasks
+
+    for path in write_leval_tasks(tmp_path / "leval"):
+        call_command("import_benchmark", str(path), "--format", "leval")
+    return tmp_path
+
+
+@pytest.fixture(scope="module")
+def openapi_spec() -> dict:
+    """The OpenAPI schema as /api/schema/ serves it, once per module."""
+    import yaml
+    from rest_framework.test import APIClient
+
+    return yaml.safe_load(APIClient().get("/api/schema/").content)
+
+
+@pytest.fixture
 def two_meetings(tmp_path, db):
     """Synthetic ELITR data: 2 meetings x 6 questions x 3 systems, with gold scores."""
     from corpus.importers.synthetic import write_synthetic_elitr
@@ -161,6 +190,40 @@ def gold_annotator(django_user_model):
     return django_user_model.objects.create_user(
         "gina", password="pw-gina-123", role="gold_annotator"
     )
+
+
+@pytest.fixture
+def researcher_api(researcher):
+    """An APIClient signed in as the researcher."""
+    from rest_framework.test import APIClient
+
+    client = APIClient()
+    client.force_login(researcher)
+    return client
+
+
+@pytest.fixture
+def researcher_client(client, researcher):
+    """Django's test client signed in as the researcher."""
+    client.force_login(researcher)
+    return client
+
+
+@pytest.fixture
+def superuser_client(client, django_user_model):
+    """Django's test client signed in as a superuser, boss."""
+    admin = django_user_model.objects.create_superuser("boss", "boss@example.org", "pw-boss-123")
+    client.force_login(admin)
+    return client
+
+
+@pytest.fixture
+def fake_prolific():
+    """The local server that speaks Prolific's API (demo/fake_prolific.py)."""
+    from demo.fake_prolific import FakeProlific
+
+    with FakeProlific() as fake:
+        yield fake
 
 
 @contextmanager

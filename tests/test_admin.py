@@ -5,30 +5,9 @@ from django.urls import reverse
 
 from corpus.models import Document, Question
 from generation.models import Response, System
-from judging.importing import import_elitr_bench
 from judging.models import BenchmarkImport
-from tests.conftest import tasks_run_eagerly
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def data(synthetic_source):
-    return import_elitr_bench(synthetic_source, with_responses=True)
-
-
-@pytest.fixture
-def eager_celery():
-    """Tasks run inline, in this process (the real-worker round trip is in test_celery_worker)."""
-    with tasks_run_eagerly():
-        yield
-
-
-@pytest.fixture
-def admin_client_logged(client, django_user_model):
-    admin = django_user_model.objects.create_superuser("boss", "boss@example.org", "pw-boss-123")
-    client.force_login(admin)
-    return client
 
 
 CHANGELISTS = [
@@ -50,14 +29,14 @@ CHANGELISTS = [
 
 
 @pytest.mark.parametrize("name", CHANGELISTS)
-def test_changelists_open(data, admin_client_logged, name):
-    response = admin_client_logged.get(reverse(f"admin:{name}_changelist"))
+def test_changelists_open(synthetic_data, superuser_client, name):
+    response = superuser_client.get(reverse(f"admin:{name}_changelist"))
     assert response.status_code == 200
 
 
-def test_document_page_shows_transcript_with_its_questions(data, admin_client_logged):
+def test_document_page_shows_transcript_with_its_questions(synthetic_data, superuser_client):
     document = Document.objects.get()
-    page = admin_client_logged.get(reverse("admin:corpus_document_change", args=[document.pk]))
+    page = superuser_client.get(reverse("admin:corpus_document_change", args=[document.pk]))
     html = page.content.decode()
     assert "concord-transcript" in html and "PERSON2) I will prepare the annotation" in html
     assert "When is the deadline for the workshop paper?" in html
@@ -65,34 +44,34 @@ def test_document_page_shows_transcript_with_its_questions(data, admin_client_lo
     assert "Kdy je termín pro článek na workshop?" in html  # Czech
 
 
-def test_question_search_and_filters(data, admin_client_logged):
+def test_question_search_and_filters(synthetic_data, superuser_client):
     url = reverse("admin:corpus_question_changelist")
-    found = admin_client_logged.get(url, {"q": "deadline"})
+    found = superuser_client.get(url, {"q": "deadline"})
     assert found.context["cl"].result_count == 1
-    middle = admin_client_logged.get(url, {"answer_position__exact": "M"})
+    middle = superuser_client.get(url, {"answer_position__exact": "M"})
     assert middle.context["cl"].result_count == 2
-    conv = admin_client_logged.get(url, {"version": "conv", "question_type__exact": "who"})
+    conv = superuser_client.get(url, {"version": "conv", "question_type__exact": "who"})
     assert conv.context["cl"].result_count == 2
 
 
 def test_response_list_and_page_show_scores(
-    data, admin_client_logged, django_assert_max_num_queries
+    synthetic_data, superuser_client, django_assert_max_num_queries
 ):
     url = reverse("admin:generation_response_changelist")
     echo = System.objects.get(name="Synthetic-Echo")
     with django_assert_max_num_queries(12):
-        listing = admin_client_logged.get(url, {"run__system__id__exact": echo.pk})
+        listing = superuser_client.get(url, {"run__system__id__exact": echo.pk})
     assert listing.context["cl"].result_count == 6
     assert "gold-human-eval: 9" in listing.content.decode()
     response = Response.objects.filter(run__system__name="Synthetic-Hedge").first()
-    page = admin_client_logged.get(reverse("admin:generation_response_change", args=[response.pk]))
+    page = superuser_client.get(reverse("admin:generation_response_change", args=[response.pk]))
     html = page.content.decode()
     assert "The transcript does not say this clearly." in html
     assert "gold-human-eval" in html and "Reference:" in html
 
 
 def test_import_started_from_the_admin_runs_as_a_task(
-    synthetic_source, admin_client_logged, eager_celery, django_capture_on_commit_callbacks
+    synthetic_source, superuser_client, eager_celery, django_capture_on_commit_callbacks
 ):
     url = reverse("admin:judging_benchmarkimport_add")
     form = {
@@ -102,23 +81,23 @@ def test_import_started_from_the_admin_runs_as_a_task(
         "with_responses": "on",
     }
     with django_capture_on_commit_callbacks(execute=True):
-        answer = admin_client_logged.post(url, form)
+        answer = superuser_client.post(url, form)
     assert answer.status_code == 302
     job = BenchmarkImport.objects.get()
     assert job.status == BenchmarkImport.Status.DONE, job.message
     assert "test2: 1 meetings, 6 questions" in job.message
     assert (job.done, job.total) == (3, 3)
     assert Question.objects.count() == 6
-    page = admin_client_logged.get(reverse("admin:judging_benchmarkimport_change", args=[job.pk]))
+    page = superuser_client.get(reverse("admin:judging_benchmarkimport_change", args=[job.pk]))
     assert "Imported." in page.content.decode()
 
 
 def test_failed_admin_import_records_the_reason(
-    tmp_path, admin_client_logged, eager_celery, django_capture_on_commit_callbacks
+    tmp_path, superuser_client, eager_celery, django_capture_on_commit_callbacks
 ):
     form = {"source": str(tmp_path / "missing"), "versions": "qa", "languages": "en"}
     with django_capture_on_commit_callbacks(execute=True):
-        admin_client_logged.post(reverse("admin:judging_benchmarkimport_add"), form)
+        superuser_client.post(reverse("admin:judging_benchmarkimport_add"), form)
     job = BenchmarkImport.objects.get()
     assert job.status == BenchmarkImport.Status.FAILED
     assert "no such file or folder" in job.message

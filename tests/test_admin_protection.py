@@ -9,7 +9,6 @@ from django.urls import reverse
 
 from corpus.models import Benchmark, Dataset, Document, Question, QuestionText
 from generation.models import GenerationRun, Response, System
-from judging.importing import import_elitr_bench
 from judging.models import Evaluator, Judgment, PairwiseVerdict
 from tests.conftest import database_snapshot
 
@@ -17,19 +16,7 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def data(synthetic_source):
-    import_elitr_bench(synthetic_source, with_responses=True)
-
-
-@pytest.fixture
-def boss(client, django_user_model):
-    admin = django_user_model.objects.create_superuser("boss", "boss@example.org", "pw-boss-123")
-    client.force_login(admin)
-    return client
-
-
-@pytest.fixture
-def unjudged_run(data):
+def unjudged_run(synthetic_data):
     """A run whose one response nobody judged."""
     judged = Response.objects.filter(judgments__isnull=False).first()
     system = System.objects.create(name="unjudged-system", model_name="m")
@@ -73,15 +60,17 @@ PROTECTED = [GenerationRun, Response, Question, Document, Dataset, Benchmark, Sy
 
 
 @pytest.mark.parametrize("model", PROTECTED, ids=lambda m: m.__name__)
-def test_judged_rows_have_no_delete_button_and_their_delete_url_refuses(data, boss, model):
+def test_judged_rows_have_no_delete_button_and_their_delete_url_refuses(
+    synthetic_data, superuser_client, model
+):
     obj = judged(model).first()
-    page = boss.get(admin_url(model, "change", obj.pk))
+    page = superuser_client.get(admin_url(model, "change", obj.pk))
     assert page.status_code == 200
     assert admin_url(model, "delete", obj.pk) not in page.content.decode()
     before = database_snapshot()
     for answer in (
-        boss.get(admin_url(model, "delete", obj.pk), follow=True),
-        boss.post(admin_url(model, "delete", obj.pk), {"post": "yes"}, follow=True),
+        superuser_client.get(admin_url(model, "delete", obj.pk), follow=True),
+        superuser_client.post(admin_url(model, "delete", obj.pk), {"post": "yes"}, follow=True),
     ):
         assert answer.status_code == 200
         assert answer.redirect_chain[-1][0] == admin_url(model, "change", obj.pk)
@@ -91,7 +80,9 @@ def test_judged_rows_have_no_delete_button_and_their_delete_url_refuses(data, bo
 
 
 @pytest.mark.parametrize("model", PROTECTED, ids=lambda m: m.__name__)
-def test_bulk_delete_refuses_a_selection_holding_judged_rows(data, unjudged_run, boss, model):
+def test_bulk_delete_refuses_a_selection_holding_judged_rows(
+    synthetic_data, unjudged_run, superuser_client, model
+):
     protected = list(judged(model).values_list("pk", flat=True)[:3])
     free = {
         GenerationRun: [unjudged_run.pk],
@@ -100,7 +91,7 @@ def test_bulk_delete_refuses_a_selection_holding_judged_rows(data, unjudged_run,
         Evaluator: [Evaluator.objects.create(name="spare", kind="metric").pk],
     }.get(model, [])
     before = database_snapshot()
-    answer = bulk_delete(boss, model, protected + free, confirm=True)
+    answer = bulk_delete(superuser_client, model, protected + free, confirm=True)
     assert answer.status_code == 200
     (message,) = texts_of(answer)
     total = len(protected) + len(free)
@@ -110,62 +101,69 @@ def test_bulk_delete_refuses_a_selection_holding_judged_rows(data, unjudged_run,
     assert database_snapshot() == before
 
 
-def test_unjudged_run_and_response_can_still_be_deleted(unjudged_run, boss):
+def test_unjudged_run_and_response_can_still_be_deleted(unjudged_run, superuser_client):
     response = unjudged_run.responses.get()
-    page = boss.get(admin_url(Response, "change", response.pk))
+    page = superuser_client.get(admin_url(Response, "change", response.pk))
     assert admin_url(Response, "delete", response.pk) in page.content.decode()
     assert "a response is what its system answered" in page.content.decode()
-    confirm = bulk_delete(boss, GenerationRun, [unjudged_run.pk])
+    confirm = bulk_delete(superuser_client, GenerationRun, [unjudged_run.pk])
     assert "Are you sure" in confirm.content.decode()
-    bulk_delete(boss, GenerationRun, [unjudged_run.pk], confirm=True)
+    bulk_delete(superuser_client, GenerationRun, [unjudged_run.pk], confirm=True)
     assert not GenerationRun.objects.filter(pk=unjudged_run.pk).exists()
     assert not Response.objects.filter(pk=response.pk).exists()
 
 
-def test_verdicts_and_study_items_protect_too(unjudged_run, boss):
+def test_verdicts_and_study_items_protect_too(unjudged_run, superuser_client):
     response = unjudged_run.responses.get()
     judge = Evaluator.objects.create(name="pairwise", kind="llm_pairwise")
     opponent = Response.objects.filter(judgments__isnull=False).first()
     PairwiseVerdict.objects.create(
         evaluator=judge, response=opponent, opponent=response, seed=1, order=0, winner="first"
     )
-    answer = bulk_delete(boss, GenerationRun, [unjudged_run.pk], confirm=True)
+    answer = bulk_delete(superuser_client, GenerationRun, [unjudged_run.pk], confirm=True)
     assert "Nothing was deleted: 1 of the 1 selected" in texts_of(answer)[0]
-    page = boss.get(admin_url(Response, "change", response.pk)).content.decode()
+    page = superuser_client.get(admin_url(Response, "change", response.pk)).content.decode()
     assert "has 1 pairwise verdict: a correction is a new run / a new study" in page
     assert Response.objects.filter(pk=response.pk).exists()
 
 
-def test_judged_response_is_read_only_with_a_note(data, boss):
+def test_judged_response_is_read_only_with_a_note(synthetic_data, superuser_client):
     response = Response.objects.filter(judgments__isnull=False).first()
     n = response.judgments.count()
-    page = boss.get(admin_url(Response, "change", response.pk))
+    page = superuser_client.get(admin_url(Response, "change", response.pk))
     html = page.content.decode()
     judgments = f"{n} judgment{'s' if n > 1 else ''}"
     assert f"has {judgments}: a correction is a new run / a new study" in html
     assert 'name="text"' not in html and 'name="_save"' not in html
-    answer = boss.post(admin_url(Response, "change", response.pk), {"text": "edited"})
+    answer = superuser_client.post(admin_url(Response, "change", response.pk), {"text": "edited"})
     assert answer.status_code == 403
-    assert boss.get(admin_url(Response, "add")).status_code == 403
+    assert superuser_client.get(admin_url(Response, "add")).status_code == 403
     response.refresh_from_db()
     assert response.text != "edited"
 
 
-def test_judgments_are_view_only(data, boss):
+def test_judgments_are_view_only(synthetic_data, superuser_client):
     judgment = Judgment.objects.first()
     before = database_snapshot()
-    assert boss.get(admin_url(Judgment, "change", judgment.pk)).status_code == 200
+    assert superuser_client.get(admin_url(Judgment, "change", judgment.pk)).status_code == 200
     post = {"score": 1, "raw_score": 1, "rater": "x"}
-    assert boss.post(admin_url(Judgment, "change", judgment.pk), post).status_code == 403
-    assert boss.post(admin_url(Judgment, "delete", judgment.pk), {"post": "yes"}).status_code == 403
-    assert boss.get(admin_url(Judgment, "add")).status_code == 403
-    listing = boss.get(admin_url(Judgment, "changelist"))
+    assert (
+        superuser_client.post(admin_url(Judgment, "change", judgment.pk), post).status_code == 403
+    )
+    assert (
+        superuser_client.post(
+            admin_url(Judgment, "delete", judgment.pk), {"post": "yes"}
+        ).status_code
+        == 403
+    )
+    assert superuser_client.get(admin_url(Judgment, "add")).status_code == 403
+    listing = superuser_client.get(admin_url(Judgment, "changelist"))
     assert "delete_selected" not in listing.content.decode()
-    bulk_delete(boss, Judgment, [judgment.pk], confirm=True)
+    bulk_delete(superuser_client, Judgment, [judgment.pk], confirm=True)
     assert database_snapshot() == before
 
 
-def test_judged_evaluator_form_freezes_what_it_is(data, boss):
+def test_judged_evaluator_form_freezes_what_it_is(synthetic_data, superuser_client):
     gpt4 = Evaluator.objects.get(name="gpt-4-eval")
     form = {
         "name": "renamed",
@@ -176,19 +174,19 @@ def test_judged_evaluator_form_freezes_what_it_is(data, boss):
         "config": "{}",
     }
     before = database_snapshot()
-    page = boss.post(admin_url(Evaluator, "change", gpt4.pk), form)
+    page = superuser_client.post(admin_url(Evaluator, "change", gpt4.pk), form)
     html = page.content.decode()
     assert page.status_code == 200 and "its name, kind, raw scale minimum" in html
     assert database_snapshot() == before
     form.update(name="gpt-4-eval", kind=gpt4.kind, raw_scale_min=1, raw_scale_max=10)
     form["config"] = json.dumps(gpt4.config)
-    saved = boss.post(admin_url(Evaluator, "change", gpt4.pk), form)
+    saved = superuser_client.post(admin_url(Evaluator, "change", gpt4.pk), form)
     assert saved.status_code == 302, saved.context["errors"]
     gpt4.refresh_from_db()
     assert (gpt4.name, gpt4.description, gpt4.origin) == ("gpt-4-eval", "new words", "paper")
     assert (
         "The ELITR-Bench release"
-        in boss.get(admin_url(Evaluator, "change", gpt4.pk)).content.decode()
+        in superuser_client.get(admin_url(Evaluator, "change", gpt4.pk)).content.decode()
     )
 
 
@@ -211,10 +209,10 @@ def change_form_data(page) -> dict:
     return data
 
 
-def test_judged_question_texts_are_read_only_in_the_question_page(data, boss):
+def test_judged_question_texts_are_read_only_in_the_question_page(synthetic_data, superuser_client):
     question = Question.objects.filter(responses__judgments__isnull=False).first()
     url = admin_url(Question, "change", question.pk)
-    page = boss.get(url)
+    page = superuser_client.get(url)
     assert "Read-only: has " in page.content.decode()
     assert "a correction is a new run / a new study" in page.content.decode()
     texts = {t.pk: (t.text, t.reference_answer) for t in question.texts.all()}
@@ -231,7 +229,7 @@ def test_judged_question_texts_are_read_only_in_the_question_page(data, boss):
         form[f"{prefix}-{i}-text"] = "edited wording"
         form[f"{prefix}-{i}-reference_answer"] = "edited answer"
         form[f"{prefix}-{i}-DELETE"] = "on"
-    answer = boss.post(url, form)
+    answer = superuser_client.post(url, form)
     assert answer.status_code == 302, answer.context["errors"] if answer.context else ""
     for text in QuestionText.objects.filter(pk__in=judged_ids):
         assert (text.text, text.reference_answer) == texts[text.pk]
@@ -240,14 +238,14 @@ def test_judged_question_texts_are_read_only_in_the_question_page(data, boss):
     assert not QuestionText.objects.filter(pk__in=unjudged).exists()
 
 
-def test_judged_document_transcript_is_read_only(data, boss):
+def test_judged_document_transcript_is_read_only(synthetic_data, superuser_client):
     document = Document.objects.get()
     url = admin_url(Document, "change", document.pk)
-    page = boss.get(url)
+    page = superuser_client.get(url)
     html = page.content.decode()
     assert "Read-only transcript" in html and 'name="text"' not in html
     form = change_form_data(page)
     form["text"] = "a new transcript"
-    assert boss.post(url, form).status_code == 302
+    assert superuser_client.post(url, form).status_code == 302
     document.refresh_from_db()
     assert document.text != "a new transcript"

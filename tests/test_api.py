@@ -4,8 +4,6 @@ import pytest
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from judging.importing import import_elitr_bench
-
 pytestmark = pytest.mark.django_db
 
 ENDPOINTS = [
@@ -20,27 +18,22 @@ ENDPOINTS = [
 ]
 
 
-@pytest.fixture
-def data(synthetic_source):
-    return import_elitr_bench(synthetic_source, with_responses=True)
-
-
 @pytest.mark.parametrize("url", ENDPOINTS)
-def test_anonymous_users_get_nothing(data, url):
+def test_anonymous_users_get_nothing(synthetic_data, url):
     response = APIClient().get(url)
     assert response.status_code in (401, 403)
     assert "results" not in response.json()
 
 
 @pytest.mark.parametrize("url", ENDPOINTS)
-def test_gold_annotators_are_refused(data, gold_annotator, url):
+def test_gold_annotators_are_refused(synthetic_data, gold_annotator, url):
     client = APIClient()
     client.force_login(gold_annotator)
     assert client.get(url).status_code == 403
 
 
 @pytest.mark.parametrize("url", ENDPOINTS)
-def test_researchers_read_everything(data, researcher, url):
+def test_researchers_read_everything(synthetic_data, researcher, url):
     client = APIClient()
     client.force_login(researcher)
     response = client.get(url)
@@ -48,7 +41,7 @@ def test_researchers_read_everything(data, researcher, url):
     assert response.json()["count"] > 0
 
 
-def test_token_authentication(data, researcher):
+def test_token_authentication(synthetic_data, researcher):
     token = Token.objects.create(user=researcher)
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
@@ -57,7 +50,7 @@ def test_token_authentication(data, researcher):
     assert client.get("/api/datasets/").status_code == 401
 
 
-def test_inactive_researcher_is_refused(data, researcher):
+def test_inactive_researcher_is_refused(synthetic_data, researcher):
     token = Token.objects.create(user=researcher)
     researcher.is_active = False
     researcher.save()
@@ -66,7 +59,7 @@ def test_inactive_researcher_is_refused(data, researcher):
     assert client.get("/api/datasets/").status_code in (401, 403)
 
 
-def test_filters_and_nested_data(data, researcher):
+def test_filters_and_nested_data(synthetic_data, researcher):
     client = APIClient()
     client.force_login(researcher)
     who = client.get("/api/questions/", {"question_type": "who"}).json()
@@ -89,7 +82,7 @@ def test_filters_and_nested_data(data, researcher):
     assert search["count"] == 1
 
 
-def test_document_list_leaves_out_the_text_and_detail_has_it(data, researcher):
+def test_document_list_leaves_out_the_text_and_detail_has_it(synthetic_data, researcher):
     client = APIClient()
     client.force_login(researcher)
     listing = client.get("/api/documents/").json()["results"][0]
@@ -99,7 +92,7 @@ def test_document_list_leaves_out_the_text_and_detail_has_it(data, researcher):
     assert detail["word_count"] == len(detail["text"].split())
 
 
-def test_pagination(data, researcher):
+def test_pagination(synthetic_data, researcher):
     client = APIClient()
     client.force_login(researcher)
     page = client.get("/api/judgments/", {"page": 2}).json()
@@ -107,7 +100,7 @@ def test_pagination(data, researcher):
     assert client.get("/api/judgments/", {"page": 9}).status_code == 404
 
 
-def test_read_only(data, researcher):
+def test_read_only(synthetic_data, researcher):
     client = APIClient()
     client.force_login(researcher)
     assert client.post("/api/systems/", {"name": "x"}).status_code == 405

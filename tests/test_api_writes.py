@@ -4,11 +4,9 @@ and change nothing; judged data cannot be changed or deleted through it."""
 import json
 
 import pytest
-from rest_framework.test import APIClient
 
 from corpus.models import Dataset, QuestionText
 from generation.models import GenerationRun, Response, System
-from judging.importing import import_elitr_bench
 from judging.models import Evaluator, Judgment
 from tests.conftest import database_snapshot
 
@@ -18,8 +16,8 @@ LLM_CONFIG = {"server": "openai", "model": "gpt-4o", "base_url": "http://127.0.0
 
 
 @pytest.fixture
-def data(synthetic_source):
-    import_elitr_bench(synthetic_source, with_responses=True)
+def data(synthetic_data):
+    """The synthetic data, with more evaluators and systems to write against."""
     Evaluator.objects.create(name="fresh judge", kind="llm_rubric", config=LLM_CONFIG)
     Evaluator.objects.create(name="metric: f1", kind="metric", config={"metric": "f1"})
     System.objects.create(
@@ -32,13 +30,6 @@ def data(synthetic_source):
         name="broken-config", model_name="m", backend="openai", config={"temperature": "hot"}
     )
     System.objects.create(name="list-config", model_name="m", backend="imported", config=[1, 2])
-
-
-@pytest.fixture
-def api(researcher):
-    client = APIClient()
-    client.force_login(researcher)
-    return client
 
 
 def nested(depth: int) -> str:
@@ -177,7 +168,7 @@ def body_for(name: str, target: str):
     return {k: v for k, v in body.items() if k in TARGETS[target]}
 
 
-def send(api, target: str, body):
+def send(researcher_api, target: str, body):
     if isinstance(body, dict):
         datasets = {
             "QA": qa_dataset(),
@@ -187,8 +178,8 @@ def send(api, target: str, body):
     raw = body if isinstance(body, (str, bytes)) else json.dumps(body)
     if target == "patch evaluator":
         url = f"/api/evaluators/{Evaluator.objects.get(name='fresh judge').pk}/"
-        return api.patch(url, raw, content_type="application/json")
-    return api.post(target.split()[1], raw, content_type="application/json")
+        return researcher_api.patch(url, raw, content_type="application/json")
+    return researcher_api.post(target.split()[1], raw, content_type="application/json")
 
 
 CASES = [
@@ -201,22 +192,24 @@ CASES = [
 
 
 @pytest.mark.parametrize(("name", "target"), CASES)
-def test_bad_bodies_answer_400_and_change_nothing(data, api, name, target):
+def test_bad_bodies_answer_400_and_change_nothing(data, researcher_api, name, target):
     before = database_snapshot()
-    answer = send(api, target, body_for(name, target))
+    answer = send(researcher_api, target, body_for(name, target))
     assert answer.status_code == 400, answer.content[:500]
     assert answer.json()  # a message, in JSON
     assert database_snapshot() == before
 
 
-def test_too_deep_a_body_says_so(data, api):
-    answer = api.post("/api/evaluators/", nested(100_000), content_type="application/json")
+def test_too_deep_a_body_says_so(data, researcher_api):
+    answer = researcher_api.post(
+        "/api/evaluators/", nested(100_000), content_type="application/json"
+    )
     assert answer.status_code == 400
     assert "nests too deeply" in answer.json()["detail"]
 
 
-def test_good_bodies_still_work(data, api):
-    created = api.post(
+def test_good_bodies_still_work(data, researcher_api):
+    created = researcher_api.post(
         "/api/evaluators/",
         {"name": "new judge", "kind": "llm_rubric", "config": LLM_CONFIG, "origin": "concord"},
         format="json",
@@ -224,7 +217,7 @@ def test_good_bodies_still_work(data, api):
     assert created.status_code == 201, created.json()
     assert created.json()["origin"] == "concord"
     fresh = Evaluator.objects.get(name="fresh judge")
-    renamed = api.patch(
+    renamed = researcher_api.patch(
         f"/api/evaluators/{fresh.pk}/",
         {"name": "fresh judge 2", "raw_scale_min": 0, "config": {**LLM_CONFIG, "model": "o"}},
         format="json",
@@ -234,7 +227,7 @@ def test_good_bodies_still_work(data, api):
     assert (fresh.name, fresh.raw_scale_min, fresh.config["model"]) == ("fresh judge 2", 0, "o")
 
 
-def test_judged_evaluator_is_frozen_with_409(data, api, admin_user):
+def test_judged_evaluator_is_frozen_with_409(data, researcher_api, admin_user):
     gpt4 = Evaluator.objects.get(name="gpt-4-eval")
     judgments = Judgment.objects.filter(evaluator=gpt4).count()
     assert judgments > 0
@@ -242,12 +235,14 @@ def test_judged_evaluator_is_frozen_with_409(data, api, admin_user):
     # change them at all, a site admin may change what is not frozen
     assert gpt4.project is None
     assert (
-        api.patch(f"/api/evaluators/{gpt4.pk}/", {"description": "x"}, format="json").status_code
+        researcher_api.patch(
+            f"/api/evaluators/{gpt4.pk}/", {"description": "x"}, format="json"
+        ).status_code
         == 403
     )
-    api.force_login(admin_user)
+    researcher_api.force_login(admin_user)
     before = database_snapshot()
-    answer = api.patch(
+    answer = researcher_api.patch(
         f"/api/evaluators/{gpt4.pk}/",
         {"kind": "metric", "raw_scale_min": -1000, "raw_scale_max": 1000, "name": "renamed-gpt4"},
         format="json",
@@ -258,12 +253,12 @@ def test_judged_evaluator_is_frozen_with_409(data, api, admin_user):
     assert f"({judgments:,} judgments" in body["detail"]
     assert "description may still change" in body["detail"]
     for change in ({"config": {"x": 1}}, {"origin": "ratings_file"}, {"raw_scale_max": 5}):
-        refused = api.patch(f"/api/evaluators/{gpt4.pk}/", change, format="json")
+        refused = researcher_api.patch(f"/api/evaluators/{gpt4.pk}/", change, format="json")
         assert refused.status_code == 409, change
         assert refused.json()["frozen_fields"] == list(change)
     assert database_snapshot() == before
     # what may change, changes; values equal to the stored ones are no change
-    described = api.patch(
+    described = researcher_api.patch(
         f"/api/evaluators/{gpt4.pk}/",
         {"description": "GPT-4 as published", "name": "gpt-4-eval", "raw_scale_min": 1},
         format="json",
@@ -277,7 +272,7 @@ def test_judged_evaluator_is_frozen_with_409(data, api, admin_user):
     )
 
 
-def test_evaluator_with_only_pairwise_verdicts_is_frozen(data, api):
+def test_evaluator_with_only_pairwise_verdicts_is_frozen(data, researcher_api):
     from judging.models import PairwiseVerdict
 
     judge = Evaluator.objects.get(name="fresh judge")
@@ -285,14 +280,16 @@ def test_evaluator_with_only_pairwise_verdicts_is_frozen(data, api):
     PairwiseVerdict.objects.create(
         evaluator=judge, response=first, opponent=second, seed=1, order=0, winner="tie"
     )
-    answer = api.patch(f"/api/evaluators/{judge.pk}/", {"name": "x"}, format="json")
+    answer = researcher_api.patch(f"/api/evaluators/{judge.pk}/", {"name": "x"}, format="json")
     assert answer.status_code == 409 and answer.json()["frozen_fields"] == ["name"]
     assert Evaluator.objects.filter(name="fresh judge").exists()
 
 
-def test_origin_is_read_only(data, api):
+def test_origin_is_read_only(data, researcher_api):
     fresh = Evaluator.objects.get(name="fresh judge")
-    answer = api.patch(f"/api/evaluators/{fresh.pk}/", {"origin": "paper"}, format="json")
+    answer = researcher_api.patch(
+        f"/api/evaluators/{fresh.pk}/", {"origin": "paper"}, format="json"
+    )
     assert answer.status_code == 400 and "origin" in answer.json()
     fresh.refresh_from_db()
     assert fresh.origin == "concord"
@@ -314,38 +311,38 @@ def detail_urls() -> list[str]:
 
 
 @pytest.mark.parametrize("method", ["delete", "put", "patch"])
-def test_judged_data_cannot_be_changed_or_deleted(data, api, method):
+def test_judged_data_cannot_be_changed_or_deleted(data, researcher_api, method):
     before = database_snapshot()
     for url in detail_urls():
         if method == "patch" and url.startswith("/api/evaluators/"):
             continue  # PATCH of an evaluator: the 409 above
-        answer = getattr(api, method)(url, {"text": "edited", "score": 1}, format="json")
+        answer = getattr(researcher_api, method)(url, {"text": "edited", "score": 1}, format="json")
         assert answer.status_code == 405, (method, url, answer.status_code)
     for url in ("/api/judgments/", "/api/questions/", "/api/documents/"):
-        assert api.post(url, {"text": "new"}, format="json").status_code == 405, url
+        assert researcher_api.post(url, {"text": "new"}, format="json").status_code == 405, url
     # POST /api/responses/ imports a system's outputs: a body that is no
     # import is refused by name and writes nothing.
-    refused = api.post("/api/responses/", {"text": "new"}, format="json")
+    refused = researcher_api.post("/api/responses/", {"text": "new"}, format="json")
     assert refused.status_code == 400 and "text" in refused.json(), refused.json()
     assert database_snapshot() == before
 
 
-def test_runs_cannot_be_deleted_through_the_api(data, api):
+def test_runs_cannot_be_deleted_through_the_api(data, researcher_api):
     run = GenerationRun.objects.first()
-    assert api.delete(f"/api/runs/{run.pk}/").status_code == 405
+    assert researcher_api.delete(f"/api/runs/{run.pk}/").status_code == 405
     assert GenerationRun.objects.filter(pk=run.pk).exists()
 
 
-def test_html_form_bodies(data, api):
+def test_html_form_bodies(data, researcher_api):
     """The browsable API posts forms: its CSRF token is no unknown field, and a
     configuration typed into the form is checked like a JSON one."""
     before = database_snapshot()
-    deep = api.post(
+    deep = researcher_api.post(
         "/api/evaluators/", {"name": "formed", "kind": "metric", "config": nested(100_000)}
     )
     assert deep.status_code == 400 and "config" in deep.json()
     assert database_snapshot() == before
-    created = api.post(
+    created = researcher_api.post(
         "/api/evaluators/",
         {
             "name": "formed",

@@ -121,13 +121,6 @@ def test_domain_errors_keep_their_old_bases():
 # --- Through the API -------------------------------------------------------------------------
 
 
-@pytest.fixture
-def api(researcher):
-    client = APIClient()
-    client.force_login(researcher)
-    return client
-
-
 def study_payload(**changes) -> dict:
     return {
         "name": "API study",
@@ -148,43 +141,54 @@ def assert_error(answer, status: int, code: str, words: str) -> dict:
     return body
 
 
-def test_study_errors_through_the_api(api, two_meetings):
-    refused = api.post("/api/studies/", study_payload(mode="mt"), format="json")
+def test_study_errors_through_the_api(researcher_api, two_meetings):
+    refused = researcher_api.post("/api/studies/", study_payload(mode="mt"), format="json")
     assert_error(refused, 400, "study_refused", "No multi-turn run")
     assert not Study.objects.exists()
 
-    study_id = api.post("/api/studies/", study_payload(), format="json").json()["id"]
+    study_id = researcher_api.post("/api/studies/", study_payload(), format="json").json()["id"]
     not_built = Study.objects.get(pk=study_id)
     not_built.items.all().delete()
     assert_error(
-        api.post(f"/api/studies/{study_id}/open/"), 400, "study_refused", "build them first"
+        researcher_api.post(f"/api/studies/{study_id}/open/"),
+        400,
+        "study_refused",
+        "build them first",
     )
-    api.post(f"/api/studies/{study_id}/build/")
-    api.post(f"/api/studies/{study_id}/open/")
+    researcher_api.post(f"/api/studies/{study_id}/build/")
+    researcher_api.post(f"/api/studies/{study_id}/open/")
     study = Study.objects.get(pk=study_id)
     check_rate_item(check_start_assignment(study, pid="P1"), 1, score=5)
-    changed = api.patch(f"/api/studies/{study_id}/", {"systems": ["Synthetic-Echo"]}, format="json")
+    changed = researcher_api.patch(
+        f"/api/studies/{study_id}/", {"systems": ["Synthetic-Echo"]}, format="json"
+    )
     assert_error(changed, 409, "study_conflict", "already has ratings")
-    assert_error(api.post(f"/api/studies/{study_id}/build/"), 409, "study_conflict", "ratings")
-    assert_error(api.delete(f"/api/studies/{study_id}/"), 409, "study_conflict", "close it")
+    assert_error(
+        researcher_api.post(f"/api/studies/{study_id}/build/"), 409, "study_conflict", "ratings"
+    )
+    assert_error(
+        researcher_api.delete(f"/api/studies/{study_id}/"), 409, "study_conflict", "close it"
+    )
     participant = Participant.objects.get(study=study)
-    no_reason = api.post(f"/api/participants/{participant.pk}/exclude/", {}, format="json")
+    no_reason = researcher_api.post(
+        f"/api/participants/{participant.pk}/exclude/", {}, format="json"
+    )
     assert_error(no_reason, 400, "study_refused", "Give a reason")
 
 
-def test_prolific_failure_through_the_api(api, two_meetings, settings):
+def test_prolific_failure_through_the_api(researcher_api, two_meetings, settings):
     study = make_study()
     with FakeProlific() as prolific:
         settings.PROLIFIC_API_TOKEN, settings.PROLIFIC_API_URL = prolific.token, prolific.url
         Study.objects.filter(pk=study.pk).update(prolific_study_id="abc123")
         prolific.fail_next = 1
-        answer = api.post(f"/api/studies/{study.pk}/refill/")
+        answer = researcher_api.post(f"/api/studies/{study.pk}/refill/")
     assert_error(answer, 502, "prolific_error", "Prolific answered 500")
 
 
-def test_run_errors_through_the_api(api, two_meetings):
+def test_run_errors_through_the_api(researcher_api, two_meetings):
     ensure_metric_evaluators()
-    judging = api.post(
+    judging = researcher_api.post(
         "/api/judging-runs/",
         {"evaluator": "metric: f1", "dataset": qa_test2().pk, "mode": "mt"},
         format="json",
@@ -199,43 +203,53 @@ def test_run_errors_through_the_api(api, two_meetings):
         status=JudgingRun.Status.DONE,
     )
     # a run's actions answer an outcome in the same shape: {"detail", "code", "changed"}
-    resumed = assert_error(api.post(f"/api/judging-runs/{done.pk}/resume/"), 409, "done", "is done")
+    resumed = assert_error(
+        researcher_api.post(f"/api/judging-runs/{done.pk}/resume/"), 409, "done", "is done"
+    )
     assert resumed["changed"] is False
 
     conv = Dataset.objects.get(version="conv", language="en", split="test2")
-    generation = api.post(
+    generation = researcher_api.post(
         "/api/runs/", {"system": "Synthetic-Echo", "dataset": conv.pk, "mode": "st"}, format="json"
     )
     assert_error(generation, 400, "generation_refused", "Synthetic-Echo")
 
 
-def test_review_errors_through_the_api(api, two_meetings):
+def test_review_errors_through_the_api(researcher_api, two_meetings):
     item = needs_human("rubric judge")
     url = f"/api/judge-items/{item.pk}/resolve/"
-    assert_error(api.post(url, {"score": 0}, format="json"), 400, "review_invalid", "1 to 10")
-    assert api.post(url, {"score": 8}, format="json").status_code == 200
-    again = api.post(url, {"score": 8}, format="json")
+    assert_error(
+        researcher_api.post(url, {"score": 0}, format="json"), 400, "review_invalid", "1 to 10"
+    )
+    assert researcher_api.post(url, {"score": 8}, format="json").status_code == 200
+    again = researcher_api.post(url, {"score": 8}, format="json")
     assert_error(again, 409, "review_conflict", "does not need a human")
 
 
-def test_frozen_evaluator_through_the_api(api, two_meetings, admin_user):
+def test_frozen_evaluator_through_the_api(researcher_api, two_meetings, admin_user):
     judged = Evaluator.objects.get(name="gpt-4-eval")
-    api.force_login(admin_user)  # the release's evaluators are shared: a site admin's to change
-    answer = api.patch(f"/api/evaluators/{judged.pk}/", {"name": "renamed"}, format="json")
+    researcher_api.force_login(
+        admin_user
+    )  # the release's evaluators are shared: a site admin's to change
+    answer = researcher_api.patch(
+        f"/api/evaluators/{judged.pk}/", {"name": "renamed"}, format="json"
+    )
     body = assert_error(answer, 409, "evaluator_frozen", "frozen")
     assert body["frozen_fields"] == ["name"]
     judged.refresh_from_db()
     assert judged.name == "gpt-4-eval"
 
 
-def test_selection_error_through_the_api_and_the_report_page(api, researcher, client, two_meetings):
-    answer = api.get("/api/reports/agreement/", {"evaluators": "no-such-judge"})
+def test_selection_error_through_the_api_and_the_report_page(
+    researcher_api, researcher, client, two_meetings
+):
+    answer = researcher_api.get("/api/reports/agreement/", {"evaluators": "no-such-judge"})
     assert_error(answer, 400, "selection_invalid", "Unknown evaluator(s): no-such-judge")
     # found by Schemathesis: PostgreSQL cannot be asked for a NUL (was a 500), and
     # "²" passes str.isdigit() but not int() (was a 500)
-    nul = api.get("/api/reports/agreement/?benchmark=a%00b")
+    nul = researcher_api.get("/api/reports/agreement/?benchmark=a%00b")
     assert_error(nul, 400, "selection_invalid", "benchmark: a NUL character")
-    superscript = api.get("/api/reports/agreement/?study=%C2%B2")
+    superscript = researcher_api.get("/api/reports/agreement/?study=%C2%B2")
     assert_error(superscript, 400, "selection_invalid", "numeric id")
     client.force_login(researcher)
     page = client.get("/analysis/report/", {"mode": "xx"})
@@ -252,8 +266,8 @@ def test_selection_error_through_the_api_and_the_report_page(api, researcher, cl
         ("delete", "/api/evaluators/1/", 405, "method_not_allowed"),
     ],
 )
-def test_drf_and_django_errors_have_the_same_shape(api, method, url, status, code):
-    answer = getattr(api, method)(url)
+def test_drf_and_django_errors_have_the_same_shape(researcher_api, method, url, status, code):
+    answer = getattr(researcher_api, method)(url)
     assert answer.status_code == status
     assert answer["Content-Type"] == "application/json"
     assert answer.json()["code"] == code and answer.json()["detail"]
@@ -264,14 +278,14 @@ def test_pages_outside_the_api_keep_the_html_404(client):
     assert answer.status_code == 404 and answer["Content-Type"].startswith("text/html")
 
 
-def test_an_exclusion_reason_must_be_an_object_with_known_fields(api, two_meetings):
+def test_an_exclusion_reason_must_be_an_object_with_known_fields(researcher_api, two_meetings):
     study = make_study()
     participant = check_start_assignment(study, pid="P1").participant
     url = f"/api/participants/{participant.pk}/reinstate/"
-    assert api.post(url, [None], format="json").status_code == 400
-    misspelt = api.post(url, {"reson": "typo"}, format="json")
+    assert researcher_api.post(url, [None], format="json").status_code == 400
+    misspelt = researcher_api.post(url, {"reson": "typo"}, format="json")
     assert misspelt.status_code == 400 and misspelt.json()["reson"] == "Unknown field."
-    assert api.post(url, {"reason": "back"}, format="json").json()["changed"] is False
+    assert researcher_api.post(url, {"reason": "back"}, format="json").json()["changed"] is False
 
 
 def test_anonymous_and_forbidden_have_the_same_shape(gold_annotator):

@@ -2,33 +2,26 @@
 a model's serializer (the schemathesis test checks the answers themselves)."""
 
 import pytest
-import yaml
-from rest_framework.test import APIClient
 
 from analysis.report.selection import MODES, VERSIONS
 
 
-@pytest.fixture(scope="module")
-def spec() -> dict:
-    return yaml.safe_load(APIClient().get("/api/schema/").content)
+def operation(openapi_spec: dict, path: str, method: str) -> dict:
+    return openapi_spec["paths"][path][method]
 
 
-def operation(spec: dict, path: str, method: str) -> dict:
-    return spec["paths"][path][method]
-
-
-def body_schema(spec: dict, answer: dict, media: str = "application/json") -> dict:
+def body_schema(openapi_spec: dict, answer: dict, media: str = "application/json") -> dict:
     schema = answer["content"][media]["schema"]
     if "$ref" in schema:
-        return spec["components"]["schemas"][schema["$ref"].rsplit("/", 1)[1]]
+        return openapi_spec["components"]["schemas"][schema["$ref"].rsplit("/", 1)[1]]
     return schema
 
 
 @pytest.mark.parametrize("action", ["open", "pause", "close", "build", "refill"])
-def test_study_actions_take_no_body_and_answer_what_they_return(spec, action):
-    post = operation(spec, f"/api/studies/{{id}}/{action}/", "post")
+def test_study_actions_take_no_body_and_answer_what_they_return(openapi_spec, action):
+    post = operation(openapi_spec, f"/api/studies/{{id}}/{action}/", "post")
     assert "requestBody" not in post
-    answer = body_schema(spec, post["responses"]["200"])
+    answer = body_schema(openapi_spec, post["responses"]["200"])
     expected = {
         "open": {"status"},
         "pause": {"status"},
@@ -39,30 +32,32 @@ def test_study_actions_take_no_body_and_answer_what_they_return(spec, action):
     assert set(answer["properties"]) == expected
 
 
-def test_study_lists_and_exports_are_what_they_are(spec):
+def test_study_lists_and_exports_are_what_they_are(openapi_spec):
     for action in ("quality", "feedback"):
-        answer = operation(spec, f"/api/studies/{{id}}/{action}/", "get")["responses"]["200"]
+        answer = operation(openapi_spec, f"/api/studies/{{id}}/{action}/", "get")["responses"][
+            "200"
+        ]
         assert answer["content"]["application/json"]["schema"]["type"] == "array"
-    export = operation(spec, "/api/studies/{id}/export/{layout}/", "get")
+    export = operation(openapi_spec, "/api/studies/{id}/export/{layout}/", "get")
     assert list(export["responses"]["200"]["content"]) == ["text/csv"]
     layout = next(p for p in export["parameters"] if p["name"] == "layout")
     assert layout["schema"]["enum"] == ["tidy", "wide"]
 
 
-def test_errors_are_declared(spec):
-    delete = operation(spec, "/api/studies/{id}/", "delete")["responses"]
+def test_errors_are_declared(openapi_spec):
+    delete = operation(openapi_spec, "/api/studies/{id}/", "delete")["responses"]
     assert {"204", "401", "403", "404", "409"} <= set(delete)
-    patch = operation(spec, "/api/evaluators/{id}/", "patch")["responses"]
+    patch = operation(openapi_spec, "/api/evaluators/{id}/", "patch")["responses"]
     assert {"200", "400", "404", "409"} <= set(patch)
-    refill = operation(spec, "/api/studies/{id}/refill/", "post")["responses"]
+    refill = operation(openapi_spec, "/api/studies/{id}/refill/", "post")["responses"]
     assert "502" in refill
-    assert sorted(body_schema(spec, delete["409"])["required"]) == ["code", "detail"]
+    assert sorted(body_schema(openapi_spec, delete["409"])["required"]) == ["code", "detail"]
 
 
-def test_the_report_parameters_take_the_values_the_analysis_accepts(spec):
+def test_the_report_parameters_take_the_values_the_analysis_accepts(openapi_spec):
     parameters = {
         p["name"]: p["schema"]
-        for p in operation(spec, "/api/reports/agreement/", "get")["parameters"]
+        for p in operation(openapi_spec, "/api/reports/agreement/", "get")["parameters"]
     }
     assert sorted(parameters["dataset_version"]["enum"]) == sorted(VERSIONS)
     assert sorted(parameters["mode"]["enum"]) == sorted(MODES)
@@ -79,19 +74,19 @@ def test_the_report_parameters_take_the_values_the_analysis_accepts(spec):
         "/api/runs/{id}/resume/",
     ],
 )
-def test_run_actions_take_no_body_and_answer_an_outcome(spec, path):
-    post = operation(spec, path, "post")
+def test_run_actions_take_no_body_and_answer_an_outcome(openapi_spec, path):
+    post = operation(openapi_spec, path, "post")
     assert "requestBody" not in post
     for status in ("200", "409", "503"):
-        assert set(body_schema(spec, post["responses"][status])["properties"]) == {
+        assert set(body_schema(openapi_spec, post["responses"][status])["properties"]) == {
             "detail",
             "changed",
             "code",
         }
 
 
-def test_generation_run_creation_declares_the_run_it_answers(spec):
-    post = operation(spec, "/api/runs/", "post")
+def test_generation_run_creation_declares_the_run_it_answers(openapi_spec):
+    post = operation(openapi_spec, "/api/runs/", "post")
     request = post["requestBody"]["content"]["application/json"]["schema"]["$ref"]
     assert request.endswith("/GenerationStart")
     assert post["responses"]["201"]["content"]["application/json"]["schema"]["$ref"].endswith(
@@ -99,7 +94,7 @@ def test_generation_run_creation_declares_the_run_it_answers(spec):
     )
 
 
-def test_bodies_that_refuse_unknown_fields_say_so(spec):
-    components = spec["components"]["schemas"]
+def test_bodies_that_refuse_unknown_fields_say_so(openapi_spec):
+    components = openapi_spec["components"]["schemas"]
     for name in ("Evaluator", "PatchedEvaluator", "Study", "PatchedStudy", "Reason"):
         assert components[name]["additionalProperties"] is False, name

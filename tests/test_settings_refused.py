@@ -7,7 +7,6 @@ is not a text."""
 from __future__ import annotations
 
 import pytest
-from rest_framework.test import APIClient
 
 from corpus.models import Dataset
 from generation.config import GenerationConfig, GenerationConfigError
@@ -33,13 +32,6 @@ NEVER_WORK = [
 ]
 
 
-@pytest.fixture
-def api(researcher):
-    client = APIClient()
-    client.force_login(researcher)
-    return client
-
-
 def judge(**config) -> dict:
     body = {"server": "openai", "model": "gpt-4o", "base_url": GOOD, "protocol": "custom",
             "template": "Q: {question}\nA: {response}\nRef: {reference}"}  # fmt: skip
@@ -47,9 +39,9 @@ def judge(**config) -> dict:
 
 
 @pytest.mark.parametrize("base_url", NEVER_WORK)
-def test_a_judges_server_that_cannot_be_called_is_refused(api, base_url):
+def test_a_judges_server_that_cannot_be_called_is_refused(researcher_api, base_url):
     before = database_snapshot()
-    answer = api.post("/api/evaluators/", judge(base_url=base_url), format="json")
+    answer = researcher_api.post("/api/evaluators/", judge(base_url=base_url), format="json")
     assert answer.status_code == 400, answer.content
     assert "base_url" in str(answer.json())
     assert database_snapshot() == before
@@ -61,8 +53,8 @@ def test_a_systems_server_that_cannot_be_called_is_refused(base_url):
         GenerationConfig.from_dict({"backend": "openai", "model": "m", "base_url": base_url})
 
 
-def test_a_callable_server_is_taken(api):
-    answer = api.post("/api/evaluators/", judge(), format="json")
+def test_a_callable_server_is_taken(researcher_api):
+    answer = researcher_api.post("/api/evaluators/", judge(), format="json")
     assert answer.status_code == 201, answer.content
     for url in ("https://api.openai.com/v1", "http://[::1]:8000/v1", "http://llm.lab:8000"):
         GenerationConfig.from_dict({"backend": "openai", "model": "m", "base_url": url})
@@ -73,10 +65,10 @@ def test_a_callable_server_is_taken(api):
     ["Ref: {reference.", "Ref: {reference}}", "Ref: { reference }", "Ref: {{reference}",
      "Ref: {reference-answer}"],
 )  # fmt: skip
-def test_a_template_that_would_leave_the_reference_out_is_refused(api, template):
+def test_a_template_that_would_leave_the_reference_out_is_refused(researcher_api, template):
     before = database_snapshot()
     body = judge(template="Q: {question}\nA: {response}\n" + template)
-    answer = api.post("/api/evaluators/", body, format="json")
+    answer = researcher_api.post("/api/evaluators/", body, format="json")
     assert answer.status_code == 400, answer.content
     assert "placeholder" in str(answer.json()) or "brace" in str(answer.json())
     assert database_snapshot() == before
@@ -86,8 +78,8 @@ def test_a_template_that_would_leave_the_reference_out_is_refused(api, template)
     "setting", [{"price_input_per_million": -1}, {"price_output_per_million": -0.5},
                 {"temperature": -0.1}, {"timeout_s": 0}],
 )  # fmt: skip
-def test_negative_prices_and_settings_are_refused(api, setting):
-    answer = api.post("/api/evaluators/", judge(**setting), format="json")
+def test_negative_prices_and_settings_are_refused(researcher_api, setting):
+    answer = researcher_api.post("/api/evaluators/", judge(**setting), format="json")
     assert answer.status_code == 400 and next(iter(setting)) in str(answer.json())
 
 
@@ -99,14 +91,16 @@ def meetings(synthetic_source):
 
 
 @pytest.mark.parametrize("budget", ["-1", "-0.01"])
-def test_a_negative_budget_is_refused_on_a_metric_and_on_a_priced_judge(api, meetings, budget):
+def test_a_negative_budget_is_refused_on_a_metric_and_on_a_priced_judge(
+    researcher_api, meetings, budget
+):
     priced = Evaluator.objects.create(
         name="priced judge", kind="llm_rubric",
         config=judge(price_input_per_million=5, price_output_per_million=15)["config"],
     )  # fmt: skip
     before = database_snapshot()
     for evaluator in ("metric: f1", priced.name):
-        answer = api.post(
+        answer = researcher_api.post(
             "/api/judging-runs/",
             {"evaluator": evaluator, "dataset": meetings.pk, "mode": "st", "budget": budget,
              "confirm_over_budget": True},
@@ -119,14 +113,16 @@ def test_a_negative_budget_is_refused_on_a_metric_and_on_a_priced_judge(api, mee
 
 
 @pytest.mark.parametrize("reason", [0, 1.5, True, ["spam"], {"why": "spam"}, "", "   "])
-def test_a_reason_is_a_text_that_says_something(api, two_meetings, reason):
+def test_a_reason_is_a_text_that_says_something(researcher_api, two_meetings, reason):
     from annotator.actions.arrival import check_start_assignment
     from tests.annotator.conftest import make_study
 
     participant = check_start_assignment(make_study(), pid="WORKER1").participant
     before = database_snapshot()
     url = f"/api/participants/{participant.pk}/exclude/"
-    answer = api.post(url, {"reason": reason}, format="json")
+    answer = researcher_api.post(url, {"reason": reason}, format="json")
     assert answer.status_code == 400 and "reason" in answer.json(), answer.content
     assert database_snapshot() == before
-    assert api.post(url, {"reason": "answered at random"}, format="json").status_code == 200
+    assert (
+        researcher_api.post(url, {"reason": "answered at random"}, format="json").status_code == 200
+    )

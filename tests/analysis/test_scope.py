@@ -33,12 +33,6 @@ from tests.annotator.conftest import make_study, rate_as_a_person
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def rita(client, researcher):
-    client.force_login(researcher)
-    return client
-
-
 @pytest.mark.parametrize(
     ("query", "words"),
     [
@@ -59,18 +53,20 @@ def rita(client, researcher):
         ),
     ],
 )
-def test_bad_parameters_are_a_400_that_says_what_is_valid(two_meetings, rita, query, words):
-    page = rita.get("/analysis/report/", query)
+def test_bad_parameters_are_a_400_that_says_what_is_valid(
+    two_meetings, researcher_client, query, words
+):
+    page = researcher_client.get("/analysis/report/", query)
     assert page.status_code == 400
     text = html.unescape(page.content.decode())
     assert words in text and 'id="builder"' in text  # the builder, to correct it
     assert "Agreement report" not in text  # never an empty report
-    answer = rita.get("/api/reports/agreement/", query)
+    answer = researcher_client.get("/api/reports/agreement/", query)
     assert answer.status_code == 400 and words in answer.json()["detail"]
 
 
-def test_the_bare_url_is_the_default_selection_stated_in_full(two_meetings, rita):
-    answer = rita.get("/analysis/report/")
+def test_the_bare_url_is_the_default_selection_stated_in_full(two_meetings, researcher_client):
+    answer = researcher_client.get("/analysis/report/")
     assert answer.status_code == 302
     location = answer["Location"]
     # the reader's project is stated too (his only one)
@@ -85,12 +81,12 @@ def test_the_bare_url_is_the_default_selection_stated_in_full(two_meetings, rita
         "language": ["en"],
         "systems": ["Synthetic-Echo,Synthetic-Hedge,Synthetic-Terse"],
     }
-    page = rita.get(location)
+    page = researcher_client.get(location)
     assert page.status_code == 200
     text = page.content.decode()
     assert "gold-human-eval: 36 of 36 responses" in text and 'id="builder"' in text
     # the nav bar and the console point at the same report
-    console = rita.get("/console/").content.decode()
+    console = researcher_client.get("/console/").content.decode()
     assert f'href="{html.escape(location)}"' in console or f'href="{location}"' in console
     assert 'href="/analysis/report/">Report</a>' in console
 
@@ -160,7 +156,9 @@ def test_the_default_on_the_paper_data_is_its_human_evaluation(elitr_data):
     assert DemoSetup("x", None, "admin", "pw").report_path == report_url(default)
 
 
-def test_a_judging_runs_link_compares_its_judge_with_the_default_reference(two_meetings, rita):
+def test_a_judging_runs_link_compares_its_judge_with_the_default_reference(
+    two_meetings, researcher_client
+):
     ensure_metric_evaluators()
     evaluator = Evaluator.objects.get(name="metric: rouge")
     from corpus.models import Dataset
@@ -173,7 +171,7 @@ def test_a_judging_runs_link_compares_its_judge_with_the_default_reference(two_m
     report = build_report(selection)  # the run has not run: no rouge scores yet
     assert report.scope.reference == "gold-human-eval"  # not "no gold in the selection"
     assert set(report.evaluators) == {"gold-human-eval", "silver-human-eval"}
-    page = rita.get(f"/console/runs/judging/{run.pk}/")
+    page = researcher_client.get(f"/console/runs/judging/{run.pk}/")
     assert html.escape(report_url(selection)) in page.content.decode()
 
 
@@ -229,7 +227,7 @@ def test_flagged_raters_are_left_out_by_default_and_listed(two_meetings):
     assert counted.stamp.data_sha256 != report.stamp.data_sha256  # the data read differ
 
 
-def test_a_failed_check_never_counts_and_is_never_accepted(two_meetings, rita):
+def test_a_failed_check_never_counts_and_is_never_accepted(two_meetings, researcher_client):
     study = make_study(
         name="Checked", raters=3, attention_checks=True, failed_attention_code="FAIL99"
     )
@@ -249,14 +247,14 @@ def test_a_failed_check_never_counts_and_is_never_accepted(two_meetings, rita):
     # nobody can reinstate or exclude them; the console says so
     assert not check_reinstate_participant(participant, None, "looks fine")
     assert not check_exclude_participant(participant, None, "again")
-    monitor = rita.get(f"/console/studies/{study.pk}/").content.decode()
+    monitor = researcher_client.get(f"/console/studies/{study.pk}/").content.decode()
     assert "Failed a check (given the failed-check code)" in monitor
     assert "never counts" in monitor
     # their place is free for a replacement
     assert task_loads(study)[rater.task_id] == 0
 
 
-def test_a_system_named_with_a_comma_is_selected_whole(two_meetings, rita):
+def test_a_system_named_with_a_comma_is_selected_whole(two_meetings, researcher_client):
     """`systems=` split every value at its commas: a system named "Echo, large"
     could not be selected. A comma inside a name is written `\\,` in a link
     and a command, and the builder's checkboxes send it so."""
@@ -271,13 +269,13 @@ def test_a_system_named_with_a_comma_is_selected_whole(two_meetings, rita):
         {"split": "test2", "mode": "st", "systems": "Echo\\, large"},  # a link
         {"split": "test2", "mode": "st", "systems": ["Echo\\, large"]},  # one checkbox
     ):
-        answer = rita.get("/api/reports/agreement/", query)
+        answer = researcher_client.get("/api/reports/agreement/", query)
         assert answer.status_code == 200, answer.content
         systems = answer.json()["stamp"]["selection"]["systems"]
         assert systems == ["Echo, large"], systems
     # the page's links and its builder say it the same way
-    page = html.unescape(rita.get("/analysis/report/", query).content.decode())
+    page = html.unescape(researcher_client.get("/analysis/report/", query).content.decode())
     assert 'name="systems" value="Echo\\, large" checked' in page
-    assert re.search(r"systems=Echo%5C%2C(\+|%20)large", rita.get(
+    assert re.search(r"systems=Echo%5C%2C(\+|%20)large", researcher_client.get(
         "/analysis/report/", query).content.decode())  # fmt: skip
     assert Selection(systems=("Echo, large",)).query()["systems"] == "Echo\\, large"

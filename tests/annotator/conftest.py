@@ -1,6 +1,8 @@
 import pytest
+from django.urls import reverse
 
-from annotator.actions.rating import check_rate_item
+from annotator.actions.arrival import check_start_assignment
+from annotator.actions.rating import check_complete_assignment, check_rate_item
 from annotator.actions.settings import check_save_study
 from annotator.actions.status import check_set_study_status
 from annotator.models import Study
@@ -37,6 +39,19 @@ def gold_study(two_meetings) -> Study:
 
 def entry_url(study: Study, pid: str, session: str = "SESSION1") -> str:
     return f"/s/{study.public_id}/?PROLIFIC_PID={pid}&STUDY_ID=PSTUDY&SESSION_ID={session}"
+
+
+def item_url(assignment, position) -> str:
+    return reverse("annotator:item", args=[assignment.token, position])
+
+
+def finished(study: Study, pid: str, score: int = 6):
+    """An assignment of `pid` started, every item rated `score`, completed."""
+    assignment = check_start_assignment(study, pid=pid)
+    for position in range(1, len(assignment.item_order) + 1):
+        check_rate_item(assignment, position, score=score)
+    check_complete_assignment(assignment)
+    return assignment
 
 
 def rate_as_a_person(assignment, score_of, seconds: float = 40) -> None:

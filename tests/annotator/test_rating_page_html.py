@@ -2,19 +2,14 @@
 pairwise layout, the comment and flag fields, the practice feedback."""
 
 import pytest
-from django.urls import reverse
 
 from annotator import defaults
 from annotator.actions.arrival import check_start_assignment
 from annotator.models import Rating
 from generation.models import System
-from tests.annotator.conftest import make_study
+from tests.annotator.conftest import item_url, make_study
 
 pytestmark = pytest.mark.django_db
-
-
-def item_url(assignment, position):
-    return reverse("annotator:item", args=[assignment.token, position])
 
 
 def test_labelled_five_point_scale(client, two_meetings):

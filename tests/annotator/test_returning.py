@@ -25,7 +25,7 @@ from annotator.actions.rating import check_rate_item
 from annotator.errors import SessionRefused, StudyError
 from annotator.models import Assignment, AuditEvent, Participant, Rating
 from annotator.selectors import admissible, device_access
-from tests.annotator.conftest import entry_url
+from tests.annotator.conftest import entry_url, item_url
 
 pytestmark = pytest.mark.django_db
 
@@ -177,10 +177,6 @@ def consent(client, study, pid="PID001", session="SESSION1"):
         entry_url(study, pid, session),
         {"PROLIFIC_PID": pid, "STUDY_ID": "PSTUDY", "SESSION_ID": session, "consent": "yes"},
     )
-
-
-def item_url(assignment, position):
-    return reverse("annotator:item", args=[assignment.token, position])
 
 
 def test_another_browser_with_a_known_pid_gets_a_clear_page_and_no_token(client, crowd_study):

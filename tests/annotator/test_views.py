@@ -13,7 +13,7 @@ from annotator.actions.arrival import check_start_assignment
 from annotator.actions.rating import check_complete_assignment, check_rate_item
 from annotator.actions.status import check_set_study_status
 from annotator.models import Assignment, Participant, Rating, Study
-from tests.annotator.conftest import entry_url
+from tests.annotator.conftest import entry_url, item_url
 
 pytestmark = pytest.mark.django_db
 
@@ -32,10 +32,6 @@ def arrive(client, study, pid="PID001"):
     )
     assert answer.status_code == 302
     return Assignment.objects.get(participant__prolific_pid=pid)
-
-
-def item_url(assignment, position):
-    return reverse("annotator:item", args=[assignment.token, position])
 
 
 @pytest.mark.parametrize(

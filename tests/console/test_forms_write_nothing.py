@@ -14,12 +14,6 @@ from tests.conftest import database_snapshot
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def rita(client, researcher):
-    client.force_login(researcher)
-    return client
-
-
 @pytest.mark.parametrize("page", ["console:judging_run_new", "admin:judging_judgingrun_add"])
 def test_opening_a_judging_run_form_writes_nothing_and_offers_the_metrics(
     client, admin_user, two_meetings, page
@@ -32,9 +26,11 @@ def test_opening_a_judging_run_form_writes_nothing_and_offers_the_metrics(
     assert 'value="metric:f1"' in html and "metric: f1" in html
 
 
-def test_a_run_started_with_an_offered_metric_makes_its_shared_evaluator(rita, two_meetings):
+def test_a_run_started_with_an_offered_metric_makes_its_shared_evaluator(
+    researcher_client, two_meetings
+):
     dataset = Dataset.objects.get(version="qa", language="en", split="test2")
-    answer = rita.post(
+    answer = researcher_client.post(
         reverse("console:judging_run_new"),
         {"evaluator": "metric:f1", "dataset": dataset.pk, "mode": "st"},
     )
@@ -42,10 +38,10 @@ def test_a_run_started_with_an_offered_metric_makes_its_shared_evaluator(rita, t
     f1 = Evaluator.objects.get(name="metric: f1")
     assert f1.project is None and JudgingRun.objects.get().evaluator == f1
     # once made, it is offered as itself
-    html = rita.get(reverse("console:judging_run_new")).content.decode()
+    html = researcher_client.get(reverse("console:judging_run_new")).content.decode()
     assert f'value="{f1.pk}"' in html and 'value="metric:f1"' not in html
     # a metric that is not registered is refused
-    refused = rita.post(
+    refused = researcher_client.post(
         reverse("console:judging_run_new"),
         {"evaluator": "metric:nonsense", "dataset": dataset.pk, "mode": "st"},
     )

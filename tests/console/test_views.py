@@ -8,32 +8,17 @@ import pytest
 from django.urls import reverse
 
 from annotator.actions.arrival import check_start_assignment
-from annotator.actions.rating import check_complete_assignment, check_rate_item
 from annotator.actions.status import check_set_study_status
 from annotator.models import AuditEvent, Participant, Study
 from corpus.models import Document
 from judging.judging_runs import create_judging_run, ensure_metric_evaluators
 from judging.models import Evaluator, JudgeItem, JudgingRun, Judgment
-from tests.annotator.conftest import make_study
+from tests.annotator.conftest import finished, make_study
 from tests.corpus.fixtures import qa_test2
 
 pytestmark = pytest.mark.django_db
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
-
-
-@pytest.fixture
-def rita(client, researcher):
-    client.force_login(researcher)
-    return client
-
-
-def finished(study: Study, pid: str, score: int = 6):
-    assignment = check_start_assignment(study, pid=pid)
-    for position in range(1, len(assignment.item_order) + 1):
-        check_rate_item(assignment, position, score=score)
-    check_complete_assignment(assignment)
-    return assignment
 
 
 PAGES = [
@@ -89,8 +74,8 @@ def test_signing_in_lands_a_researcher_on_the_console(client, researcher):
 
 
 @pytest.mark.parametrize(("name", "kwargs"), PAGES)
-def test_every_page_opens_for_a_researcher(rita, two_meetings, name, kwargs):
-    answer = rita.get(reverse(name, kwargs=kwargs))
+def test_every_page_opens_for_a_researcher(researcher_client, two_meetings, name, kwargs):
+    answer = researcher_client.get(reverse(name, kwargs=kwargs))
     assert answer.status_code == 200
     html = answer.content.decode()
     assert "vendor/htmx-2.0.11.min.js" in html and 'id="console-to-admin"' in html
@@ -104,8 +89,8 @@ def test_favicon_and_not_found_page(client):
     assert "concord/concord.css" in missing.content.decode()
 
 
-def test_api_root_describes_the_api(rita):
-    answer = rita.get("/api/", HTTP_ACCEPT="text/html")
+def test_api_root_describes_the_api(researcher_client):
+    answer = researcher_client.get("/api/", HTTP_ACCEPT="text/html")
     html = answer.content.decode()
     assert "The default basic root view" not in html
     assert "Concord&#x27;s REST API" in html or "Concord's REST API" in html
@@ -122,10 +107,10 @@ def test_admin_links_to_the_console_and_view_site_leads_there(client, django_use
 # --- home and runs -----------------------------------------------------------------------------
 
 
-def test_home_lists_studies_runs_and_report_exports(rita, crowd_study):
+def test_home_lists_studies_runs_and_report_exports(researcher_client, crowd_study):
     ensure_metric_evaluators()
     run = create_judging_run(Evaluator.objects.get(name="metric: f1"), qa_test2(), "st")
-    html = rita.get(reverse("console:home")).content.decode()
+    html = researcher_client.get(reverse("console:home")).content.decode()
     assert crowd_study.name in html and reverse("console:study", args=[crowd_study.pk]) in html
     assert reverse("console:run", args=["judging", run.pk]) in html
     for fmt in ("html", "json", "csv", "csv-wide", "latex"):
@@ -149,7 +134,9 @@ def llm_run(name="judge", systems=()):
     return create_judging_run(evaluator, qa_test2(), "st", systems)
 
 
-def test_run_monitor_groups_failures_by_cause_with_the_first_message(rita, two_meetings):
+def test_run_monitor_groups_failures_by_cause_with_the_first_message(
+    researcher_client, two_meetings
+):
     run = llm_run()
     items = list(JudgeItem.objects.filter(run=run).order_by("pk"))
     JudgeItem.objects.filter(pk__in=[i.pk for i in items[:3]]).update(
@@ -162,7 +149,7 @@ def test_run_monitor_groups_failures_by_cause_with_the_first_message(rita, two_m
         status="needs_human", outcome="parse_failure", detail="no \\boxed{} score"
     )
     JudgingRun.objects.filter(pk=run.pk).update(status="failed", done=10, failed=6)
-    html = rita.get(reverse("console:run", args=["judging", run.pk])).content.decode()
+    html = researcher_client.get(reverse("console:run", args=["judging", run.pk])).content.decode()
     assert "3 × API errors</strong>: APIConnectionError" in html
     assert "first: APIConnectionError: Connection error." in html
     assert "1 × API errors</strong>: RateLimitError" in html
@@ -172,19 +159,21 @@ def test_run_monitor_groups_failures_by_cause_with_the_first_message(rita, two_m
     assert 'id="cancel-run"' not in html
 
 
-def test_run_monitor_names_the_chosen_systems(rita, two_meetings):
+def test_run_monitor_names_the_chosen_systems(researcher_client, two_meetings):
     from generation.models import System
 
     run = llm_run(systems=[System.objects.get(name="Synthetic-Echo")])
-    html = rita.get(reverse("console:run", args=["judging", run.pk])).content.decode()
+    html = researcher_client.get(reverse("console:run", args=["judging", run.pk])).content.decode()
     assert '<span id="systems">Synthetic-Echo</span>' in html
 
 
-def test_cancel_and_resume_from_the_console(rita, two_meetings, django_capture_on_commit_callbacks):
+def test_cancel_and_resume_from_the_console(
+    researcher_client, two_meetings, django_capture_on_commit_callbacks
+):
     run = llm_run()
     JudgingRun.objects.filter(pk=run.pk).update(status="running")
     url = reverse("console:run_action", args=["judging", run.pk, "cancel"])
-    answer = rita.post(url, **HTMX)
+    answer = researcher_client.post(url, **HTMX)
     run.refresh_from_db()
     assert run.status == "cancelled"
     html = answer.content.decode()
@@ -195,17 +184,19 @@ def test_cancel_and_resume_from_the_console(rita, two_meetings, django_capture_o
     original = lifecycle.enqueue
     lifecycle.enqueue = lambda r: sent.append(r.pk) or True
     try:
-        plain = rita.post(reverse("console:run_action", args=["judging", run.pk, "resume"]))
+        plain = researcher_client.post(
+            reverse("console:run_action", args=["judging", run.pk, "resume"])
+        )
     finally:
         lifecycle.enqueue = original
     run.refresh_from_db()
     assert run.status == "queued" and sent == [run.pk]
     assert plain.status_code == 302
-    page = rita.get(plain["Location"]).content.decode()
+    page = researcher_client.get(plain["Location"]).content.decode()
     assert "queued on" in page  # the outcome as a message
 
 
-def test_retry_failed_puts_the_items_back(rita, two_meetings, monkeypatch):
+def test_retry_failed_puts_the_items_back(researcher_client, two_meetings, monkeypatch):
     from runs import lifecycle
 
     monkeypatch.setattr(lifecycle, "enqueue", lambda run: True)
@@ -213,32 +204,38 @@ def test_retry_failed_puts_the_items_back(rita, two_meetings, monkeypatch):
     item = JudgeItem.objects.filter(run=run).first()
     JudgeItem.objects.filter(pk=item.pk).update(status="needs_human", outcome="parse_failure")
     JudgingRun.objects.filter(pk=run.pk).update(status="done")
-    rita.post(reverse("console:run_action", args=["judging", run.pk, "retry-failed"]), **HTMX)
+    researcher_client.post(
+        reverse("console:run_action", args=["judging", run.pk, "retry-failed"]), **HTMX
+    )
     item.refresh_from_db()
     run.refresh_from_db()
     assert item.status == "pending" and run.status == "queued"
 
 
-def test_unknown_run_action_and_kind_are_404(rita, two_meetings):
+def test_unknown_run_action_and_kind_are_404(researcher_client, two_meetings):
     run = llm_run()
     assert (
-        rita.post(reverse("console:run_action", args=["judging", run.pk, "explode"])).status_code
+        researcher_client.post(
+            reverse("console:run_action", args=["judging", run.pk, "explode"])
+        ).status_code
         == 404
     )
-    assert rita.get(reverse("console:run", args=["nope", run.pk])).status_code == 404
+    assert researcher_client.get(reverse("console:run", args=["nope", run.pk])).status_code == 404
     assert (
-        rita.get(reverse("console:run_action", args=["judging", run.pk, "cancel"])).status_code
+        researcher_client.get(
+            reverse("console:run_action", args=["judging", run.pk, "cancel"])
+        ).status_code
         == 405
     )
 
 
 def test_starting_a_metric_run_from_the_console(
-    rita, two_meetings, eager_celery, django_capture_on_commit_callbacks
+    researcher_client, two_meetings, eager_celery, django_capture_on_commit_callbacks
 ):
     ensure_metric_evaluators()
     rouge = Evaluator.objects.get(name="metric: rouge")
     with django_capture_on_commit_callbacks(execute=True):
-        answer = rita.post(
+        answer = researcher_client.post(
             reverse("console:judging_run_new"),
             {"evaluator": rouge.pk, "dataset": qa_test2().pk, "mode": "st"},
         )
@@ -249,10 +246,10 @@ def test_starting_a_metric_run_from_the_console(
     assert Judgment.objects.filter(evaluator=rouge).count() == 36
 
 
-def test_a_refused_run_says_why_and_stores_nothing(rita, two_meetings):
+def test_a_refused_run_says_why_and_stores_nothing(researcher_client, two_meetings):
     ensure_metric_evaluators()
     rouge = Evaluator.objects.get(name="metric: rouge")
-    answer = rita.post(
+    answer = researcher_client.post(
         reverse("console:judging_run_new"),
         {"evaluator": rouge.pk, "dataset": qa_test2().pk, "mode": "mt"},
     )
@@ -264,10 +261,10 @@ def test_a_refused_run_says_why_and_stores_nothing(rita, two_meetings):
 # --- studies -----------------------------------------------------------------------------------
 
 
-def test_creating_a_study_from_the_console(rita, two_meetings):
+def test_creating_a_study_from_the_console(researcher_client, two_meetings):
     from generation.models import System
 
-    answer = rita.post(
+    answer = researcher_client.post(
         reverse("console:study_new"),
         {
             "name": "Console pilot",
@@ -289,10 +286,10 @@ def test_creating_a_study_from_the_console(rita, two_meetings):
     assert study.tasks.count() == 2
 
 
-def test_a_refused_study_says_why_and_stores_nothing(rita, two_meetings):
+def test_a_refused_study_says_why_and_stores_nothing(researcher_client, two_meetings):
     from generation.models import System
 
-    answer = rita.post(
+    answer = researcher_client.post(
         reverse("console:study_new"),
         {
             "name": "Nothing to rate",
@@ -311,10 +308,10 @@ def test_a_refused_study_says_why_and_stores_nothing(rita, two_meetings):
     assert not Study.objects.filter(name="Nothing to rate").exists()
 
 
-def test_study_monitor_shows_progress_quality_and_the_prolific_link(rita, crowd_study):
+def test_study_monitor_shows_progress_quality_and_the_prolific_link(researcher_client, crowd_study):
     finished(crowd_study, "STEADY")
     check_start_assignment(crowd_study, pid="WORKING")
-    html = rita.get(reverse("console:study", args=[crowd_study.pk])).content.decode()
+    html = researcher_client.get(reverse("console:study", args=[crowd_study.pk])).content.decode()
     assert f"/s/{crowd_study.public_id}/?PROLIFIC_PID=" in html and 'id="copy-prolific-url"' in html
     assert 'data-participant="STEADY"' in html and 'data-participant="WORKING"' in html
     assert "1 of 4 completed · 1 working" in html
@@ -322,14 +319,14 @@ def test_study_monitor_shows_progress_quality_and_the_prolific_link(rita, crowd_
     assert 'hx-trigger="every 5s' in html  # live while open
 
 
-def test_excluding_and_reinstating_from_the_console(rita, crowd_study, researcher):
+def test_excluding_and_reinstating_from_the_console(researcher_client, crowd_study, researcher):
     sloppy = finished(crowd_study, "SLOPPY").participant
     url = reverse("console:exclude", args=[sloppy.pk])
-    refused = rita.post(url, {"reason": "  "}, **HTMX)
+    refused = researcher_client.post(url, {"reason": "  "}, **HTMX)
     assert "Give a reason" in refused.content.decode()
     sloppy.refresh_from_db()
     assert sloppy.status == Participant.Status.ACCEPTED
-    answer = rita.post(url, {"reason": "r = -0.4 with gold"}, **HTMX)
+    answer = researcher_client.post(url, {"reason": "r = -0.4 with gold"}, **HTMX)
     html = answer.content.decode()
     assert "Excluded SLOPPY" in html and 'id="study-live"' in html
     sloppy.refresh_from_db()
@@ -338,37 +335,43 @@ def test_excluding_and_reinstating_from_the_console(rita, crowd_study, researche
     assert not Judgment.objects.filter(rater="SLOPPY").exists()
     event = AuditEvent.objects.get(action="excluded")
     assert event.actor == researcher and event.detail == "r = -0.4 with gold"
-    rita.post(reverse("console:reinstate", args=[sloppy.pk]), **HTMX)
+    researcher_client.post(reverse("console:reinstate", args=[sloppy.pk]), **HTMX)
     sloppy.refresh_from_db()
     assert sloppy.status == Participant.Status.ACCEPTED
     assert Judgment.objects.filter(rater="SLOPPY").exists()
 
 
-def test_pause_open_close_and_refill_from_the_console(rita, crowd_study):
-    answer = rita.post(reverse("console:study_status", args=[crowd_study.pk, "pause"]), **HTMX)
+def test_pause_open_close_and_refill_from_the_console(researcher_client, crowd_study):
+    answer = researcher_client.post(
+        reverse("console:study_status", args=[crowd_study.pk, "pause"]), **HTMX
+    )
     crowd_study.refresh_from_db()
     assert crowd_study.status == Study.Status.PAUSED
     assert "is now paused" in answer.content.decode()
-    rita.post(reverse("console:study_status", args=[crowd_study.pk, "close"]))
+    researcher_client.post(reverse("console:study_status", args=[crowd_study.pk, "close"]))
     crowd_study.refresh_from_db()
     assert crowd_study.status == Study.Status.CLOSED
-    refill = rita.post(reverse("console:study_refill", args=[crowd_study.pk]), **HTMX)
+    refill = researcher_client.post(reverse("console:study_refill", args=[crowd_study.pk]), **HTMX)
     assert (
         "Refilled the quota: no unfinished work was old enough to release; 4 places are open "
         "to new participants." in refill.content.decode()
     )
     assert AuditEvent.objects.filter(action="quota_refilled").count() == 1
     assert (
-        rita.post(reverse("console:study_status", args=[crowd_study.pk, "explode"])).status_code
+        researcher_client.post(
+            reverse("console:study_status", args=[crowd_study.pk, "explode"])
+        ).status_code
         == 404
     )
 
 
-def test_opening_a_study_without_items_is_refused_with_its_reason(rita, two_meetings):
+def test_opening_a_study_without_items_is_refused_with_its_reason(researcher_client, two_meetings):
     study = make_study(name="Empty")
     study.items.all().delete()
     check_set_study_status(study, Study.Status.CLOSED)
-    answer = rita.post(reverse("console:study_status", args=[study.pk, "open"]), **HTMX)
+    answer = researcher_client.post(
+        reverse("console:study_status", args=[study.pk, "open"]), **HTMX
+    )
     assert "has no items yet" in answer.content.decode()
     study.refresh_from_db()
     assert study.status == Study.Status.CLOSED
@@ -377,9 +380,9 @@ def test_opening_a_study_without_items_is_refused_with_its_reason(rita, two_meet
 # --- documents ---------------------------------------------------------------------------------
 
 
-def test_document_viewer_links_questions_to_their_answers(rita, two_meetings):
+def test_document_viewer_links_questions_to_their_answers(researcher_client, two_meetings):
     document = Document.objects.filter(split="test2").first()
-    html = rita.get(reverse("console:document", args=[document.pk])).content.decode()
+    html = researcher_client.get(reverse("console:document", args=[document.pk])).content.decode()
     assert 'id="turn-0"' in html and 'class="speaker' in html
     assert "Middle third" in html and "Final third" in html
     assert 'class="passage-link"' in html  # some reference answers are worded in the transcript
@@ -405,24 +408,28 @@ def test_admin_pages_say_concord_and_lead_to_the_console(client, django_user_mod
     assert "every system of the dataset" in page and "None selected" not in page
 
 
-def test_generation_run_monitor_and_its_actions(rita, two_meetings):
+def test_generation_run_monitor_and_its_actions(researcher_client, two_meetings):
     from generation.models import GenerationRun
 
     imported = GenerationRun.objects.filter(origin="imported").first()
-    html = rita.get(reverse("console:run", args=["generation", imported.pk])).content.decode()
+    html = researcher_client.get(
+        reverse("console:run", args=["generation", imported.pk])
+    ).content.decode()
     assert imported.system.name in html and 'id="run-progress"' in html
     assert 'id="resume-run"' not in html  # an imported run has nothing to generate
-    answer = rita.post(
+    answer = researcher_client.post(
         reverse("console:run_action", args=["generation", imported.pk, "resume"]), **HTMX
     )
     assert "was imported: nothing to generate" in answer.content.decode()
     assert (
-        rita.post(
+        researcher_client.post(
             reverse("console:run_action", args=["generation", imported.pk, "retry-failed"])
         ).status_code
         == 404
     )  # generation has no retry-failed
     GenerationRun.objects.filter(pk=imported.pk).update(status="running")
-    rita.post(reverse("console:run_action", args=["generation", imported.pk, "cancel"]), **HTMX)
+    researcher_client.post(
+        reverse("console:run_action", args=["generation", imported.pk, "cancel"]), **HTMX
+    )
     imported.refresh_from_db()
     assert imported.status == "cancelled"

@@ -5,40 +5,38 @@ import pytest
 from generation.prompts import TEMPLATES, hf_prompt, inference_prompt, openai_messages
 
 
-@pytest.fixture
-def vectors(prompt_vectors):
-    return prompt_vectors
-
-
 @pytest.mark.parametrize(("key", "language"), [("english", "en"), ("czech", "cs")])
-def test_inference_prompt(vectors, key, language):
-    transcript = vectors["inputs"]["transcript"]
-    assert inference_prompt(transcript, language) == vectors["vectors"][f"inference_prompt.{key}"]
+def test_inference_prompt(prompt_vectors, key, language):
+    transcript = prompt_vectors["inputs"]["transcript"]
+    assert (
+        inference_prompt(transcript, language)
+        == prompt_vectors["vectors"][f"inference_prompt.{key}"]
+    )
 
 
 @pytest.mark.parametrize("mode", ["st", "mt"])
-def test_openai_messages(vectors, mode):
-    inputs = vectors["inputs"]
+def test_openai_messages(prompt_vectors, mode):
+    inputs = prompt_vectors["inputs"]
     questions, answers = inputs["questions"], inputs["model_answers_for_multi_turn"]
     built = [
         openai_messages(inputs["transcript"], questions, answers, i, mode)
         for i in range(len(questions))
     ]
-    assert built == vectors["vectors"][f"openai_inference_messages.{mode}"]
+    assert built == prompt_vectors["vectors"][f"openai_inference_messages.{mode}"]
 
 
 @pytest.mark.parametrize("template", TEMPLATES)
 @pytest.mark.parametrize("qa_markers", [False, True])
 @pytest.mark.parametrize("mode", ["st", "mt"])
-def test_hf_prompts(vectors, template, qa_markers, mode):
-    inputs = vectors["inputs"]
+def test_hf_prompts(prompt_vectors, template, qa_markers, mode):
+    inputs = prompt_vectors["inputs"]
     questions, answers = inputs["questions"], inputs["model_answers_for_multi_turn"]
     key = f"hf_prompt.{template}.qmarker={str(qa_markers).lower()}.{mode}"
     built = [
         hf_prompt(template, inputs["transcript"], questions, answers, i, mode, qa_markers)
         for i in range(len(questions))
     ]
-    assert built == vectors["vectors"][key]
+    assert built == prompt_vectors["vectors"][key]
 
 
 def test_bad_options():

@@ -12,18 +12,10 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from rest_framework.test import APIClient
 
-from corpus.importers.samples import write_leval_tasks
 from generation.models import GenerationRun, Response, System
 from judging.models import Evaluator, Judgment
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def leval(tmp_path) -> Path:
-    for path in write_leval_tasks(tmp_path / "leval"):
-        call_command("import_benchmark", str(path), "--format", "leval")
-    return tmp_path
 
 
 def outputs(tmp_path: Path, records: list[dict], name: str = "outputs.jsonl") -> Path:
@@ -48,8 +40,8 @@ def state() -> tuple:
     )
 
 
-def test_responses_import_per_system_and_again_change_nothing(leval, capsys):
-    path = outputs(leval, QUALITY)
+def test_responses_import_per_system_and_again_change_nothing(leval_tasks, capsys):
+    path = outputs(leval_tasks, QUALITY)
     call_command("import_responses", str(path), "--benchmark", "leval", "--split", "test",
                  "--task", "quality")  # fmt: skip
     runs = GenerationRun.objects.order_by("system__name")
@@ -68,19 +60,19 @@ def test_responses_import_per_system_and_again_change_nothing(leval, capsys):
     assert state() == before
 
 
-def test_csv_and_parquet_hold_the_same_responses(leval):
+def test_csv_and_parquet_hold_the_same_responses(leval_tasks):
     import csv
 
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    with (leval / "out.csv").open("w", newline="", encoding="utf-8") as out:
+    with (leval_tasks / "out.csv").open("w", newline="", encoding="utf-8") as out:
         writer = csv.DictWriter(out, ["system", "document_id", "question_id", "response"])
         writer.writeheader()
         writer.writerows(QUALITY[:2])
-    pq.write_table(pa.Table.from_pylist(QUALITY[2:]), leval / "out.parquet")
+    pq.write_table(pa.Table.from_pylist(QUALITY[2:]), leval_tasks / "out.parquet")
     for name in ("out.csv", "out.parquet"):
-        call_command("import_responses", str(leval / name), "--benchmark", "leval",
+        call_command("import_responses", str(leval_tasks / name), "--benchmark", "leval",
                      "--split", "test", "--task", "quality")  # fmt: skip
     assert Response.objects.count() == 4
     assert Response.objects.get(run__system__name="model-b").text == "A"
@@ -103,8 +95,8 @@ def test_csv_and_parquet_hold_the_same_responses(leval):
           "response": "again"}, "a second response to this question"),
     ],
 )  # fmt: skip
-def test_a_bad_record_is_named_and_nothing_is_written(leval, record, message):
-    path = outputs(leval, [QUALITY[0], {"system": "model-a", **record}])
+def test_a_bad_record_is_named_and_nothing_is_written(leval_tasks, record, message):
+    path = outputs(leval_tasks, [QUALITY[0], {"system": "model-a", **record}])
     before = state()
     with pytest.raises(CommandError) as refused:
         call_command("import_responses", str(path), "--benchmark", "leval", "--split", "test",
@@ -113,8 +105,8 @@ def test_a_bad_record_is_named_and_nothing_is_written(leval, record, message):
     assert state() == before
 
 
-def test_a_judged_answer_keeps_its_text(leval):
-    path = outputs(leval, QUALITY[:1])
+def test_a_judged_answer_keeps_its_text(leval_tasks):
+    path = outputs(leval_tasks, QUALITY[:1])
     call_command("import_responses", str(path), "--benchmark", "leval", "--split", "test",
                  "--task", "quality")  # fmt: skip
     response = Response.objects.get()
@@ -122,23 +114,23 @@ def test_a_judged_answer_keeps_its_text(leval):
     Judgment.objects.create(
         evaluator=judge, response=response, score=5, raw_score=5, raw_scale_min=1, raw_scale_max=10
     )
-    changed = outputs(leval, [QUALITY[0] | {"response": "(C)"}], "changed.jsonl")
+    changed = outputs(leval_tasks, [QUALITY[0] | {"response": "(C)"}], "changed.jsonl")
     with pytest.raises(CommandError, match="was judged or rated and keeps its text"):
         call_command("import_responses", str(changed), "--benchmark", "leval", "--split", "test",
                      "--task", "quality")  # fmt: skip
     assert Response.objects.get().text == "(B)"
 
 
-def test_a_system_that_generates_is_not_overwritten(leval):
+def test_a_system_that_generates_is_not_overwritten(leval_tasks):
     System.objects.create(name="model-a", model_name="m", backend="openai", config={})
-    path = outputs(leval, QUALITY[:1])
+    path = outputs(leval_tasks, QUALITY[:1])
     with pytest.raises(CommandError, match="System model-a generates its own responses"):
         call_command("import_responses", str(path), "--benchmark", "leval", "--split", "test",
                      "--task", "quality")  # fmt: skip
     assert not GenerationRun.objects.exists()
 
 
-def test_the_api_imports_responses_and_refuses_with_nothing_written(leval, researcher):
+def test_the_api_imports_responses_and_refuses_with_nothing_written(leval_tasks, researcher):
     api = APIClient()
     api.force_login(researcher)
     body = {
@@ -165,7 +157,7 @@ def test_the_api_imports_responses_and_refuses_with_nothing_written(leval, resea
     assert api.patch(f"/api/responses/{response.pk}/", {"text": "x"}).status_code == 405
 
 
-def test_the_console_uploads_a_file_of_responses(leval, client, researcher):
+def test_the_console_uploads_a_file_of_responses(leval_tasks, client, researcher):
     from django.core.files.uploadedfile import SimpleUploadedFile
 
     from corpus.models import Dataset
@@ -202,7 +194,7 @@ def test_the_console_uploads_a_file_of_responses(leval, client, researcher):
 
 @pytest.mark.parametrize("of_two", [False, True], ids=["member of it only", "member of two"])
 def test_another_project_imports_judges_reports_and_exports_its_own_responses(
-    leval, client, of_two, django_capture_on_commit_callbacks
+    leval_tasks, client, of_two, django_capture_on_commit_callbacks
 ):
     """The whole chain in a project that is not the default one: responses
     uploaded in the console and through the API, a metric's run over them, a

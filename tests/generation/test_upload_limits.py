@@ -14,7 +14,6 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 from rest_framework.test import APIClient
 
-from corpus.importers.samples import write_leval_tasks
 from corpus.models import Dataset
 from tests.conftest import database_snapshot
 from tests.corpus.bombs import (
@@ -32,13 +31,6 @@ KEY = {"document_id": "quality-1", "question_id": "1", "system": "model-a"}
 OPTIONS = ("--benchmark", "leval", "--split", "test", "--task", "quality")
 
 
-@pytest.fixture
-def leval(tmp_path) -> Path:
-    for path in write_leval_tasks(tmp_path / "leval"):
-        call_command("import_benchmark", str(path), "--format", "leval")
-    return tmp_path
-
-
 def refused(path: Path) -> str:
     before = database_snapshot()
     with pytest.raises(CommandError) as error:
@@ -48,8 +40,8 @@ def refused(path: Path) -> str:
     return str(error.value)
 
 
-def test_a_parquet_file_of_20_million_rows_is_refused_within_the_memory_bound(leval):
-    path = parquet_bomb(leval / "outputs.parquet", KEY | {"response": "an answer"})
+def test_a_parquet_file_of_20_million_rows_is_refused_within_the_memory_bound(leval_tasks):
+    path = parquet_bomb(leval_tasks / "outputs.parquet", KEY | {"response": "an answer"})
     assert path.stat().st_size < 1 * MB
     assert (
         "outputs.parquet: the file holds 20,000,000 rows, over the limit of 100,000 records "
@@ -60,9 +52,9 @@ def test_a_parquet_file_of_20_million_rows_is_refused_within_the_memory_bound(le
     assert child["added_mb"] < MEMORY_BOUND_MB, child
 
 
-def test_parquet_rows_repeating_a_long_text_are_refused_by_their_size_once_read(leval):
+def test_parquet_rows_repeating_a_long_text_are_refused_by_their_size_once_read(leval_tasks):
     # 50,000 rows (under the row limit) of one 100 KB answer stored once: 5 GB once read
-    path = parquet_text_bomb(leval / "outputs.parquet", KEY, 50_000, "x" * 100_000)
+    path = parquet_text_bomb(leval_tasks / "outputs.parquet", KEY, 50_000, "x" * 100_000)
     assert path.stat().st_size < 1 * MB
     message = refused(path)
     assert "outputs.parquet, row 6" in message
@@ -72,8 +64,8 @@ def test_parquet_rows_repeating_a_long_text_are_refused_by_their_size_once_read(
     assert child["added_mb"] < MEMORY_BOUND_MB, child
 
 
-def test_a_response_over_the_field_limit_is_refused(leval):
-    path = leval / "outputs.jsonl"
+def test_a_response_over_the_field_limit_is_refused(leval_tasks):
+    path = leval_tasks / "outputs.jsonl"
     path.write_text(json.dumps(KEY | {"response": "y" * 5_000_000}) + "\n")
     assert (
         "outputs.jsonl, line 1: 'response' holds 5,000,000 characters, over the limit of "
@@ -81,8 +73,8 @@ def test_a_response_over_the_field_limit_is_refused(leval):
     )
 
 
-def test_a_60_mb_response_is_refused_by_its_line_within_the_memory_bound(leval):
-    path = leval / "outputs.jsonl"
+def test_a_60_mb_response_is_refused_by_its_line_within_the_memory_bound(leval_tasks):
+    path = leval_tasks / "outputs.jsonl"
     path.write_text(json.dumps(KEY | {"response": "y" * (60 * MB)}) + "\n")
     assert (
         "outputs.jsonl, line 1: the line is longer than that, over the limit of 16.0 MB "
@@ -93,10 +85,12 @@ def test_a_60_mb_response_is_refused_by_its_line_within_the_memory_bound(leval):
     assert child["added_mb"] < MEMORY_BOUND_MB, child
 
 
-def test_a_deep_line_is_a_form_error_in_the_console(leval, client, researcher):
+def test_a_deep_line_is_a_form_error_in_the_console(leval_tasks, client, researcher):
     client.force_login(researcher)
     quality = Dataset.objects.get(benchmark__slug="leval", task="quality")
-    path = deep_jsonl(leval / "deep.jsonl", {k: v for k, v in KEY.items()} | {"response": "a"})
+    path = deep_jsonl(
+        leval_tasks / "deep.jsonl", {k: v for k, v in KEY.items()} | {"response": "a"}
+    )
     before = database_snapshot()
     answer = client.post(
         "/console/runs/generation/import/",
@@ -110,7 +104,7 @@ def test_a_deep_line_is_a_form_error_in_the_console(leval, client, researcher):
     assert database_snapshot() == before
 
 
-def test_an_api_body_over_the_upload_size_answers_json(leval, researcher, settings):
+def test_an_api_body_over_the_upload_size_answers_json(leval_tasks, researcher, settings):
     api = APIClient()
     api.force_login(researcher)
     body = {
@@ -128,13 +122,13 @@ def test_an_api_body_over_the_upload_size_answers_json(leval, researcher, settin
     assert database_snapshot() == before
 
 
-def test_a_refused_file_makes_no_default_project_either(leval):
+def test_a_refused_file_makes_no_default_project_either(leval_tasks):
     """Where the default project does not exist yet (renamed here; a test that
     empties the tables leaves none), a refused file leaves none made for it."""
     from users.models import DEFAULT_PROJECT_SLUG, Project
 
     Project.objects.filter(slug=DEFAULT_PROJECT_SLUG).update(slug="renamed", name="Renamed")
-    path = leval / "outputs.jsonl"
+    path = leval_tasks / "outputs.jsonl"
     path.write_text(json.dumps(KEY | {"response": "y" * 5_000_000}) + "\n")
     assert "over the limit of 4,000,000 characters" in refused(path)
     assert not Project.objects.filter(slug=DEFAULT_PROJECT_SLUG).exists()

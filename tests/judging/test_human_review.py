@@ -47,19 +47,12 @@ def pairwise_item(two_meetings):
     )
 
 
-@pytest.fixture
-def api(researcher):
-    client = APIClient()
-    client.force_login(researcher)
-    return client
+def resolve(researcher_api, item, body):
+    return researcher_api.post(f"/api/judge-items/{item.pk}/resolve/", body, format="json")
 
 
-def resolve(api, item, body):
-    return api.post(f"/api/judge-items/{item.pk}/resolve/", body, format="json")
-
-
-def test_the_api_lists_what_needs_a_human_with_the_judges_answer(pairwise_item, api):
-    listed = api.get("/api/judge-items/", {"status": "needs_human"}).json()
+def test_the_api_lists_what_needs_a_human_with_the_judges_answer(pairwise_item, researcher_api):
+    listed = researcher_api.get("/api/judge-items/", {"status": "needs_human"}).json()
     assert listed["count"] == 1
     row = listed["results"][0]
     assert (row["id"], row["evaluator"], row["raw_answer"]) == (
@@ -83,9 +76,11 @@ def test_the_api_lists_what_needs_a_human_with_the_judges_answer(pairwise_item, 
         ({"verdict": "A", "winner": "first"}, "Unknown field"),
     ],
 )
-def test_a_pairwise_item_takes_a_b_or_tie_and_nothing_else(pairwise_item, api, body, message):
+def test_a_pairwise_item_takes_a_b_or_tie_and_nothing_else(
+    pairwise_item, researcher_api, body, message
+):
     before = database_snapshot()
-    answer = resolve(api, pairwise_item, body)
+    answer = resolve(researcher_api, pairwise_item, body)
     assert answer.status_code == 400, answer.content
     assert message in answer.content.decode()
     assert database_snapshot() == before
@@ -93,9 +88,9 @@ def test_a_pairwise_item_takes_a_b_or_tie_and_nothing_else(pairwise_item, api, b
 
 @pytest.mark.parametrize(("label", "winner"), [("A", "first"), ("B", "second"), ("tie", "tie")])
 def test_a_pairwise_item_resolved_through_the_api_is_a_verdict(
-    pairwise_item, api, researcher, label, winner
+    pairwise_item, researcher_api, researcher, label, winner
 ):
-    answer = resolve(api, pairwise_item, {"verdict": label})
+    answer = resolve(researcher_api, pairwise_item, {"verdict": label})
     assert answer.status_code == 200, answer.content
     assert answer.json()["status"] == "resolved"
     verdict = PairwiseVerdict.objects.get()
@@ -109,27 +104,30 @@ def test_a_pairwise_item_resolved_through_the_api_is_a_verdict(
     assert pairwise_item.detail == f"verdict {label} entered by rita"
     assert not Judgment.objects.filter(evaluator__name="battle judge").exists()
     # once resolved, it is not resolved again
-    again = resolve(api, pairwise_item, {"verdict": "A"})
+    again = resolve(researcher_api, pairwise_item, {"verdict": "A"})
     assert again.status_code == 409 and "does not need a human" in again.json()["detail"]
     assert PairwiseVerdict.objects.get().winner == winner
 
 
-def test_a_rubric_item_takes_a_score_on_the_judges_scale(two_meetings, api):
+def test_a_rubric_item_takes_a_score_on_the_judges_scale(two_meetings, researcher_api):
     item = needs_human("rubric judge")
     before = database_snapshot()
     for body in ({"score": 11}, {"score": 0}, {"verdict": "A"}, {"score": 7.5}, {"score": True}):
-        answer = resolve(api, item, body)
+        answer = resolve(researcher_api, item, body)
         assert answer.status_code == 400, (body, answer.content)
-    assert "Enter a whole number from 1 to 10." in resolve(api, item, {"score": 0}).json()["detail"]
+    assert (
+        "Enter a whole number from 1 to 10."
+        in resolve(researcher_api, item, {"score": 0}).json()["detail"]
+    )
     assert database_snapshot() == before
-    assert resolve(api, item, {"score": 8}).status_code == 200
+    assert resolve(researcher_api, item, {"score": 8}).status_code == 200
     judgment = Judgment.objects.get(evaluator__name="rubric judge")
     assert (judgment.raw_score, judgment.score, judgment.response_id) == (8, 8, item.response_id)
 
 
-def test_a_czech_judges_zero_is_a_score_too(two_meetings, api):
+def test_a_czech_judges_zero_is_a_score_too(two_meetings, researcher_api):
     item = needs_human("czech judge", language="cs")
-    assert resolve(api, item, {"score": 0}).status_code == 200
+    assert resolve(researcher_api, item, {"score": 0}).status_code == 200
     judgment = Judgment.objects.get(evaluator__name="czech judge")
     assert (judgment.raw_score, judgment.score, judgment.raw_scale_min) == (0, 1, 0)
 

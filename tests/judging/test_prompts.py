@@ -13,32 +13,27 @@ from judging.prompts import (
 )
 
 
-@pytest.fixture
-def vectors(prompt_vectors):
-    return prompt_vectors
-
-
-def judge_inputs(vectors):
-    inputs = vectors["inputs"]
+def judge_inputs(prompt_vectors):
+    inputs = prompt_vectors["inputs"]
     return inputs["judge_question"], inputs["judge_response"], inputs["judge_reference"]
 
 
 @pytest.mark.parametrize(("key", "language"), [("english", "en"), ("czech", "cs")])
-def test_rubric_judge_prompt(vectors, key, language):
-    expected = vectors["vectors"][f"gpt_judge_prompt.{key}"]
-    assert rubric_judge_prompt(*judge_inputs(vectors), language=language) == expected
+def test_rubric_judge_prompt(prompt_vectors, key, language):
+    expected = prompt_vectors["vectors"][f"gpt_judge_prompt.{key}"]
+    assert rubric_judge_prompt(*judge_inputs(prompt_vectors), language=language) == expected
 
 
 @pytest.mark.parametrize(("key", "language"), [("english", "en"), ("czech", "cs")])
-def test_prometheus_prompt(vectors, key, language):
-    expected = vectors["vectors"][f"prometheus_judge_prompt.{key}"]
-    assert prometheus_judge_prompt(*judge_inputs(vectors), language=language) == expected
+def test_prometheus_prompt(prompt_vectors, key, language):
+    expected = prompt_vectors["vectors"][f"prometheus_judge_prompt.{key}"]
+    assert prometheus_judge_prompt(*judge_inputs(prompt_vectors), language=language) == expected
 
 
-def test_rubric_judge_messages(vectors):
+def test_rubric_judge_messages(prompt_vectors):
     assert (
-        rubric_judge_messages(*judge_inputs(vectors))
-        == vectors["vectors"]["gpt_judge_messages.english"]
+        rubric_judge_messages(*judge_inputs(prompt_vectors))
+        == prompt_vectors["vectors"]["gpt_judge_messages.english"]
     )
 
 

@@ -5,18 +5,12 @@ import pytest
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from judging.importing import import_elitr_bench
 from users.models import User
 
 pytestmark = pytest.mark.django_db
 
 API = ["/api/datasets/", "/api/responses/", "/api/judgments/", "/api/evaluators/", "/api/runs/"]
 PAGES = ["/gold/", "/analysis/report/"]
-
-
-@pytest.fixture
-def data(synthetic_source):
-    import_elitr_bench(synthetic_source, with_responses=True)
 
 
 @pytest.fixture
@@ -31,7 +25,7 @@ def test_new_accounts_have_no_role(newcomer, django_user_model):
 
 
 @pytest.mark.parametrize("url", API)
-def test_no_role_gets_403_on_the_api(data, newcomer, url):
+def test_no_role_gets_403_on_the_api(synthetic_data, newcomer, url):
     client = APIClient()
     client.force_login(newcomer)
     answer = client.get(url)
@@ -39,7 +33,7 @@ def test_no_role_gets_403_on_the_api(data, newcomer, url):
     assert "results" not in answer.json()
 
 
-def test_no_role_cannot_write_through_the_api(data, newcomer):
+def test_no_role_cannot_write_through_the_api(synthetic_data, newcomer):
     from judging.models import Evaluator
 
     client = APIClient()
@@ -51,13 +45,13 @@ def test_no_role_cannot_write_through_the_api(data, newcomer):
 
 
 @pytest.mark.parametrize("url", PAGES)
-def test_no_role_gets_403_on_gold_and_reports(data, client, newcomer, url):
+def test_no_role_gets_403_on_gold_and_reports(synthetic_data, client, newcomer, url):
     client.force_login(newcomer)
     assert client.get(url).status_code == 403
 
 
 @pytest.mark.parametrize("url", PAGES)
-def test_granting_a_role_opens_the_door(data, client, newcomer, url):
+def test_granting_a_role_opens_the_door(synthetic_data, client, newcomer, url):
     newcomer.role = User.Role.RESEARCHER
     newcomer.save()
     client.force_login(newcomer)
@@ -65,7 +59,7 @@ def test_granting_a_role_opens_the_door(data, client, newcomer, url):
     assert client.get(url, follow=True).status_code == 200
 
 
-def test_superuser_without_a_role_still_gets_everything(data, client, django_user_model):
+def test_superuser_without_a_role_still_gets_everything(synthetic_data, client, django_user_model):
     boss = django_user_model.objects.create_superuser("root", "root@example.org", "pw-root-123")
     assert boss.role == ""
     api = APIClient()
