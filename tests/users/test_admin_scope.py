@@ -12,7 +12,11 @@ from rest_framework.authtoken.models import TokenProxy
 
 from llm.models import LLMCall
 from tests.conftest import database_snapshot
-from tests.users.test_projects import member, two_projects  # noqa: F401 (a fixture)
+from tests.users.test_projects import (  # noqa: F401 (fixtures)
+    member,
+    two_projects,
+    two_projects_once,
+)
 from users.admin_scope import ProjectScopedAdmin
 from users.models import Membership, Project, User
 from users.projects import scope

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from django.db import transaction
 from django.test import Client
 from django.urls import reverse
 from django.utils.html import escape
@@ -16,8 +17,10 @@ from rest_framework.test import APIClient
 
 from adaptive.models import AdaptiveStudy
 from annotator.models import Participant, Study
+from corpus.importers.synthetic import write_synthetic_elitr
 from corpus.models import Dataset
 from generation.models import Response
+from judging.importing import import_elitr_bench
 from judging.models import Evaluator, JudgeItem, JudgingRun, Judgment
 from tests.annotator.conftest import make_study
 from tests.api_objects import api_models, build_api_objects, build_other_project_objects
@@ -53,21 +56,42 @@ def api_as(user: User) -> APIClient:
     return client
 
 
-@pytest.fixture
-def two_projects(two_meetings, researcher):
+@pytest.fixture(scope="module")
+def two_projects_once(django_db_setup, django_db_blocker, tmp_path_factory):
     """Every kind of object in the default project (whose member is the
-    `researcher`), a few in project "other", and members of each."""
-    build_api_objects(researcher)
-    WebhookEndpoint.objects.create(
-        project=default_project(), url="https://hooks.example.org/x", events=["run.failed"]
-    )
-    other = Project.objects.create(name="Other team", slug="other")
-    build_other_project_objects(other)
+    researcher "rita"), a few in project "other", and members of each: built
+    once for the module (2 s a test when each built its own) inside a
+    transaction rolled back at the module's end. Each test's own transaction
+    (pytest-django's `db`) is a savepoint within it, so every test starts from
+    the same rows. Returns ids: instances held across tests would keep what an
+    earlier test changed in memory."""
+    with django_db_blocker.unblock(), transaction.atomic():
+        # what the two_meetings and researcher fixtures make, in their order
+        import_elitr_bench(
+            write_synthetic_elitr(tmp_path_factory.mktemp("data"), meetings=2),
+            with_responses=True,
+        )
+        researcher = User.objects.create_user("rita", password="pw-rita-123", role="researcher")
+        build_api_objects(researcher)
+        WebhookEndpoint.objects.create(
+            project=default_project(), url="https://hooks.example.org/x", events=["run.failed"]
+        )
+        other = Project.objects.create(name="Other team", slug="other")
+        build_other_project_objects(other)
+        outsider = member("olga", other)
+        yield {"other": other.pk, "insider": researcher.pk, "outsider": outsider.pk}
+        transaction.set_rollback(True)
+
+
+@pytest.fixture
+def two_projects(two_projects_once, db):
+    """The module's two projects and their members, fetched afresh in this
+    test's own transaction."""
     return {
         "default": default_project(),
-        "other": other,
-        "insider": researcher,
-        "outsider": member("olga", other),
+        "other": Project.objects.get(pk=two_projects_once["other"]),
+        "insider": User.objects.get(pk=two_projects_once["insider"]),
+        "outsider": User.objects.get(pk=two_projects_once["outsider"]),
     }
 
 
@@ -96,6 +120,56 @@ def operations(client: APIClient) -> list[tuple[str, str, str]]:
                     filled = filled.replace("{" + parameter["name"] + "}", str(value))
             found.append((method, filled, path.split("/")[2]))
     return found
+
+
+# These build their own data (or need none of it) and so come first: the
+# module's shared data, once set up, stays in the connection's transaction
+# until the module's last test (the guard below says so if they ever run after).
+@pytest.fixture
+def outside_the_shared_data(db):
+    assert not Project.objects.filter(slug="other").exists(), (
+        "a test that builds its own data ran after two_projects_once: move it above the"
+        " tests that use two_projects"
+    )
+
+
+def test_gold_annotators_see_only_the_studies_they_are_assigned_to(
+    outside_the_shared_data, two_meetings, gold_annotator
+):
+    mine = make_study(name="Gold mine", kind=Study.Kind.GOLD, raters=1)
+    theirs = make_study(name="Gold theirs", kind=Study.Kind.GOLD, raters=1)
+    mine.gold_annotators.add(gold_annotator)
+    browser = Client()
+    browser.force_login(gold_annotator)
+    page = browser.get("/gold/").content.decode()
+    assert "Gold mine" in page and "Gold theirs" not in page
+    assert browser.post(f"/gold/{theirs.pk}/start/").status_code == 404
+    assert not Participant.objects.filter(study=theirs).exists()
+    started = browser.post(f"/gold/{mine.pk}/start/")
+    assert started.status_code == 302
+    assert Participant.objects.filter(study=mine, user=gold_annotator).exists()
+
+
+def test_gold_annotators_are_assigned_through_the_api(
+    outside_the_shared_data, two_meetings, researcher, gold_annotator
+):
+    study = make_study(name="Gold by API", kind=Study.Kind.GOLD, raters=1)
+    client = api_as(researcher)
+    answer = client.patch(f"/api/studies/{study.pk}/", {"gold_annotators": ["gina"]}, format="json")
+    assert answer.status_code == 200, answer.content
+    assert answer.json()["gold_annotators"] == ["gina"]
+    assert list(study.gold_annotators.all()) == [gold_annotator]
+    wrong = client.patch(f"/api/studies/{study.pk}/", {"gold_annotators": ["rita"]}, format="json")
+    assert wrong.status_code == 400  # a researcher is no gold annotator
+
+
+def test_one_project_installs_notice_nothing(outside_the_shared_data):
+    first = User.objects.create_user("first", role="researcher")
+    assert [m.project.slug for m in first.memberships.all()] == ["default"]
+    assert User.objects.create_user("nobody").memberships.count() == 0  # no role, no project
+    Project.objects.create(name="Second", slug="second")
+    later = User.objects.create_user("later", role="researcher")
+    assert later.memberships.count() == 0  # with two projects an owner adds members
 
 
 def test_every_api_operation_on_another_projects_object_is_404_and_changes_nothing(
@@ -391,41 +465,6 @@ def test_a_console_viewer_cannot_act(two_projects):
         browser.post(reverse("console:study_status", args=[study.pk, "pause"])).status_code == 403
     )
     assert database_snapshot() == before
-
-
-def test_gold_annotators_see_only_the_studies_they_are_assigned_to(two_meetings, gold_annotator):
-    mine = make_study(name="Gold mine", kind=Study.Kind.GOLD, raters=1)
-    theirs = make_study(name="Gold theirs", kind=Study.Kind.GOLD, raters=1)
-    mine.gold_annotators.add(gold_annotator)
-    browser = Client()
-    browser.force_login(gold_annotator)
-    page = browser.get("/gold/").content.decode()
-    assert "Gold mine" in page and "Gold theirs" not in page
-    assert browser.post(f"/gold/{theirs.pk}/start/").status_code == 404
-    assert not Participant.objects.filter(study=theirs).exists()
-    started = browser.post(f"/gold/{mine.pk}/start/")
-    assert started.status_code == 302
-    assert Participant.objects.filter(study=mine, user=gold_annotator).exists()
-
-
-def test_gold_annotators_are_assigned_through_the_api(two_meetings, researcher, gold_annotator):
-    study = make_study(name="Gold by API", kind=Study.Kind.GOLD, raters=1)
-    client = api_as(researcher)
-    answer = client.patch(f"/api/studies/{study.pk}/", {"gold_annotators": ["gina"]}, format="json")
-    assert answer.status_code == 200, answer.content
-    assert answer.json()["gold_annotators"] == ["gina"]
-    assert list(study.gold_annotators.all()) == [gold_annotator]
-    wrong = client.patch(f"/api/studies/{study.pk}/", {"gold_annotators": ["rita"]}, format="json")
-    assert wrong.status_code == 400  # a researcher is no gold annotator
-
-
-def test_one_project_installs_notice_nothing(db):
-    first = User.objects.create_user("first", role="researcher")
-    assert [m.project.slug for m in first.memberships.all()] == ["default"]
-    assert User.objects.create_user("nobody").memberships.count() == 0  # no role, no project
-    Project.objects.create(name="Second", slug="second")
-    later = User.objects.create_user("later", role="researcher")
-    assert later.memberships.count() == 0  # with two projects an owner adds members
 
 
 def test_the_admin_changes_are_for_site_admins(two_projects, admin_user):

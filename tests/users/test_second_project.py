@@ -8,7 +8,12 @@ import pytest
 
 from annotator.models import Study
 from corpus.models import Dataset
-from tests.users.test_projects import api_as, member, two_projects  # noqa: F401
+from tests.users.test_projects import (  # noqa: F401 (fixtures)
+    api_as,
+    member,
+    two_projects,
+    two_projects_once,
+)
 
 pytestmark = pytest.mark.django_db
 
