@@ -1,8 +1,9 @@
 """Projects: a member of another project learns nothing of a project's objects
 (every API operation answers 404, as for an id that does not exist, and
 changes nothing), viewers read without changing, creates land in a project
-the user may write to, reports read one project, and gold annotators see only
-the studies they are assigned to."""
+the user may write to, and reports read one project. Its tests share one
+module's data (two_projects_once); those that build their own are in
+test_gold_annotators.py."""
 
 from __future__ import annotations
 
@@ -22,7 +23,6 @@ from corpus.models import Dataset
 from generation.models import Response
 from judging.importing import import_elitr_bench
 from judging.models import Evaluator, JudgeItem, JudgingRun, Judgment
-from tests.annotator.conftest import make_study
 from tests.api_objects import api_models, build_api_objects, build_other_project_objects
 from tests.conftest import database_snapshot
 from users.models import Membership, Project, User, default_project
@@ -120,56 +120,6 @@ def operations(client: APIClient) -> list[tuple[str, str, str]]:
                     filled = filled.replace("{" + parameter["name"] + "}", str(value))
             found.append((method, filled, path.split("/")[2]))
     return found
-
-
-# These build their own data (or need none of it) and so come first: the
-# module's shared data, once set up, stays in the connection's transaction
-# until the module's last test (the guard below says so if they ever run after).
-@pytest.fixture
-def outside_the_shared_data(db):
-    assert not Project.objects.filter(slug="other").exists(), (
-        "a test that builds its own data ran after two_projects_once: move it above the"
-        " tests that use two_projects"
-    )
-
-
-def test_gold_annotators_see_only_the_studies_they_are_assigned_to(
-    outside_the_shared_data, two_meetings, gold_annotator
-):
-    mine = make_study(name="Gold mine", kind=Study.Kind.GOLD, raters=1)
-    theirs = make_study(name="Gold theirs", kind=Study.Kind.GOLD, raters=1)
-    mine.gold_annotators.add(gold_annotator)
-    browser = Client()
-    browser.force_login(gold_annotator)
-    page = browser.get("/gold/").content.decode()
-    assert "Gold mine" in page and "Gold theirs" not in page
-    assert browser.post(f"/gold/{theirs.pk}/start/").status_code == 404
-    assert not Participant.objects.filter(study=theirs).exists()
-    started = browser.post(f"/gold/{mine.pk}/start/")
-    assert started.status_code == 302
-    assert Participant.objects.filter(study=mine, user=gold_annotator).exists()
-
-
-def test_gold_annotators_are_assigned_through_the_api(
-    outside_the_shared_data, two_meetings, researcher, gold_annotator
-):
-    study = make_study(name="Gold by API", kind=Study.Kind.GOLD, raters=1)
-    client = api_as(researcher)
-    answer = client.patch(f"/api/studies/{study.pk}/", {"gold_annotators": ["gina"]}, format="json")
-    assert answer.status_code == 200, answer.content
-    assert answer.json()["gold_annotators"] == ["gina"]
-    assert list(study.gold_annotators.all()) == [gold_annotator]
-    wrong = client.patch(f"/api/studies/{study.pk}/", {"gold_annotators": ["rita"]}, format="json")
-    assert wrong.status_code == 400  # a researcher is no gold annotator
-
-
-def test_one_project_installs_notice_nothing(outside_the_shared_data):
-    first = User.objects.create_user("first", role="researcher")
-    assert [m.project.slug for m in first.memberships.all()] == ["default"]
-    assert User.objects.create_user("nobody").memberships.count() == 0  # no role, no project
-    Project.objects.create(name="Second", slug="second")
-    later = User.objects.create_user("later", role="researcher")
-    assert later.memberships.count() == 0  # with two projects an owner adds members
 
 
 def test_every_api_operation_on_another_projects_object_is_404_and_changes_nothing(
