@@ -16,6 +16,7 @@ import pytest
 from analysis.report.build import build_report
 from analysis.report.selection import Selection
 from judging.importing import import_elitr_bench
+from tests.analysis.fixtures import rolled_back_once
 
 pytestmark = pytest.mark.django_db
 
@@ -54,9 +55,18 @@ RELEASE_DIFFERENCE = {
 }
 
 
+@pytest.fixture(scope="module")
+def paper_once(django_db_setup, django_db_blocker, elitr_data):
+    """The archives as published, imported once for the module (every test
+    only reads them; 5-7 s an import), in a transaction rolled back at its end."""
+    with rolled_back_once(django_db_blocker):
+        import_elitr_bench(elitr_data, with_responses=True, languages=("en",))
+        yield
+
+
 @pytest.fixture
-def paper(elitr_data):
-    import_elitr_bench(elitr_data, with_responses=True, languages=("en",))
+def paper(paper_once, db):
+    """The paper's data, in this test's own transaction."""
 
 
 def assert_printed(value: float, printed: float, system: str, split: str) -> None:
