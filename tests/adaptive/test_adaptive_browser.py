@@ -20,6 +20,13 @@ from tests.conftest import tasks_run_eagerly
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
+@pytest.fixture
+def paper(paper_committed):
+    """The live server's threads read committed data: this test imports its own
+    (it cannot share the other modules' rolled-back transaction)."""
+    return paper_committed
+
+
 def test_a_researcher_runs_an_adaptive_study_to_its_answer(browser, live_server, researcher, paper):
     page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
     page.goto(live_server.url + "/accounts/login/?next=/console/adaptive/")
