@@ -227,6 +227,22 @@ def fake_prolific():
 
 
 @contextmanager
+def rolled_back_once(django_db_blocker) -> Iterator[None]:
+    """For data that a module's (or a class's) tests share and only change in
+    their own transactions: open the database and a transaction, rolled back
+    when the scope ends. Each test's own transaction (pytest-django's `db`) is
+    a savepoint within it, so every test starts from the same rows and no row
+    outlives the tests that share them. Not for a test that needs committed
+    data (transactional_db, live_server, a browser, a Celery worker, threads):
+    it cannot see rows of a transaction that never commits."""
+    from django.db import transaction
+
+    with django_db_blocker.unblock(), transaction.atomic():
+        yield
+        transaction.set_rollback(True)
+
+
+@contextmanager
 def celery_options(**values: object) -> Iterator[None]:
     """Options of the Celery app set for the block, under both of their names:
     with the settings loaded under the CELERY_ namespace, celery 5.6 reads

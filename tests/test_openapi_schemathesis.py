@@ -29,6 +29,7 @@ from corpus.importers.synthetic import write_synthetic_elitr
 from corpus.models import Dataset
 from judging.importing import import_elitr_bench
 from tests.api_objects import api_models, build_api_objects, build_other_project_objects
+from tests.conftest import rolled_back_once
 from users.models import Membership, Project, User
 from webhooks.models import WebhookEndpoint
 from webhooks.services import do_send_test
@@ -111,7 +112,7 @@ def api_data_once(django_db_setup, django_db_blocker, tmp_path_factory):
     transaction rolled back at the module's end: each test's own transaction
     (pytest-django's `db`) is a savepoint within it, so every operation still
     starts from the same rows."""
-    with django_db_blocker.unblock(), transaction.atomic():
+    with rolled_back_once(django_db_blocker):
         import_elitr_bench(
             write_synthetic_elitr(tmp_path_factory.mktemp("data"), meetings=2),
             with_responses=True,
@@ -134,7 +135,6 @@ def api_data_once(django_db_setup, django_db_blocker, tmp_path_factory):
         )
         do_send_test(endpoint, researcher)
         yield
-        transaction.set_rollback(True)
 
 
 @pytest.fixture

@@ -3,7 +3,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from django.db import connection, transaction
+from django.db import connection
 from django.utils import timezone
 
 from adaptive.loop import check_create
@@ -12,6 +12,7 @@ from corpus.models import Dataset
 from generation.models import System
 from judging.importing import import_elitr_bench
 from judging.models import Evaluator, Judgment
+from tests.conftest import rolled_back_once
 
 SYSTEMS = ("GPT-4", "LongAlpaca-7B", "Vicuna-13B-v1.5")
 
@@ -57,13 +58,12 @@ def paper_once(elitr_data_unlocked, django_db_setup, django_db_blocker):
     inside a transaction rolled back at the module's end: each test's own
     transaction (pytest-django's `db`) is a savepoint within it, so every test
     still starts from the same rows, with the same primary keys."""
-    with django_db_blocker.unblock(), transaction.atomic():
+    with rolled_back_once(django_db_blocker):
         imported = import_paper(elitr_data_unlocked)
         # the import's deferred foreign-key checks, run now in this transaction:
         # left pending, each test's teardown (a savepoint's) would run them again
         connection.check_constraints()
         yield imported
-        transaction.set_rollback(True)
 
 
 @pytest.fixture

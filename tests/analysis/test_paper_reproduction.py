@@ -16,7 +16,7 @@ import pytest
 from analysis.report.build import build_report
 from analysis.report.selection import Selection
 from judging.importing import import_elitr_bench
-from tests.analysis.fixtures import rolled_back_once
+from tests.conftest import rolled_back_once
 
 pytestmark = pytest.mark.django_db
 

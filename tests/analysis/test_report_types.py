@@ -27,7 +27,7 @@ from corpus.importers.synthetic import write_synthetic_elitr
 from generation.models import GenerationRun, Response
 from judging.importing import import_elitr_bench
 from judging.models import Evaluator, Judgment, PairwiseVerdict
-from tests.analysis.fixtures import rolled_back_once
+from tests.conftest import rolled_back_once
 
 pytestmark = [
     pytest.mark.django_db,

@@ -24,10 +24,10 @@ from annotator.models import Study
 from corpus.importers.synthetic import write_synthetic_elitr
 from judging.importing import import_elitr_bench
 from judging.models import Judgment
-from tests.analysis.fixtures import rolled_back_once
 from tests.analysis.test_alt_test import neg_rmse, reference_alt_test
 from tests.analysis.test_bootstrap import coded, studentized_loop
 from tests.annotator.conftest import make_study
+from tests.conftest import rolled_back_once
 
 pytestmark = pytest.mark.django_db
 PAPER = Selection(

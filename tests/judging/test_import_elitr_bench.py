@@ -8,8 +8,7 @@ from corpus.models import Dataset, Document, Question, QuestionText
 from generation.models import GenerationRun, Response, System
 from judging.importing import import_elitr_bench
 from judging.models import Evaluator, Judgment
-from tests.analysis.fixtures import rolled_back_once
-from tests.conftest import database_snapshot
+from tests.conftest import database_snapshot, rolled_back_once
 
 pytestmark = pytest.mark.django_db
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 
 import pytest
-from django.db import transaction
 from django.test import Client
 from django.urls import reverse
 from django.utils.html import escape
@@ -24,7 +23,7 @@ from generation.models import Response
 from judging.importing import import_elitr_bench
 from judging.models import Evaluator, JudgeItem, JudgingRun, Judgment
 from tests.api_objects import api_models, build_api_objects, build_other_project_objects
-from tests.conftest import database_snapshot
+from tests.conftest import database_snapshot, rolled_back_once
 from users.models import Membership, Project, User, default_project
 from webhooks.models import WebhookEndpoint
 
@@ -65,7 +64,7 @@ def two_projects_once(django_db_setup, django_db_blocker, tmp_path_factory):
     (pytest-django's `db`) is a savepoint within it, so every test starts from
     the same rows. Returns ids: instances held across tests would keep what an
     earlier test changed in memory."""
-    with django_db_blocker.unblock(), transaction.atomic():
+    with rolled_back_once(django_db_blocker):
         # what the two_meetings and researcher fixtures make, in their order
         import_elitr_bench(
             write_synthetic_elitr(tmp_path_factory.mktemp("data"), meetings=2),
@@ -80,7 +79,6 @@ def two_projects_once(django_db_setup, django_db_blocker, tmp_path_factory):
         build_other_project_objects(other)
         outsider = member("olga", other)
         yield {"other": other.pk, "insider": researcher.pk, "outsider": outsider.pk}
-        transaction.set_rollback(True)
 
 
 @pytest.fixture
