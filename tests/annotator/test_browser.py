@@ -545,3 +545,31 @@ def test_qualification_round_shows_feedback_then_goes_on_or_ends(
     assert page.js_errors == []
     page.context.close()
     context.close()
+
+
+def test_a_score_clicked_before_the_page_script_ran_is_saved(browser, live_server, study):
+    """A slow page: the person clicks a score before rate.js has run (here it is
+    held back, then run). The script saves what the page shows, as a click
+    would; the server's stored value, not the page's state, says what is saved."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    script = Path(__file__).resolve().parents[2] / "annotator" / "static" / "annotator" / "rate.js"
+    context.route("**/annotator/rate.js", lambda route: route.fulfill(body="", status=200))
+    page = context.new_page()
+    page.goto(live_server.url + entry_url(study, "EARLY"))
+    page.check("#consent")
+    page.click("#start")
+    page.wait_for_url(re.compile(r"/item/1/$"))
+    page.click("label.score:has-text('7') >> nth=0")
+    assert not Rating.objects.exists()  # no script yet: nothing sent
+    page.add_script_tag(content=script.read_text())
+    page.wait_for_selector("#status:has-text('Saved: 7')")
+    rating = Rating.objects.get()
+    assert (rating.score, rating.assignment.participant.prolific_pid) == (7, "EARLY")
+    # the page again, its script on time: the stored 7 is shown and not sent again
+    context.unroute("**/annotator/rate.js")
+    page.reload()
+    page.wait_for_selector("input[name=score][value='7']:checked")
+    page.wait_for_timeout(300)
+    assert "Saving" not in page.inner_text("#status")
+    assert Rating.objects.count() == 1
+    context.close()

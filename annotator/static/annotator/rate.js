@@ -23,7 +23,9 @@
   let pending = Promise.resolve(true);
   let nextUrl = form.dataset.next;
   let locked = practice && !document.getElementById("feedback").hidden;
-  let saved = {value: chosenValue(), comment: comment ? comment.value : "", flag: flagValue()};
+  // What the server holds (not what the page shows: a choice clicked before this
+  // script ran, or one the browser restored, is not saved yet; see the end).
+  let saved = {value: form.dataset.saved || null, comment: comment ? comment.value : "", flag: flagValue()};
 
   function chosenValue() {
     const radio = form.querySelector("input[name=" + field + "]:checked");
@@ -280,5 +282,11 @@
     document.getElementById("search-next").addEventListener("click", function () {
       findNext(1);
     });
+  }
+  // A score chosen before this script ran (a slow page: the transcript comes
+  // first) or restored by the browser is saved now, as a click on it would be.
+  if (!locked && chosenValue() !== null && chosenValue() !== saved.value) {
+    status.textContent = "Saving " + describe(chosenValue()) + "…";
+    queueSave();
   }
 })();
