@@ -53,9 +53,24 @@ def builder_context(params, scope=None, *, user) -> dict:
     from corpus.models import Benchmark, Dataset
     from generation.models import System
     from judging.models import HUMAN_KINDS, Evaluator
+    from users.projects import is_site_admin, visible_projects
     from users.projects import scope as readable
 
-    project = _text(params, "project")
+    project = (
+        _text(params, "project")
+        or (getattr(scope, "selection", None) and scope.selection.project)
+        or ""
+    )
+    projects = [
+        Option(slug, name)
+        for slug, name in visible_projects(user).order_by("name").values_list("slug", "name")
+    ]
+    if is_site_admin(user):
+        projects.insert(0, Option("", "every project"))
+    elif not project and len(projects) > 1:
+        from analysis.report.query import data_project
+
+        project = data_project(user)  # where the report opens when none is named
 
     def offered(queryset, shared: bool):
         rows = readable(queryset, user, shared=shared)
@@ -88,8 +103,12 @@ def builder_context(params, scope=None, *, user) -> dict:
         "modes": [Option("", "any")] + [Option(m, MODE_WORDS.get(m, m)) for m in MODES],
         "languages": [Option(lang, lang) for lang in languages] or [Option("en", "en")],
         "systems": sorted(offered(System.objects.all(), True).values_list("name", flat=True)),
+        # a human evaluator may be judged (can the crowd replace the experts?);
+        # only human evaluators are offered as the humans and the reference
         "judge_names": judges + humans,
-        "human_names": humans + judges,
+        "human_names": humans,
+        # the field shows when there is a choice to make
+        "projects": projects if len(projects) > 1 else [],
         "evaluator_kinds": dict(evaluators),
         "studies": [
             Option(str(pk), f"{pk}: {name}")
@@ -99,6 +118,7 @@ def builder_context(params, scope=None, *, user) -> dict:
         ],
         "alignments": [Option(a, ALIGNMENT_WORDS[a]) for a in ALIGNMENTS],
         "values": {
+            "project": project,
             "benchmark": _text(params, "benchmark"),
             "dataset_version": _text(params, "dataset_version"),
             "split": _text(params, "split"),

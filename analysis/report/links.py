@@ -39,7 +39,8 @@ def default_report_url() -> str:
 
 def setting_selection(dataset, mode: str, **narrowed) -> Selection:
     """A dataset's setting (benchmark, version, split, language) in `mode`,
-    narrowed by the selection's other fields."""
+    narrowed by the selection's other fields (the project of the study or run
+    it comes from among them: a member of several projects opens it too)."""
     return Selection(
         benchmark=dataset.benchmark.slug,
         dataset_version=dataset.version,
@@ -50,19 +51,29 @@ def setting_selection(dataset, mode: str, **narrowed) -> Selection:
     )
 
 
+def _project_slug(owned) -> str | None:
+    return owned.project.slug if owned.project_id is not None else None
+
+
 def study_selection(study) -> Selection:
     """A study's responses, in its setting."""
-    return setting_selection(study.dataset, study.mode, study=study.pk)
+    return setting_selection(
+        study.dataset, study.mode, study=study.pk, project=_project_slug(study)
+    )
 
 
 def judging_run_selection(run) -> Selection:
     """A judging run's judge against the default reference, on the run's setting."""
-    return setting_selection(run.dataset, run.mode, judges=(run.evaluator.name,))
+    return setting_selection(
+        run.dataset, run.mode, judges=(run.evaluator.name,), project=_project_slug(run)
+    )
 
 
 def generation_run_selection(run) -> Selection:
     """A generation run's system on the run's setting."""
-    return setting_selection(run.dataset, run.mode, systems=(run.system.name,))
+    return setting_selection(
+        run.dataset, run.mode, systems=(run.system.name,), project=_project_slug(run)
+    )
 
 
 def selection_words(selection: Selection) -> str:

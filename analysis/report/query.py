@@ -8,6 +8,7 @@ from django.contrib.auth.models import AnonymousUser
 
 from analysis.report.selection import PARAMETERS, Selection, SelectionError, selection_for
 from users.models import User
+from users.projects import is_site_admin, visible_projects
 
 SELECTION_PARAMETERS = PARAMETERS
 PAGE_PARAMETERS = ("format",)
@@ -30,10 +31,45 @@ def selection_from(
 
         # the reader's project first: the default is chosen among its data only
         named = Selection.from_options({"project": parameter(params, "project")})
-        project = selection_for(user, named).project
+        project = reader_project(user, named.project)
         return selection_for(user, default_selection(project))
     options = {key: parameter(params, key) for key in SELECTION_PARAMETERS}
     return selection_for(user, Selection.from_options(options))
+
+
+def reader_project(user: User | AnonymousUser, named: str | None = None) -> str | None:
+    """The project a report opens on: the one named (if the reader sees it),
+    else his only one, else, for a member of several, the one holding the
+    most responses (data_project). A site admin naming none reads every
+    project (None)."""
+    if named is None and not is_site_admin(user):
+        slugs = list(visible_projects(user).order_by("slug").values_list("slug", flat=True)[:2])
+        if len(slugs) > 1:
+            return data_project(user)
+    return selection_for(user, Selection(project=named)).project
+
+
+def data_project(user: User | AnonymousUser) -> str:
+    """Of the reader's projects, the one holding the most responses (the first
+    by slug on a tie, or when none holds any)."""
+    from django.db.models import Count
+
+    from generation.models import Response
+
+    visible = visible_projects(user)
+    busiest = (
+        Response.objects.filter(run__project__in=visible)
+        .values("run__project__slug")
+        .annotate(n=Count("pk"))
+        .order_by("-n", "run__project__slug")
+        .first()
+    )
+    if busiest is not None:
+        return busiest["run__project__slug"]
+    first = visible.order_by("slug").values_list("slug", flat=True).first()
+    if first is None:
+        raise SelectionError("you are a member of no project: an owner of one adds you.")
+    return first
 
 
 LIST_PARAMETERS = frozenset({"systems", "evaluators", "judges", "humans"})

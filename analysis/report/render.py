@@ -14,6 +14,7 @@ import pandas as pd
 from django.template.loader import render_to_string
 from django.urls import reverse
 
+from analysis.report.links import REPORT_FORMATS
 from analysis.report.report_types import AgreementReport, NotComputable, is_computed
 from core.spreadsheet import frame_csv
 
@@ -328,6 +329,12 @@ def to_html(
         }
         context["selection_fields"] = fields
         query = urlencode(fields)
+        page = reverse("analysis-report")
+        context["exports"] = [
+            {"label": label, "url": f"{page}?{urlencode(fields | {'format': fmt})}"}
+            for fmt, label in REPORT_FORMATS
+            if fmt != "html"
+        ]
     context["plots"] = figure_views(report, images, query)
     context["cache_seconds"] = REPORT_CACHE_SECONDS
     context["fragment_key"] = ":".join(
