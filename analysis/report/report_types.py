@@ -596,6 +596,13 @@ class RankingAgreement(ReportPart):
     ci_note: str | None = None
 
 
+class UseCell(ReportPart):
+    """One cell of the table of judges x uses (analysis.report.verdicts.use_cells)."""
+
+    verdict: Literal["passes", "fails", "inconclusive", "not_here"]
+    numbers: str
+
+
 class JudgeTrust(ReportPart):
     alt_tests: dict[str, AltTestVerdict]  # per population: crowd, experts, other
     correlation: OrNot[ClusteredCorrelation]
@@ -605,8 +612,10 @@ class JudgeTrust(ReportPart):
     ranking: OrNot[RankingAgreement]
     ranking_verdict: Verdict | None = None
     summary: str
-    answers: dict[str, str]  # per use: ranking, crowd, experts, other
+    answers: dict[str, str]  # per use: ranking, scores, crowd, experts, other
     answer: str
+    uses: dict[str, UseCell]  # per use: ranking, crowd, experts
+    constant_score: float | None = None  # the one score a constant judge gives
 
 
 class HumanEvaluator(ReportPart):

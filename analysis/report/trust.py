@@ -21,7 +21,7 @@ from typing import TypedDict
 import numpy as np
 import pandas as pd
 
-from analysis.report import verdicts
+from analysis.report import uses, verdicts
 from analysis.report.gold_parts import gold_parts
 from analysis.report.scope import EvaluatorInfo, Scope
 from analysis.statistics import alt_test, judge_diagnostics
@@ -316,8 +316,13 @@ def build(
             row["ranking"] = ranking_agreement(boot, x, y, system_codes, system_names)
             if row["ranking"].get("computable", True):
                 row["ranking_verdict"] = verdicts.ranking_words(row["ranking"], reference)
+        # a judge that gives every answer one score is named as one (its means tie)
+        row["constant_score"] = (
+            float(scores.iloc[0]) if len(scores) > 1 and scores.nunique() == 1 else None
+        )
         row["summary"] = summary(judge, reference, row)
         row["answers"], row["answer"] = verdicts.answer(judge, row, list(groups))
+        row["uses"] = uses.use_cells(row)
         answers.append(row["answer"])
         rows[judge] = row
 

@@ -81,8 +81,9 @@ def population_of(kind: str) -> str:
     return KIND_POPULATION.get(kind, "other")
 
 
-def _plural(count: int, word: str, plural: str | None = None) -> str:
-    return f"{count} {word if count == 1 else (plural or word + 's')}"
+def plural(count: int, word: str, several: str | None = None) -> str:
+    """"1 expert", "3 experts" (or `several` for an irregular plural)."""
+    return f"{count} {word if count == 1 else (several or word + 's')}"
 
 
 # --- The alt-test in three values ------------------------------------------------------------
@@ -293,12 +294,12 @@ def alt_test_verdict(
         more = MIN_RATERS - most
         need = (
             f"needs at least {MIN_RATERS} {several} rating the same {MIN_ITEMS}+ items: "
-            f"{_plural(more, 'more rater')} on the same items"
+            f"{plural(more, 'more rater')} on the same items"
             + ("" if most else " (the judge scored none of the items rated)")
         )
         return base | {
             "verdict": "inconclusive",
-            "reason": f"not enough human data ({_plural(raters, noun, several)}): {wins['reason']}",
+            "reason": f"not enough human data ({plural(raters, noun, several)}): {wins['reason']}",
             "decide": need,
             "more_raters": more,
         }
@@ -306,7 +307,7 @@ def alt_test_verdict(
     enough = per_rater >= MIN_ITEMS
     more_raters, to_complete, short = shortfall(wins)
     if more_raters or to_complete:
-        parts = [f"{_plural(more_raters, 'more rater')} on the same items"] if more_raters else []
+        parts = [f"{plural(more_raters, 'more rater')} on the same items"] if more_raters else []
         if to_complete:
             listed = ", ".join(f"{code} has {n}: {MIN_ITEMS - n} more" for code, n in to_complete)
             among = "" if len(to_complete) == short else f"{len(to_complete)} of the {short} "
@@ -318,7 +319,7 @@ def alt_test_verdict(
         )
         return base | {
             "verdict": "inconclusive",
-            "reason": f"not enough human data: {_plural(int(enough.sum()), 'rater')} with "
+            "reason": f"not enough human data: {plural(int(enough.sum()), 'rater')} with "
             f"{MIN_ITEMS}+ items, at most {wins.raters_per_item[1]} per item{provisional}",
             "decide": f"needs at least {MIN_RATERS} {several} on {MIN_ITEMS}+ items each: "
             + "; ".join(parts),
@@ -437,7 +438,7 @@ def ranking_words(ranking: dict, reference: str) -> dict:
             f"({ranking.get('top_note') or 'every mean ties'})",
         }
     low, high = ranking["ci95"]
-    interval = f"τ {tau:.2f} [{_f(low)}, {_f(high)}]"
+    interval = f"τ {tau:.2f} [{two_places(low)}, {two_places(high)}]"
     subject = f"these {systems} systems"
     if ranking.get("top_note"):
         interval += f"; {ranking['top_note']}"
@@ -478,13 +479,11 @@ def ranking_words(ranking: dict, reference: str) -> dict:
     }
 
 
-def _f(value: float | None) -> str:
+def two_places(value: float | None) -> str:
     return "–" if value is None or not math.isfinite(value) else f"{value:.2f}"
 
 
 # --- The answer in words, per use ------------------------------------------------------------
-
-USES = ("ranking", "crowd", "experts")
 
 
 def population_words(verdict: dict) -> str:
@@ -507,14 +506,29 @@ def population_words(verdict: dict) -> str:
         )
     if verdict["verdict"] == "no_data":
         return f"no verdict against {several}: {verdict['reason']}"
-    return f"inconclusive against {several} ({_plural(raters, noun, several)}; {verdict['decide']})"
+    return f"inconclusive against {several} ({plural(raters, noun, several)}; {verdict['decide']})"
+
+
+# The answer's clauses in their order: the ranking, the scores response by
+# response, then each population of raters.
+CLAUSE_ORDER = ("ranking", "scores", "crowd", "experts", "other")
+
+
+def constant_words(score: float) -> str:
+    return (
+        f"gives every answer the same score ({score:g}): a constant judge cannot rank the systems"
+    )
 
 
 def answer(judge: str, row: dict, populations: list[str]) -> tuple[dict, str]:
-    """Per use, a clause; and the sentence joining them."""
+    """Per use, a clause; and the sentence joining them. Beside the ranking,
+    how closely the judge follows the reference response by response: three
+    systems can be ranked alike by a judge whose scores say little."""
     clauses: dict[str, str] = {}
     ranking = row.get("ranking_verdict")
-    if ranking is not None:
+    if row.get("constant_score") is not None:
+        clauses["ranking"] = constant_words(row["constant_score"])
+    elif ranking is not None:
         clauses["ranking"] = ranking["words"]
     else:
         reason = (
@@ -523,6 +537,9 @@ def answer(judge: str, row: dict, populations: list[str]) -> tuple[dict, str]:
             else "no reference"
         )
         clauses["ranking"] = f"cannot be compared on the ranking ({reason})"
+    correlation = row.get("correlation_verdict")
+    if correlation is not None and row.get("constant_score") is None:
+        clauses["scores"] = f"response by response it {correlation['words']}"
     for population in populations:
         verdict = row["alt_tests"].get(population)
         if verdict is not None:
@@ -532,5 +549,5 @@ def answer(judge: str, row: dict, populations: list[str]) -> tuple[dict, str]:
         if population not in clauses:
             several = POPULATIONS[population][1]
             clauses[population] = f"no verdict against {several}: none in the selection"
-    ordered = [clauses[u] for u in (*USES, "other") if u in clauses]
+    ordered = [clauses[u] for u in CLAUSE_ORDER if u in clauses]
     return clauses, f"{judge} " + "; ".join(ordered) + "."

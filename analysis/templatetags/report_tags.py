@@ -80,3 +80,11 @@ def as_parameter(name: str) -> str:
     from analysis.report.selection import join_names
 
     return join_names([name])
+
+
+@register.filter
+def use_words(verdict: str) -> str:
+    """A cell's verdict of the table of judges x uses, in words."""
+    from analysis.report.uses import CELL_WORDS
+
+    return CELL_WORDS.get(verdict, verdict)

@@ -22,8 +22,9 @@ from annotator.actions.arrival import check_start_assignment
 from annotator.actions.rating import check_complete_assignment, check_rate_item
 from annotator.models import Study
 from corpus.importers.synthetic import write_synthetic_elitr
+from generation.models import Response
 from judging.importing import import_elitr_bench
-from judging.models import Judgment
+from judging.models import Evaluator, Judgment
 from tests.analysis.test_alt_test import neg_rmse, reference_alt_test
 from tests.analysis.test_bootstrap import coded, studentized_loop
 from tests.annotator.conftest import make_study
@@ -132,6 +133,25 @@ class TestThePaperData:
         assert "inconclusive against experts (1 expert;" in gpt4.answer
         assert "not settled" in prometheus.answers["ranking"]  # τ 1.00 [0.33, 1.00]
         assert trust.answers == [gpt4.answer, prometheus.answer]
+        # the judge's quality is in its sentence: a weak judge reads weak
+        assert "; response by response it tracks gold-human-eval closely (Pearson r 0.82" in (
+            gpt4.answer
+        )
+        assert (
+            "; response by response it does not track gold-human-eval (Pearson r 0.24"
+            in prometheus.answer
+        )
+        # and in the table of judges x uses, with the numbers behind each verdict
+        assert gpt4.uses["ranking"].verdict == "passes"
+        assert gpt4.uses["ranking"].numbers.startswith("τ 1.00 [1.00, 1.00]; r 0.82 [")
+        assert gpt4.uses["ranking"].numbers.endswith("close")
+        assert prometheus.uses["ranking"].verdict == "inconclusive"
+        assert prometheus.uses["ranking"].numbers.startswith("τ 1.00 [0.33, 1.00]; r 0.24 [")
+        assert prometheus.uses["ranking"].numbers.endswith("weak")
+        assert gpt4.uses["crowd"].verdict == "not_here"
+        assert "silver-human-eval is a mean of 10 ratings" in gpt4.uses["crowd"].numbers
+        assert gpt4.uses["experts"].verdict == "inconclusive"
+        assert gpt4.constant_score is None and prometheus.constant_score is None
 
     def test_paper_intervals_against_direct_computations(self, paper):
         report = build_report(PAPER)
@@ -337,3 +357,47 @@ class TestTwoSyntheticMeetings:
         assert "not enough meetings for an interval: 2 meetings, 4 more" in page
         assert "the interval spans the decision" not in page
         assert "not settled: the resamples disagree" not in page
+
+    def test_a_constant_judge_is_named_as_one(self, two_meetings, client, researcher):
+        """A judge that gives every answer the same score: its sentence and its
+        table row say so (not "no top system: the judge's highest means tie")."""
+        flat = Evaluator.objects.create(name="flat-judge", kind="llm_rubric")
+        Judgment.objects.bulk_create(
+            Judgment(
+                evaluator=flat,
+                response=response,
+                score=5,
+                raw_score=5,
+                raw_scale_min=1,
+                raw_scale_max=10,
+            )
+            for response in Response.objects.filter(run__mode="st")
+        )
+        report = build_report(Selection(dataset_version="qa", split="test2", mode="st"))
+        row = report.trust.rows["flat-judge"]
+        assert row.constant_score == 5.0
+        assert row.answer.startswith(
+            "flat-judge gives every answer the same score (5): a constant judge cannot rank "
+            "the systems;"
+        )
+        assert "means tie" not in row.answer and "response by response" not in row.answer
+        assert row.uses["ranking"].verdict == "fails"
+        assert row.uses["ranking"].numbers == "constant: every answer scored 5"
+        # a judge that varies is not called constant
+        assert report.trust.rows["gpt-4-eval"].constant_score is None
+        # the page's table says the same
+        client.force_login(researcher)
+        page = html.unescape(
+            client.get(
+                "/analysis/report/",
+                {"split": "test2", "dataset_version": "qa", "mode": "st"},
+            ).content.decode()
+        )
+        table = page[
+            page.index('id="verdict-table"') : page.index(
+                "</table>", page.index('id="verdict-table"')
+            )
+        ]
+        flat_row = table[table.index('data-judge="flat-judge"') :].split("</tr>")[0]
+        assert "constant: 5 everywhere" in flat_row and "fails" in flat_row
+        assert "Rank the systems" in table and "Replace an expert" in table

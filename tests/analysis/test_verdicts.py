@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from analysis.report import verdicts
+from analysis.report import uses, verdicts
 from analysis.statistics import alt_test
 from analysis.statistics.bootstrap import ClusterBootstrap, clustered_correlation, ranking_agreement
 
@@ -448,6 +448,52 @@ def test_the_answer_names_a_use_the_selection_cannot_answer():
         "no verdict against crowd raters: none in the selection; "
         f"{clauses['experts']}."
     )
+
+
+def test_the_table_of_uses_reads_each_verdict_with_its_numbers():
+    truth, scores = panel(raters=4, items=60, noise=1.5, seed=1)
+    experts = verdict_of(scores, dict(enumerate(truth)))
+    assert experts["verdict"] == "passes"
+    weak = {
+        "ranking": {"kendall_tau": 1.0, "ci95": [0.33, 1.0]},
+        "ranking_verdict": {"verdict": "same", "settled": False, "words": "..."},
+        "correlation": {"r": 0.24, "ci95": [0.08, 0.41]},
+        "correlation_verdict": {"verdict": "weak", "settled": True, "words": "..."},
+        "alt_tests": {"experts": experts},
+    }
+    cells = uses.use_cells(weak)
+    assert cells["ranking"] == {
+        "verdict": "inconclusive",  # τ's interval reaches 0.33: not settled
+        "numbers": "τ 1.00 [0.33, 1.00]; r 0.24 [0.08, 0.41] weak",
+    }
+    assert cells["experts"]["verdict"] == "passes"
+    assert cells["experts"]["numbers"] == (
+        f"4 experts; ω {experts['test']['winning_rate']:.2f} at ε {experts['epsilon']:g}"
+    )
+    assert cells["crowd"] == {"verdict": "not_here", "numbers": "no crowd raters in the selection"}
+    settled = weak | {
+        "ranking": {"kendall_tau": 1.0, "ci95": [1.0, 1.0]},
+        "ranking_verdict": {"verdict": "same", "settled": True, "words": "..."},
+    }
+    assert uses.use_cells(settled)["ranking"]["verdict"] == "passes"
+    reversed_ = weak | {
+        "ranking": {"kendall_tau": -1.0, "ci95": [-1.0, -0.6]},
+        "ranking_verdict": {"verdict": "different", "settled": True, "words": "..."},
+    }
+    assert uses.use_cells(reversed_)["ranking"]["verdict"] == "fails"
+    no_reference = {"ranking": {"computable": False, "reason": "no reference"}, "alt_tests": {}}
+    assert uses.use_cells(no_reference)["ranking"] == {
+        "verdict": "not_here",
+        "numbers": "no reference",
+    }
+    constant = weak | {"constant_score": 5.0}
+    assert uses.use_cells(constant)["ranking"] == {
+        "verdict": "fails",
+        "numbers": "constant: every answer scored 5",
+    }
+    clauses, sentence = verdicts.answer("flat", constant, ["experts"])
+    assert sentence.startswith("flat gives every answer the same score (5): a constant judge")
+    assert "scores" not in clauses
 
 
 def many_raters_wins(raters: int, items: int, mean_difference: float, seed: int) -> alt_test.Wins:
