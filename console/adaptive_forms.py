@@ -8,14 +8,13 @@ from decimal import Decimal
 from typing import Any
 
 from django import forms
-from django.db.models import Q
 from django.utils import timezone
 
 from adaptive.models import STATED_FIELDS, AdaptiveStudy
 from console.forms import ProjectFormMixin
 from corpus.models import Dataset
 from generation.models import System
-from judging.models import HUMAN_KINDS, Evaluator
+from judging.models import HUMAN_EVALUATORS, Evaluator
 from users.models import User
 
 
@@ -51,9 +50,7 @@ class NewAdaptiveStudyForm(ProjectFormMixin, forms.ModelForm):
         self.fields["dataset"].queryset = Dataset.objects.select_related("benchmark")  # type: ignore[attr-defined]
         self.fields["systems"].queryset = System.objects.order_by("name")  # type: ignore[attr-defined]
         # imported scores count as what they were (the paper's are "imported")
-        human = Q(kind__in=HUMAN_KINDS) | Q(
-            kind=Evaluator.Kind.IMPORTED, config__original_kind__in=HUMAN_KINDS
-        )
+        human = HUMAN_EVALUATORS
         judges = Evaluator.objects.exclude(human).order_by("name")
         self.fields["judge"].queryset = judges  # type: ignore[attr-defined]
         self.fields["uncertainty_judge"].queryset = judges  # type: ignore[attr-defined]

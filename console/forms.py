@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 
 from annotator.admin import StudyForm
@@ -14,7 +15,7 @@ from corpus.choices import Mode
 from corpus.models import Dataset
 from generation.models import GenerationRun, System
 from judging.forms import JudgingRunForm
-from judging.models import Evaluator
+from judging.models import HUMAN_EVALUATORS, Evaluator
 from users.models import Project, User
 from users.projects import scope_choices, writable_projects
 
@@ -40,6 +41,13 @@ class ProjectFormMixin(forms.BaseForm):
         field.queryset = writable_projects(user)
         field.help_text = "The team it belongs to: only its members see it."
         only = list(field.queryset[:2])
+        if not only:
+            # a viewer of every project he is in: the page says why, not "Project:
+            # This field is required." under a list with nothing to choose
+            raise PermissionDenied(
+                "You may create in none of your projects (a viewer reads them only): an "
+                "owner of a project makes you its researcher there."
+            )
         # one project to write to: it is chosen (a single-team install sees no choice)
         self.only_project = only[0] if len(only) == 1 else None
         if self.only_project is not None:
@@ -112,9 +120,16 @@ class NewStudyForm(ProjectFormMixin, StudyForm):
     def __init__(self, *args: Any, user: User, **kwargs: Any) -> None:
         super().__init__(*args, user=user, **kwargs)
         choices(self, "dataset").queryset = Dataset.objects.select_related("benchmark")
+        # people's scores only: a crowd is checked against experts, not a metric or a judge
         choices(self, "gold_evaluator").queryset = scope_choices(
-            Evaluator.objects.order_by("name"), user
+            Evaluator.objects.filter(HUMAN_EVALUATORS).order_by("name"), user
         )
+        # a paid crowd study's defaults: attention checks on (they pay for
+        # themselves in excluded careless work), and the meeting's transcript
+        # to hand where the benchmark has one (the rating page shows it then)
+        if not self.is_bound:
+            self.fields["attention_checks"].initial = True
+            self.fields["transcript_for_crowd"].initial = True
         choices(self, "gold_annotators").queryset = User.objects.filter(
             role=User.Role.GOLD_ANNOTATOR, is_active=True
         ).order_by("username")

@@ -30,6 +30,10 @@ class EvaluatorKind(models.TextChoices):
 # The evaluator kinds that are people (an imported evaluator keeps its original
 # kind in config["original_kind"]): the one definition every app reads.
 HUMAN_KINDS = frozenset({EvaluatorKind.GOLD_HUMAN, EvaluatorKind.CROWD_HUMAN})
+# The same as a filter: people's evaluators, imported ones by their original kind.
+HUMAN_EVALUATORS = models.Q(kind__in=HUMAN_KINDS) | models.Q(
+    kind=EvaluatorKind.IMPORTED, config__original_kind__in=HUMAN_KINDS
+)
 
 
 class EvaluatorQuerySet(models.QuerySet):

@@ -12,6 +12,7 @@ from django.contrib.auth.models import AnonymousUser
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
 
 from core.not_found import friendly_not_found
 from users.models import User
@@ -27,8 +28,9 @@ def is_researcher(user: User | AnonymousUser) -> TypeGuard[User]:
 def researcher_required(
     view: View | None = None, *, refusal: str = "The console is for researchers and admins."
 ) -> Any:
-    """Researchers and admins; anyone else signed in gets the 403 page (with
-    `refusal`), and an anonymous visitor the sign-in page. An object that does
+    """Researchers and admins; a gold annotator's browser asking for a page is
+    sent to his start page (his gold studies), anyone else signed in gets the 403 page
+    (with `refusal`), and an anonymous visitor the sign-in page. An object that does
     not exist (a mistyped number) answers the product's 404 page, even with
     DEBUG on. Use bare (`@researcher_required`) or with a refusal."""
 
@@ -40,6 +42,15 @@ def researcher_required(
             if not request.user.is_authenticated:
                 return redirect_to_login(request.get_full_path())
             if not is_researcher(request.user):
+                if (
+                    request.method in ("GET", "HEAD")
+                    and request.user.is_gold_annotator
+                    and "text/html" in request.headers.get("Accept", "")
+                ):
+                    # a gold annotator's browser sent to a researcher's page (a shared
+                    # link, sign-in with next=/console/) has work elsewhere: his start
+                    # page. A figure or a download still answers 403.
+                    return redirect("/")
                 raise PermissionDenied(refusal)
             return shown(request, *args, **kwargs)
 

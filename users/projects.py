@@ -129,10 +129,13 @@ def _choices(writable: QuerySet[Project]) -> str:
 
 def join_the_only_project(instance: User, **_: Any) -> Membership | None:
     """A single-team install notices no projects: while only one project exists,
-    a researcher with no membership is made a researcher of it. With two or more
-    projects an owner or admin adds members by hand (or the identity provider
-    does)."""
+    a researcher with no membership is made a researcher of it (an account made
+    by a script or the identity provider; the admin's form asks for the first
+    role instead). With two or more projects an owner or admin adds members by
+    hand (or the identity provider does)."""
     user = instance
+    if getattr(user, "first_project_role_chosen", False):
+        return None  # whoever created the account chose (users.admin.FirstRoleCreationForm)
     if not user.is_researcher or user.memberships.exists():
         return None
     projects = list(Project.objects.all()[:2])

@@ -42,3 +42,13 @@ def money(value) -> str:
 @register.filter
 def thousands(value) -> str:
     return f"{int(value or 0):,}"
+
+
+@register.filter
+def may_change(owned, user) -> bool:
+    """Whether `user` may act on `owned` (a run, a study, an adaptive study):
+    its project's owners and researchers may; a viewer only reads, so the
+    page shows him no button he could not use."""
+    from users.projects import can_change
+
+    return can_change(user, owned.project_id)

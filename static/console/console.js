@@ -19,6 +19,31 @@
     }
   });
 
+  // An action the server refuses (a viewer's 403, a 400 or 500): htmx swaps
+  // nothing on an error answer, so the page says why instead of doing nothing.
+  document.addEventListener("htmx:responseError", function (event) {
+    const config = event.detail.requestConfig || {};
+    if ((config.verb || "").toLowerCase() === "get") return;  // a live refresh: the next one retries
+    const xhr = event.detail.xhr;
+    let reason = "";
+    try {
+      const answer = new DOMParser().parseFromString(xhr.responseText, "text/html");
+      const found = answer.getElementById("reason") || answer.querySelector("h1");
+      reason = found ? found.textContent.trim() : "";
+    } catch (error) { reason = ""; }
+    if (!reason) reason = (xhr.responseText || "").slice(0, 300).trim() || "the server answered " + xhr.status + ".";
+    let note = document.getElementById("action-refused");
+    if (!note) {
+      note = document.createElement("p");
+      note.id = "action-refused";
+      note.className = "notice error";
+      note.setAttribute("role", "alert");
+      const main = document.getElementById("main");
+      main.insertBefore(note, main.firstChild);
+    }
+    note.textContent = "Not done: " + reason;
+  });
+
   function ready(fn) {
     if (document.readyState !== "loading") fn(); else document.addEventListener("DOMContentLoaded", fn);
   }

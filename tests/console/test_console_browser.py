@@ -93,6 +93,13 @@ def test_a_researcher_runs_a_study_and_runs_from_the_console(
     page.fill("#id_raters_per_task", "1")
     page.fill("#id_completion_code", "C0DE1234")
     page.select_option("#id_gold_evaluator", label="gold-human-eval")
+    # a paid study's defaults are on; the gold list holds people's scores only
+    assert page.is_checked("#id_attention_checks") and page.is_checked("#id_transcript_for_crowd")
+    gold_choices = page.locator("#id_gold_evaluator option").all_text_contents()
+    assert "gold-human-eval" in gold_choices and "gpt-4-eval" not in gold_choices
+    # this pilot goes without attention checks: the researcher judges the
+    # sloppy worker below by the QC table, by hand
+    page.uncheck("#id_attention_checks")
     page.click("#submit")
     page.wait_for_url(re.compile(r"/console/studies/\d+/$"))
     study = Study.objects.get(name="Console pilot")

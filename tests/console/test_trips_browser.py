@@ -198,12 +198,13 @@ def test_study_created_has_the_navigation_and_a_link_to_its_monitor(
     # the console's own creation lands on the monitor too, saying what was made
     page.click("nav >> text=Home")
     create_console_study(page, "From the console", raters=2)
-    assert "Study created: From the console, 2 tasks, 12 items." in page.inner_text("#messages")
+    assert "Study created: From the console, 2 tasks, 16 items." in page.inner_text("#messages")
     assert page.locator("nav[aria-label=Console]").is_visible()
 
 
 def create_console_study(page, name: str, raters: int) -> None:
-    """Create a crowd study on the first system of the English QA test2 set from the console."""
+    """Create a crowd study on the first system of the English QA test2 set from the
+    console, with the form's defaults (attention checks on: two more items a task)."""
     page.click("#new-study")
     page.fill("#id_name", name)
     page.select_option(
@@ -296,15 +297,15 @@ def test_counts_say_1_task_and_2_tasks(
     import_elitr_bench(write_synthetic_elitr(tmp_path / "one", meetings=1), with_responses=True)
     page = sign_in(browser, live_server)
     create_console_study(page, "One meeting", raters=1)
-    assert "Study created: One meeting, 1 task, 6 items." in page.inner_text("#messages")
+    assert "Study created: One meeting, 1 task, 8 items." in page.inner_text("#messages")
     study = Study.objects.get(name="One meeting")
     check_set_study_status(study, Study.Status.OPEN)
     check_start_assignment(study, pid="5f00one")
     monitor(page, live_server, study)
     text = page.inner_text("main")
-    assert "1 rater per task" in text and "(6 items)" in text
+    assert "1 rater per task" in text and "(8 items)" in text
     assert "1 participant" in page.inner_text("#arrivals-title")
-    assert "Items built: 1 task, 6 items (6 responses)" in page.inner_text("#audit")
+    assert "Items built: 1 task, 8 items (6 responses)" in page.inner_text("#audit")
     assert not ONE_MANY.search(text), ONE_MANY.search(text)
     for path in ("/console/", f"/console/documents/{study.tasks.get().document_id}/"):
         page.goto(live_server.url + path)

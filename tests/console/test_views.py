@@ -32,6 +32,10 @@ PAGES = [
 ]
 
 
+# What Chromium sends when it opens a page.
+BROWSER_ACCEPT = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
+
+
 # --- who may open it ---------------------------------------------------------------------------
 
 
@@ -41,21 +45,35 @@ def test_anonymous_visitors_are_sent_to_sign_in(client, two_meetings):
         assert answer.status_code == 302 and answer["Location"].startswith("/accounts/login/")
 
 
-def test_gold_annotators_get_the_styled_403(client, gold_annotator, two_meetings):
+def test_gold_annotators_asking_for_the_console_or_a_report_land_on_their_gold_studies(
+    client, gold_annotator, two_meetings
+):
     client.force_login(gold_annotator)
-    answer = client.get(reverse("console:home"))
+    for url in (reverse("console:home"), reverse("analysis-report") + "?split=test2"):
+        answer = client.get(url, follow=True, headers={"Accept": BROWSER_ACCEPT})
+        assert answer.redirect_chain[-1][0] == reverse("annotator:gold_home"), url
+        assert answer.status_code == 200
+        # not a browser's page request (a figure, a script): the 403
+        assert client.get(url).status_code == 403
+
+
+def test_signing_in_with_next_console_lands_a_gold_annotator_on_gold(client, gold_annotator):
+    answer = client.post(
+        reverse("login") + "?next=/console/",
+        {"username": gold_annotator.username, "password": "pw-gina-123", "next": "/console/"},
+        follow=True,
+        headers={"Accept": BROWSER_ACCEPT},
+    )
+    assert answer.redirect_chain[-1][0] == reverse("annotator:gold_home")
+
+
+def test_an_action_posted_by_a_gold_annotator_gets_the_styled_403(client, gold_annotator):
+    client.force_login(gold_annotator)
+    answer = client.post(reverse("console:study_status", args=[1, "pause"]))
     assert answer.status_code == 403
     html = answer.content.decode()
     assert "The console is for researchers and admins." in html
     assert "concord/concord.css" in html and "favicon.svg" in html  # the product's page
-
-
-def test_the_report_refuses_gold_annotators_with_the_styled_403(client, gold_annotator):
-    client.force_login(gold_annotator)
-    answer = client.get(reverse("analysis-report"))
-    assert answer.status_code == 403
-    html = answer.content.decode()
-    assert "Reports are for researchers and admins." in html and "concord/concord.css" in html
 
 
 def test_start_page_sends_each_role_where_it_works(client, researcher, gold_annotator):
