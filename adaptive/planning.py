@@ -105,8 +105,8 @@ def make_plan(adaptive: AdaptiveStudy, systems: list) -> dict:
             f"at least {adaptive.floor:.0%} of the uniform share",
             f"{DROPOUT:.0%} of places returned unfinished and paid again",
             "a rating costs the minutes per item at the hourly pay; the loop pays each batch's "
-            "places at its largest task, at most 1.5x its smallest (7% more than planned in "
-            "the browser test's study)",
+            "places at its largest task, at most 1.5x its smallest (so a batch may cost "
+            "somewhat more than planned)",
         ]
     )
     return out

@@ -92,6 +92,35 @@ def plan_designs(adaptive: AdaptiveStudy) -> list[dict]:
     return rows
 
 
+def dearer_design(adaptive: AdaptiveStudy) -> dict | None:
+    """When the design that runs is expected to pay more than the plan's own
+    choice (the cheapest design that holds): both, and the difference in GBP.
+    Starting it then asks for a confirmation."""
+    from analysis.planning.study_plan import DESIGN_WORDS
+
+    plan = adaptive.plan or {}
+    designs = plan.get("designs") or {}
+    chosen = str(plan.get("planned_design", plan.get("design")) or "")
+    if adaptive.goal == AdaptiveStudy.Goal.ALT_TEST or chosen not in designs:
+        return None
+    running = designs.get(adaptive.design)
+    if running is None or adaptive.design == chosen:
+        return None
+    place = float(plan.get("place_pence") or 0) / 100
+    more = running["paid_median"] - designs[chosen]["paid_median"]
+    if more <= 0:
+        return None
+    return {
+        "runs": DESIGN_WORDS.get(adaptive.design, adaptive.design),
+        "runs_places": running["paid_median"],
+        "runs_gbp": running["paid_median"] * place,
+        "cheaper": DESIGN_WORDS.get(chosen, chosen),
+        "cheaper_places": designs[chosen]["paid_median"],
+        "cheaper_gbp": designs[chosen]["paid_median"] * place,
+        "more_gbp": more * place,
+    }
+
+
 def monitor_context(adaptive: AdaptiveStudy) -> dict:
     from adaptive import loop
     from adaptive.estimates import estimates
@@ -112,8 +141,8 @@ def monitor_context(adaptive: AdaptiveStudy) -> dict:
             "median": adaptive.plan.get("cost_median_pence", 0) / 100,
             "p95": adaptive.plan.get("cost_p95_pence", 0) / 100,
         },
-        "report_spent": (adaptive.report or {}).get("spent_pence", 0) / 100,
         "simulated": getattr(settings, "CONCORD_DEMO_SIMULATED_PARTICIPANTS", False),
+        "dearer": dearer_design(adaptive),
         "nav": "adaptive",
     }
 
@@ -152,6 +181,13 @@ def adaptive_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
     actor = signed_in_user(request)
     try:
         if action == "start":
+            dearer = dearer_design(adaptive)
+            if dearer is not None and request.POST.get("confirm_dearer") != "1":
+                raise AdaptiveError(
+                    f"Not started: this design ({dearer['runs']}) is expected to cost "
+                    f"GBP {dearer['more_gbp']:.2f} more than the plan's choice "
+                    f"({dearer['cheaper']}). Tick the confirmation to start it all the same."
+                )
             loop.check_start(adaptive, actor)
             note = "Started: the first wave is open."
         elif action == "stop":

@@ -11,9 +11,11 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
+from adaptive.models import AdaptiveStudy, Draw
 from analysis.report.links import report_links, selection_words, study_selection
+from analysis.report.query import reader_project
 from analysis.report.scope import default_selection
-from analysis.report.selection import Selection, SelectionError, selection_for
+from analysis.report.selection import Selection, SelectionError
 from annotator.models import Participant, Study
 from console.views.common import RUN_MODELS, mine
 from corpus.models import Benchmark, Dataset, Document
@@ -39,8 +41,15 @@ def start_page(request: HttpRequest) -> HttpResponse:
 @researcher_required
 @require_GET
 def home(request: HttpRequest) -> HttpResponse:
+    # an adaptive study's batches are listed under it (its page), not one row each
+    batch_studies = Draw.objects.values("study")
+    adaptive_studies = (
+        mine(request, AdaptiveStudy.objects.all())
+        .annotate(batches_n=Count("draws__study", distinct=True))
+        .order_by("-created_at")[:8]
+    )
     studies = (
-        mine(request, Study.objects.all())
+        mine(request, Study.objects.exclude(pk__in=batch_studies))
         .annotate(
             participants_n=Count("participants", distinct=True),
             completed_n=Count(
@@ -72,8 +81,9 @@ def home(request: HttpRequest) -> HttpResponse:
     workers = worker_states()
     reports = []
     try:
-        project = selection_for(request.user, Selection()).project
-    except SelectionError:  # several projects: the report page asks which
+        # a member of several projects: the one holding the most responses
+        project = reader_project(request.user)
+    except SelectionError:  # a member of no project
         project = None
         default = Selection()
     else:
@@ -95,7 +105,7 @@ def home(request: HttpRequest) -> HttpResponse:
                 "links": report_links(default),
             }
         )
-    for study in studies.select_related("dataset__benchmark")[:5]:
+    for study in studies.select_related("dataset__benchmark", "project")[:5]:
         reports.append(
             {"title": f"Study: {study.name}", "links": report_links(study_selection(study))}
         )
@@ -115,6 +125,7 @@ def home(request: HttpRequest) -> HttpResponse:
     context = {
         "benchmark_reports": benchmark_reports,
         "studies": studies,
+        "adaptive_studies": adaptive_studies,
         "judging_runs": judging,
         "generation_runs": generation,
         "active_runs": active,

@@ -128,7 +128,25 @@ def test_a_researcher_chooses_the_design_over_the_plan(client, researcher, paper
     assert "Design: Adaptive waves with an anytime interval" in page
     assert "chosen by the researcher; the plan chose a fixed design with the judge (PPI)" in page
     assert "· the plan's choice" in page and "Design chosen by a researcher" in page
-    client.post(reverse("console:adaptive_action", args=[adaptive.pk, "start"]))
+    # the dearer design: advice on the plan, and a start that asks to confirm the difference
+    designs, place = adaptive.plan["designs"], adaptive.plan["place_pence"] / 100
+    more = (designs["adaptive"]["paid_median"] - designs["ppi"]["paid_median"]) * place
+    assert more > 0
+    assert 'id="plan-advice"' in page and f"GBP {more:.2f} less" in page
+    assert 'id="confirm-dearer"' in page
+    refused = client.post(
+        reverse("console:adaptive_action", args=[adaptive.pk, "start"]), follow=True
+    )
+    assert escape(f"expected to cost GBP {more:.2f} more than the plan's choice") in (
+        refused.content.decode()
+    )
+    adaptive.refresh_from_db()
+    assert adaptive.status == AdaptiveStudy.Status.PLANNED and not loop.batches(adaptive)
+    client.post(
+        reverse("console:adaptive_action", args=[adaptive.pk, "start"]), {"confirm_dearer": "1"}
+    )
+    adaptive.refresh_from_db()
+    assert adaptive.status == AdaptiveStudy.Status.RUNNING
     rng = np.random.default_rng(2)
     for study in loop.batches(adaptive):
         rate_as_bots(study, lambda rid: paper["truth"][rid], rng, dropout=0)
@@ -161,6 +179,8 @@ def test_bad_forms_and_strangers(client, researcher, gold_annotator, paper):
     assert not AdaptiveStudy.objects.exists()
     client.force_login(gold_annotator)
     assert client.get(reverse("console:adaptive_list")).status_code == 403
+    assert client.post(reverse("console:adaptive_new"), form_data(paper)).status_code == 403
+    assert not AdaptiveStudy.objects.exists()
 
 
 def test_the_alt_test_goal_from_the_console(client, researcher, paper):
