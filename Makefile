@@ -9,11 +9,16 @@ STAMP := $(VENV)/.installed
 
 .PHONY: demo test lint install install-gpu benchmark screenshots
 
+# The first run installs for some minutes: each step says what it does.
 $(STAMP): pyproject.toml
+	@echo "Concord: setting up $(VENV) (first run, or pyproject.toml changed; a few minutes)"
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@echo "Concord: [1/2] pip itself"
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	@echo "Concord: [2/2] Concord and its dependencies (Django, Celery, pandas, scipy, ...)"
 	$(BIN)/python -m pip install --quiet -e ".[dev]"
 	touch $(STAMP)
+	@echo "Concord: $(VENV) is ready"
 
 install: $(STAMP)
 

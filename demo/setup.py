@@ -201,9 +201,28 @@ def choose_and_import(
     raise ImportFailure("No data could be imported:\n" + "\n".join(failures))
 
 
+DEMO_PASSWORD_FILE = "demo-admin-password"
+
+
+def demo_password() -> str:
+    """The demo admin's password: made once and kept in var/ (readable by its
+    owner only), so that a restart keeps the sign-in a person wrote down."""
+    kept = Path(settings.VAR_DIR) / DEMO_PASSWORD_FILE
+    if kept.is_file():
+        password = kept.read_text().strip()
+        if password:
+            return password
+    password = secrets.token_urlsafe(12)
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    kept.touch(mode=0o600)
+    kept.write_text(password + "\n")
+    return password
+
+
 def ensure_demo_admin(password: str | None = None) -> tuple[str, str]:
-    """The demo's admin account, with a fresh password each run (printed, never stored)."""
-    password = password or secrets.token_urlsafe(12)
+    """The demo's admin account, with the given password (CONCORD_DEMO_PASSWORD)
+    or the one kept under var/ (demo_password: the same at every restart)."""
+    password = password or demo_password()
     user, _ = get_user_model().objects.get_or_create(username=DEMO_ADMIN)
     user.is_staff = user.is_superuser = True
     user.role = user.Role.ADMIN

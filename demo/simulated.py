@@ -13,8 +13,10 @@ from collections.abc import Callable
 from datetime import timedelta
 
 import numpy as np
+from django.db import transaction
 from django.utils import timezone
 
+from adaptive.changes import check_stop
 from adaptive.errors import AdaptiveError
 from adaptive.loop import batches, check_create
 from adaptive.models import AdaptiveStudy
@@ -42,6 +44,19 @@ def ensure_demo_adaptive_study(
     Its batches go to Prolific only with the simulated participants on: a demo
     must never recruit real people because a real PROLIFIC_API_TOKEN is set."""
     existing = AdaptiveStudy.objects.filter(name=DEMO_ADAPTIVE).first()
+    if (
+        existing is not None
+        and dataset is not None
+        and existing.dataset_id != dataset.pk
+        and existing.status == AdaptiveStudy.Status.PLANNED
+    ):
+        # planned on data the demo no longer uses (the synthetic meeting before the
+        # real archives came in): stopped before it began, kept under another name
+        with transaction.atomic():
+            stopped = check_stop(existing, None, "the demo's data changed")
+            stopped.name = f"{DEMO_ADAPTIVE} (replaced #{stopped.pk}: other data)"
+            stopped.save(update_fields=["name"])
+        existing = None
     if existing is not None:
         if existing.status == AdaptiveStudy.Status.PLANNED and existing.on_prolific != simulated:
             existing.on_prolific = simulated

@@ -176,6 +176,19 @@ def test_demo_prefers_the_real_data(elitr_data, settings):
     assert sum(sizes) == 390 + 8 * 2
 
 
+def test_the_demo_admin_password_survives_a_restart(settings, tmp_path):
+    settings.VAR_DIR = tmp_path / "var"
+    username, first = demo_setup.ensure_demo_admin()
+    assert demo_setup.ensure_demo_admin() == (username, first)  # the next start
+    kept = tmp_path / "var" / demo_setup.DEMO_PASSWORD_FILE
+    assert kept.read_text().strip() == first
+    assert kept.stat().st_mode & 0o777 == 0o600  # its owner's only
+    assert authenticate(username=username, password=first) is not None
+    # CONCORD_DEMO_PASSWORD (the command's password) still wins
+    assert demo_setup.ensure_demo_admin("given-pass-1")[1] == "given-pass-1"
+    assert authenticate(username=username, password="given-pass-1") is not None
+
+
 def wait_for(url: str, seconds: float) -> bytes:
     deadline = time.monotonic() + seconds
     while True:

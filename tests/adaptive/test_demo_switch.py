@@ -10,6 +10,7 @@ from adaptive import loop
 from adaptive.models import AdaptiveStudy
 from adaptive.prolific import sync_on_prolific
 from annotator.prolific_api import ProlificClient
+from corpus.models import Dataset
 from demo.fake_prolific import FakeProlific
 from demo.simulated import DEMO_ADAPTIVE, TOKEN, ensure_demo_adaptive_study, simulate
 
@@ -24,6 +25,22 @@ def test_the_switch_decides_whether_the_demo_study_recruits(paper):
     adaptive.refresh_from_db()
     assert adaptive.on_prolific is True
     assert ensure_demo_adaptive_study(None, [], True) == "kept"
+
+
+def test_the_planned_demo_study_follows_the_data_the_demo_imported(paper):
+    """Planned on other data (the synthetic meeting, before the real archives
+    came in): stopped before it began, kept under another name, and planned
+    again on the data now imported."""
+    other = Dataset.objects.exclude(pk=paper["dataset"].pk).filter(version="qa").first()
+    assert ensure_demo_adaptive_study(other, paper["systems"], False) == "planned"
+    old = AdaptiveStudy.objects.get(name=DEMO_ADAPTIVE)
+    assert ensure_demo_adaptive_study(paper["dataset"], paper["systems"], False) == "planned"
+    new = AdaptiveStudy.objects.get(name=DEMO_ADAPTIVE)
+    assert new.pk != old.pk and new.dataset_id == paper["dataset"].pk
+    old.refresh_from_db()
+    assert old.status == AdaptiveStudy.Status.FINISHED and old.name.endswith("other data)")
+    # the same data again: kept
+    assert ensure_demo_adaptive_study(paper["dataset"], paper["systems"], False) == "kept"
 
 
 def test_bots_run_the_demo_study_to_its_answer(paper):

@@ -127,7 +127,11 @@ class Command(BaseCommand):
             f"  Gold raters: {base}/gold/",
             f"  Report:      {base}{setup.report_path}",
             *report_note,
-            *(f"  {title + ':':<13}{base}{path}" for title, path in setup.benchmark_reports),
+            # under one heading: a title as long as "ZeroSCROLLS validation" fits no column
+            *(
+                ("  Benchmarks:  " if i == 0 else " " * 15) + f"{title}: {base}{path}"
+                for i, (title, path) in enumerate(setup.benchmark_reports)
+            ),
             f"  Adaptive:    {base}/console/adaptive/  (demo study {setup.adaptive})",
             (
                 "               SIMULATED PARTICIPANTS ON: bots on a fake Prolific server take "
