@@ -19,8 +19,8 @@ from annotator.actions.groups import qualified_raters
 from annotator.models import AuditEvent, Participant, Study
 from annotator.quality import ParticipantQuality
 from annotator.wording import audit_detail
-from generation.models import GenerationRun
-from judging.models import JudgeItem, JudgingRun
+from generation.models import GenerationRun, System
+from judging.models import Evaluator, JudgeItem, JudgingRun
 from runs.models import ACTIVE, RunStatus
 
 if TYPE_CHECKING:  # the figure is described where a plot is asked for
@@ -64,6 +64,13 @@ class RunMonitor:
     can_cancel: bool = False
     can_resume: bool = False
     can_retry: bool = False
+    # why the cost reads as it does where it is not a price at work: "no cost: ..."
+    # (a metric, a local model) or "cost unknown: ..." (no price set): never a bare $0
+    cost_note: str | None = None
+
+    @property
+    def cost_unknown(self) -> bool:
+        return bool(self.cost_note and self.cost_note.startswith("cost unknown"))
 
     @property
     def active(self) -> bool:
@@ -72,6 +79,39 @@ class RunMonitor:
     @property
     def tokens(self) -> int:
         return self.run.prompt_tokens + self.run.completion_tokens
+
+
+def cost_note(run: JudgingRun | GenerationRun) -> str | None:
+    """What the run's cost means when no price is at work: a metric or a local
+    model costs nothing; a served model without a price per million tokens
+    has a cost Concord cannot know (its $0 would read as free)."""
+    from llm.config import LOCAL_SERVER
+
+    if isinstance(run, JudgingRun):
+        if run.evaluator.kind == Evaluator.Kind.METRIC:
+            return "no cost: a metric calls no model"
+        if run.evaluator.kind == Evaluator.Kind.IMPORTED:
+            return "no cost: imported scores"
+        config, whose = run.evaluator.config, "judge"
+    else:
+        if run.origin != GenerationRun.Origin.GENERATED:
+            return "no cost: imported responses"
+        if run.system.backend == System.Backend.HF:
+            return "no cost: a local model"
+        config, whose = run.system.config, "system"
+    config = config if isinstance(config, dict) else {}
+    if config.get("server") == LOCAL_SERVER:
+        return "no cost: a local model"
+    priced = any(
+        float(config.get(key) or 0) > 0
+        for key in ("price_input_per_million", "price_output_per_million")
+    )
+    if not priced:
+        return (
+            f"cost unknown: this {whose} has no price per million tokens "
+            "(set one in its settings to count and cap the cost)"
+        )
+    return None
 
 
 def cause_of(outcome: str, detail: str) -> str:
@@ -149,6 +189,7 @@ def run_monitor(run: GenerationRun | JudgingRun, now: datetime | None = None) ->
     finished_not_done = run.status in (RunStatus.FAILED, RunStatus.CANCELLED)
     stalled = run.status == RunStatus.RUNNING and not live
     monitor.can_resume = finished_not_done or stalled
+    monitor.cost_note = cost_note(run)
     if kind == "judging":
         assert isinstance(run, JudgingRun)
         counts = dict(

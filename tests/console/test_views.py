@@ -451,3 +451,30 @@ def test_generation_run_monitor_and_its_actions(researcher_client, two_meetings)
     )
     imported.refresh_from_db()
     assert imported.status == "cancelled"
+
+
+def test_a_run_without_a_price_says_its_cost_is_unknown(client, researcher, two_meetings):
+    """Never a bare $0: a judge with no price per million tokens has a cost
+    Concord cannot know; a metric, and a priced judge, read as they are."""
+    ensure_metric_evaluators()
+    client.force_login(researcher)
+    unpriced = Evaluator.objects.create(
+        name="unpriced-judge", kind="llm_rubric", config={"server": "openai", "model": "m"}
+    )
+    priced = Evaluator.objects.create(
+        name="priced-judge",
+        kind="llm_rubric",
+        config={"server": "openai", "model": "m", "price_input_per_million": 2.5},
+    )
+    pages = {}
+    for evaluator in (unpriced, priced, Evaluator.objects.get(name="metric: rouge")):
+        run = JudgingRun.objects.create(
+            evaluator=evaluator, dataset=qa_test2(), mode="st", status="done"
+        )
+        pages[evaluator.name] = client.get(reverse("console:run", args=["judging", run.pk]))
+    unknown = pages["unpriced-judge"].content.decode()
+    assert 'id="cost">unknown' in unknown and "$0.0000" not in unknown
+    assert "cost unknown: this judge has no price per million tokens" in unknown
+    assert 'id="cost">$0.0000' in pages["priced-judge"].content.decode()
+    assert 'id="cost-note"' not in pages["priced-judge"].content.decode()
+    assert "no cost: a metric calls no model" in pages["metric: rouge"].content.decode()
