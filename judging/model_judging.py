@@ -20,6 +20,7 @@ once, synchronously, with new seeds).
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -84,16 +85,60 @@ def first_request(
     return caller.request(messages, item_params(config, item, 0))
 
 
+class ReadableWatch:
+    """Whether the judge's answers can be read at all, over the run's threads.
+    Until one answer of the run has parsed, an unreadable one is not asked
+    again (a judge whose format the parser does not read would pay every item
+    three times over); after that many unreadable answers with none
+    read (the judge's `stop_after_unreadable`, 20 by default: a prompt or a
+    parser that does not fit this judge would fail on every item), the
+    caller halts and the run keeps the first answer to show."""
+
+    def __init__(self, caller: ModelCaller, stop_after: int) -> None:
+        self.caller = caller
+        self.stop_after = stop_after
+        self.lock = threading.Lock()
+        self.read = 0
+        self.unreadable = 0
+        self.first_answer: str | None = None
+        self.first_problem = ""
+
+    def may_ask_again(self) -> bool:
+        return self.read > 0
+
+    def record(self, read: bool, answer: str, problem: str) -> None:
+        with self.lock:
+            if read:
+                self.read += 1
+                return
+            self.unreadable += 1
+            if self.first_answer is None:
+                self.first_answer, self.first_problem = answer, problem
+            if self.read == 0 and self.unreadable == self.stop_after:
+                self.caller.halt(Halt.UNREADABLE, f"{self.unreadable} answers")
+
+    def stop_message(self) -> str:
+        shown = (self.first_answer or "")[:600]
+        return (
+            f"Stopped: the first {self.stop_after} answers held no readable score "
+            f"({self.first_problem}), so the run stopped before paying for more. The first "
+            f"answer was: {shown!r}. Change the judge's prompt or its answer format (its "
+            "settings), then resume the run. "
+        )
+
+
 def judge_item(
     item: JudgeItem,
     config: JudgeConfig,
     caller: ModelCaller,
     protocol: ModelJudge,
     first: Request,
+    readable: ReadableWatch | None = None,
 ) -> ItemResult:
     """Ask about one item (re-asking with new seeds when the answer does not
-    parse), writing nothing but the ledger's calls. A stopped run (cancelled,
-    budget spent, endpoint unreachable) leaves the item pending."""
+    parse, once the run has read an answer: `readable`), writing nothing but
+    the ledger's calls. A stopped run (cancelled, budget spent, endpoint
+    unreachable, no answer readable) leaves the item pending."""
     result = ItemResult(item)
     usage = result.usage
     for attempt in range(config.reask + 1):
@@ -116,13 +161,19 @@ def judge_item(
         if call.finish_reason == "length":
             result.outcome = "truncated"
             result.detail = "the answer hit max_tokens before a score"
-            continue
-        parsed = protocol.parse(call.raw_output)
-        if parsed.ok:
-            result.status, result.outcome, result.detail = JudgeItem.Status.DONE, "ok", ""
-            result.value = parsed.value
-            return result
-        result.outcome, result.detail = parsed.outcome, parsed.detail
+        else:
+            parsed = protocol.parse(call.raw_output)
+            if parsed.ok:
+                result.status, result.outcome, result.detail = JudgeItem.Status.DONE, "ok", ""
+                result.value = parsed.value
+                if readable is not None:
+                    readable.record(True, "", "")
+                return result
+            result.outcome, result.detail = parsed.outcome, parsed.detail
+        if readable is not None:
+            readable.record(False, call.raw_output, result.detail)
+            if not readable.may_ask_again():
+                break
     result.status = JudgeItem.Status.NEEDS_HUMAN
     return result
 
@@ -354,6 +405,7 @@ def _judge_pending(run: JudgingRun, lease: Lease) -> None:
     protocol = judge_for(config)
     writer = ResultWriter(run, protocol, lease)
     watch_run = RunWatch(run, caller, lease)
+    readable = ReadableWatch(caller, config.stop_after_unreadable)
     last_flush = time.monotonic()
 
     def flush() -> None:
@@ -392,9 +444,9 @@ def _judge_pending(run: JudgingRun, lease: Lease) -> None:
             caller.prefetch(request for _, request in chunk)
             for item, request in chunk:
                 if caller.cached(request):
-                    add(judge_item(item, config, caller, protocol, request))
+                    add(judge_item(item, config, caller, protocol, request, readable))
                 else:
-                    pool.submit(judge_item, item, config, caller, protocol, request)
+                    pool.submit(judge_item, item, config, caller, protocol, request, readable)
         pool.drive()
         flush()
     pending, human = outlasting_outages(
@@ -420,6 +472,8 @@ def _judge_pending(run: JudgingRun, lease: Lease) -> None:
             f"{caller.halt_reason.removeprefix(HALT_WORDS[Halt.BUDGET] + ': ')}); "
             f"{pending} items not judged. "
         )
+    elif caller.halt_kind is Halt.UNREADABLE:
+        problem = readable.stop_message() + f"{pending} items not judged. "
     elif pending:
         problem = f"{pending} items failed with API errors: resume the run to ask again. "
     else:

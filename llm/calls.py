@@ -59,12 +59,14 @@ class Halt(StrEnum):
     TAKEN_OVER = "taken over"
     CANCELLED = "cancelled"
     BUDGET = "budget"
+    UNREADABLE = "unreadable"  # a judge none of whose answers could be read
 
 
 HALT_WORDS = {
     Halt.TAKEN_OVER: "another worker took the run over",
     Halt.CANCELLED: "cancelled",
     Halt.BUDGET: "budget",
+    Halt.UNREADABLE: "no answer held a readable score",
 }
 
 

@@ -82,7 +82,7 @@ def population_of(kind: str) -> str:
 
 
 def plural(count: int, word: str, several: str | None = None) -> str:
-    """"1 expert", "3 experts" (or `several` for an irregular plural)."""
+    """The count and its word: "1 expert", "3 experts" (`several`: an irregular plural)."""
     return f"{count} {word if count == 1 else (several or word + 's')}"
 
 

@@ -32,6 +32,9 @@ class JudgeConfig(ModelConfig):
     max_tokens: int = 1024
     seeds: tuple[int, ...] = (2023,)
     reask: int = 2
+    # answers without a readable score, none read yet, after which a run stops
+    # (judging.model_judging.ReadableWatch); 0: never stop for it
+    stop_after_unreadable: int = 20
     template: str = ""
     baseline: str = ""
     counting: str = "consistent"

@@ -92,17 +92,49 @@ def test_unparseable_answers_go_to_a_human_never_to_a_score(two_meetings_committ
     Response.objects.filter(run__system__name="Synthetic-Hedge", question__external_id="1").update(
         text="TRUNCATE"
     )
-    judge = llm_judge(server.url, reask=2)
+    # one item at a time: the order of the answers is the items'
+    judge = llm_judge(server.url, reask=2, max_concurrency=1)
     run = run_llm_judging(create_judging_run(judge, qa_test2(), "st").pk)
     assert run.status == "done" and run.done == 24 - 2 and run.failed == 12 + 2
     assert "14 answers need a human" in run.message
     human = JudgeItem.objects.filter(run=run, status="needs_human")
     assert human.count() == 14
     assert set(human.values_list("outcome", flat=True)) == {"parse_failure", "truncated"}
-    assert human.first().attempts == 3  # asked, then re-asked twice with new seeds
+    items = list(JudgeItem.objects.filter(run=run).order_by("pk"))
+    first_read = next(n for n, item in enumerate(items) if item.status == "done")
+    for n, item in enumerate(items):
+        if item.status == "needs_human":
+            # asked, then re-asked twice with new seeds; but before the run read
+            # any answer, an unreadable one is not asked again (a judge whose
+            # format the parser misses would pay every item three times over)
+            assert item.attempts == (1 if n < first_read else 3), (n, first_read)
+    assert sum(item.attempts == 3 for item in items) >= 10
     seeds = {c.params["seed"] for c in LLMCall.objects.filter(raw_output__startswith="I think")}
     assert len(seeds) == 3
     assert judged(judge).count() == 22  # failures are not scores
+
+
+def test_a_judge_whose_answers_never_parse_stops_the_run_at_twenty(two_meetings_committed, server):
+    """Every answer unreadable (a prompt asking for a format the parser does
+    not read): 20 answers, each asked once, then the run stops (failed, so it
+    can be resumed once the judge is fixed) and shows the first answer."""
+    from generation.models import Response
+
+    for response in Response.objects.all():  # each request its own (none from the ledger)
+        Response.objects.filter(pk=response.pk).update(text=f"GARBLE answer {response.pk}")
+    judge = llm_judge(server.url, reask=2, max_concurrency=4)
+    run = run_llm_judging(create_judging_run(judge, qa_test2(), "st").pk)
+    assert run.status == "failed"
+    assert run.message.startswith("Stopped: the first 20 answers held no readable score (no ")
+    assert "The first answer was: 'I think this answer is rather good" in run.message
+    assert "then resume the run" in run.message
+    asked = JudgeItem.objects.filter(run=run).exclude(attempts=0)
+    # each asked once; at most the calls in flight when it stopped came on top
+    assert 20 <= asked.count() <= 20 + 4
+    assert set(asked.values_list("attempts", flat=True)) == {1}
+    assert server.count == asked.count()
+    assert JudgeItem.objects.filter(run=run, status="pending").count() == 36 - asked.count()
+    assert not judged(judge).exists()
 
 
 def priced_judge(server, **settings):
