@@ -94,15 +94,23 @@ def builder_context(params, scope=None, *, user) -> dict:
     chosen_reference = _text(params, "reference") or _text(params, "gold_evaluator")
     languages = sorted(set(Dataset.objects.values_list("language", flat=True)))
     default_reference = getattr(scope, "reference", None)
+    kept = responses_kept(params, offered(System.objects.all(), True))
+    chosen_benchmark = _text(params, "benchmark")
+    splits = Dataset.objects.all()
+    if chosen_benchmark:
+        splits = splits.filter(benchmark__slug=chosen_benchmark)
     return {
         "benchmarks": [Option("", "any")]
         + [Option(s, s) for s in Benchmark.objects.order_by("slug").values_list("slug", flat=True)],
         "versions": [Option("", "any")] + [Option(v, v) for v in VERSIONS],
+        # the chosen benchmark's splits only
         "splits": [Option("", "any")]
-        + [Option(s, s) for s in sorted(set(Dataset.objects.values_list("split", flat=True)))],
+        + [Option(s, s) for s in sorted(set(splits.values_list("split", flat=True)))],
         "modes": [Option("", "any")] + [Option(m, MODE_WORDS.get(m, m)) for m in MODES],
         "languages": [Option(lang, lang) for lang in languages] or [Option("en", "en")],
-        "systems": sorted(offered(System.objects.all(), True).values_list("name", flat=True)),
+        # the systems with responses in the setting asked for, each with how many
+        "systems": sorted(kept),
+        "system_responses": kept,
         # a human evaluator may be judged (can the crowd replace the experts?);
         # only human evaluators are offered as the humans and the reference
         "judge_names": judges + humans,
@@ -141,3 +149,26 @@ def builder_context(params, scope=None, *, user) -> dict:
         "default_judges": list(getattr(scope, "judges", []) or []),
         "default_humans": list(getattr(scope, "humans", []) or []),
     }
+
+
+def responses_kept(params, systems) -> dict[str, int]:
+    """{system: its responses in the setting the query asks for (benchmark,
+    version, split, mode, language)}: the builder offers the systems that
+    have some there, and says how many each keeps."""
+    from django.db.models import Count
+
+    from generation.models import Response
+
+    wanted = {
+        "run__dataset__benchmark__slug": _text(params, "benchmark"),
+        "run__dataset__version": _text(params, "dataset_version"),
+        "run__dataset__split": _text(params, "split"),
+        "run__mode": _text(params, "mode"),
+        "run__dataset__language": _text(params, "language") or "en",
+    }
+    rows = (
+        Response.objects.filter(run__system__in=systems, **{k: v for k, v in wanted.items() if v})
+        .values_list("run__system__name")
+        .annotate(n=Count("pk"))
+    )
+    return dict(rows)

@@ -100,3 +100,23 @@ def test_the_builder_offers_only_human_evaluators_as_the_humans(researcher_clien
     assert not set(machine) & set(builder["human_names"])
     # one project: no project field
     assert builder["projects"] == []
+
+
+def test_the_builder_offers_the_systems_of_the_setting_with_their_counts(
+    researcher_client, two_meetings
+):
+    setting = {"split": "test2", "mode": "st", "dataset_version": "qa"}
+    builder = researcher_client.get("/analysis/report/", setting).context["builder"]
+    assert builder["system_responses"] == {
+        "Synthetic-Echo": 12,
+        "Synthetic-Hedge": 12,
+        "Synthetic-Terse": 12,
+    }
+    assert builder["systems"] == sorted(builder["system_responses"])
+    # a setting that holds nothing offers no system, and says why
+    answer = researcher_client.get("/analysis/report/", setting | {"language": "cs"})
+    assert answer.context["builder"]["systems"] == []
+    assert "No system has responses in this setting" in answer.content.decode()
+    # the splits offered are the chosen benchmark's
+    other = researcher_client.get("/analysis/report/", setting | {"benchmark": "no-such"})
+    assert [o.value for o in other.context["builder"]["splits"]] == [""]
