@@ -1,6 +1,6 @@
 from django.urls import path
 
-from console.views import adaptive, documents, home, prolific, runs, studies
+from console.views import adaptive, documents, home, judges, prolific, runs, studies
 
 app_name = "console"
 urlpatterns = [
@@ -34,6 +34,10 @@ urlpatterns = [
     path("adaptive/<int:pk>/", adaptive.adaptive_detail, name="adaptive"),
     path("adaptive/<int:pk>/plot.svg", adaptive.adaptive_plot, name="adaptive_plot"),
     path("adaptive/<int:pk>/<str:action>/", adaptive.adaptive_action, name="adaptive_action"),
+    path("judges/", judges.judges, name="judges"),
+    path("judges/new/", judges.judge_new, name="judge_new"),
+    path("judges/<int:pk>/", judges.judge_detail, name="judge"),
+    path("judges/<int:pk>/try/", judges.judge_try, name="judge_try"),
     path("workers/", runs.workers, name="workers"),
     path("workers/inspect/", runs.workers_inspect, name="workers_inspect"),
     path("documents/", documents.documents, name="documents"),

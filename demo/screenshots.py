@@ -166,6 +166,7 @@ def build_data(report, *, synthetic: bool = False) -> dict:
     return {
         "study": study.pk,
         "run": run.pk,
+        "judge": judge.pk,
         "metric_run": metric.pk,
         "document": document.pk if document else None,
         "entry": f"/s/{study.public_id}/?PROLIFIC_PID=5fcafe0000demo99&STUDY_ID=P1&SESSION_ID=S99",
@@ -251,6 +252,10 @@ def shoot(
             beat_workers()
             page.goto(base + "/console/workers/")
             snap("workers")
+            page.goto(base + "/console/judges/")
+            snap("judges")
+            page.goto(base + f"/console/judges/{ids['judge']}/")
+            snap("judge")
             if ids["document"]:
                 page.goto(base + f"/console/documents/{ids['document']}/")
                 links = page.locator("a.passage-link")

@@ -1,0 +1,135 @@
+"""LLM judges in the console: the list, a form per judge (fields, not JSON),
+the prompt filled with a real item, and "Try it on 3 items": the raw answers
+and the scores Concord reads in them, before any run is paid
+(judging.trial)."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from console.judge_forms import JudgeForm
+from console.views.common import mine, scoped_object
+from corpus.models import Dataset
+from judging.evaluators import ConfigError
+from judging.models import Evaluator
+from judging.trial import TRIAL_ITEMS, TrialRefused, prompt_preview, sample_responses, try_judge
+from users.decorators import researcher_required
+from users.permissions import signed_in_user
+
+SCORING = {"rubric", "prometheus", "custom"}
+
+
+def llm_judges(request: HttpRequest):
+    return mine(
+        request,
+        Evaluator.objects.filter(kind__in=[Evaluator.Kind.LLM_RUBRIC, Evaluator.Kind.LLM_PAIRWISE]),
+    ).order_by("name")
+
+
+@researcher_required
+def judges(request: HttpRequest) -> HttpResponse:
+    return render(request, "console/judges.html", {"judges": llm_judges(request), "nav": "judges"})
+
+
+@researcher_required
+def judge_new(request: HttpRequest) -> HttpResponse:
+    form = JudgeForm(request.POST or None, user=signed_in_user(request))
+    if request.method == "POST" and form.is_valid():
+        judge = Evaluator.objects.create(
+            name=form.cleaned_data["name"],
+            kind=Evaluator.Kind.LLM_RUBRIC,
+            config=form.config(),
+            project=form.cleaned_data["project"],
+        )
+        messages.info(request, f"Judge {judge.name} saved. Try it on {TRIAL_ITEMS} items below.")
+        return redirect("console:judge", pk=judge.pk)
+    return render(
+        request,
+        "console/form.html",
+        {
+            "form": form,
+            "title": "New LLM judge",
+            "submit": "Save the judge",
+            "intro": "A judge that scores each answer. Save it, then try it on a few items "
+            "before any run is paid: its prompt, its raw answers and the scores read in them.",
+            "nav": "judges",
+        },
+    )
+
+
+def judge_context(request: HttpRequest, judge: Evaluator, form: JudgeForm | None) -> dict:
+    config = judge.config if isinstance(judge.config, dict) else {}
+    dataset_id = request.GET.get("dataset") or request.POST.get("dataset") or ""
+    dataset = Dataset.objects.filter(pk=int(dataset_id)).first() if dataset_id.isdigit() else None
+    sample = sample_responses(dataset)
+    preview, refusal = "", ""
+    if config.get("protocol", "rubric") not in SCORING:
+        refusal = "This judge compares two answers: it is tried in a run, with its baseline."
+    elif sample:
+        try:
+            preview = prompt_preview(config, sample[0])
+        except (ConfigError, TrialRefused) as error:
+            refusal = str(error)
+    else:
+        refusal = "No single-turn responses yet: import or generate some to try the judge on."
+    used = judge.judgments.exists() or judge.verdicts.exists()
+    return {
+        "judge": judge,
+        "form": form,
+        "used": used,
+        "sample": sample,
+        "preview": preview,
+        "refusal": refusal,
+        "datasets": Dataset.objects.filter(pk__in=sample_datasets()).select_related("benchmark"),
+        "dataset": dataset,
+        "items": TRIAL_ITEMS,
+        "nav": "judges",
+    }
+
+
+def sample_datasets():
+    from generation.models import Response
+
+    return Response.objects.filter(run__mode="st").values("run__dataset").distinct()
+
+
+@researcher_required
+def judge_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    judge = scoped_object(request, llm_judges(request), pk)
+    form = None
+    if judge.kind == Evaluator.Kind.LLM_RUBRIC:
+        form = JudgeForm(request.POST or None, user=signed_in_user(request), instance=judge)
+    if request.method == "POST" and form is not None:
+        if judge.judgments.exists() or judge.verdicts.exists():
+            messages.error(
+                request,
+                "This judge has scores already: its settings stay as they gave them. "
+                "Make a new judge to change them.",
+            )
+            return redirect("console:judge", pk=judge.pk)
+        if form.is_valid():
+            judge.name = form.cleaned_data["name"]
+            judge.config = form.config()
+            judge.project = form.cleaned_data["project"]
+            judge.save(update_fields=["name", "config", "project"])
+            messages.info(request, f"Judge {judge.name} saved.")
+            return redirect("console:judge", pk=judge.pk)
+    return render(request, "console/judge.html", judge_context(request, judge, form))
+
+
+@researcher_required
+@require_POST
+def judge_try(request: HttpRequest, pk: int) -> HttpResponse:
+    judge = scoped_object(request, llm_judges(request), pk)
+    context = judge_context(request, judge, None)
+    if not context["refusal"]:
+        try:
+            context["answers"] = try_judge(judge.config, context["sample"])
+        except (ConfigError, TrialRefused) as error:
+            context["refusal"] = str(error)
+    if judge.kind == Evaluator.Kind.LLM_RUBRIC:
+        context["form"] = JudgeForm(user=signed_in_user(request), instance=judge)
+    return render(request, "console/judge.html", context)
