@@ -241,8 +241,11 @@ def responses_upload(request: HttpRequest) -> HttpResponse:
                 request,
                 f"Imported {count(counts.created, 'response')} "
                 f"({counts.updated} changed, {counts.unchanged} already there) into "
-                f"{count(len(result.runs), 'run')}.",
+                f"{count(len(result.runs), 'run')}, one per system. Next: judge them "
+                "(Judge responses), then open the report.",
             )
+            if len(result.runs) > 1:  # every system's run, not the first one's alone
+                return redirect(reverse("console:runs") + "?imported=1#generation-runs")
             return redirect("console:run", kind="generation", pk=result.runs[0])
     return render(
         request,

@@ -179,6 +179,21 @@ def test_the_console_uploads_a_file_of_responses(leval_tasks, client, researcher
     run = GenerationRun.objects.get(system__name="uploaded")
     assert answer.status_code == 302 and answer["Location"].endswith(f"/generation/{run.pk}/")
     assert run.done == 3
+    # a file of two systems' outputs: every system's run is listed, and the next step named
+    both = "".join(json.dumps(r) + "\n" for r in QUALITY)
+    answer = client.post(
+        "/console/runs/generation/import/",
+        {
+            "dataset": quality.pk,
+            "mode": "st",
+            "file": SimpleUploadedFile("ab.jsonl", both.encode()),
+        },
+        follow=True,
+    )
+    assert answer.redirect_chain[-1][0] == "/console/runs/?imported=1#generation-runs"
+    page = answer.content.decode()
+    assert "into 2 runs, one per system. Next: judge them" in page
+    assert "model-a" in page and "model-b" in page
     before = state()
     bad = body + json.dumps({"document_id": "quality-1", "question_id": "9", "response": ""})
     refused = client.post(
