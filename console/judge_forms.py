@@ -38,6 +38,17 @@ CONFIG_FIELDS = (
 )
 
 
+def price_field(tokens: str, help_text: str = "") -> forms.DecimalField:
+    return forms.DecimalField(
+        label=f"Price per million {tokens} tokens (USD)",
+        min_value=0,
+        max_digits=10,
+        decimal_places=4,
+        required=False,
+        help_text=help_text,
+    )
+
+
 class JudgeForm(ProjectFormMixin, forms.Form):
     name = forms.CharField(max_length=200, help_text="How reports and runs name this judge.")
     protocol = forms.ChoiceField(choices=PROTOCOLS, initial="rubric")
@@ -65,21 +76,10 @@ class JudgeForm(ProjectFormMixin, forms.Form):
     )
     temperature = forms.FloatField(min_value=0, max_value=2, initial=0.6)
     max_tokens = forms.IntegerField(min_value=1, max_value=32768, initial=1024)
-    price_input_per_million = forms.DecimalField(
-        label="Price per million input tokens (USD)",
-        min_value=0,
-        max_digits=10,
-        decimal_places=4,
-        required=False,
-        help_text="Empty: the run's cost reads 'unknown', and a budget cannot cap it.",
+    price_input_per_million = price_field(
+        "input", "Empty: the run's cost reads 'unknown', and a budget cannot cap it."
     )
-    price_output_per_million = forms.DecimalField(
-        label="Price per million output tokens (USD)",
-        min_value=0,
-        max_digits=10,
-        decimal_places=4,
-        required=False,
-    )
+    price_output_per_million = price_field("output")
     template = forms.CharField(
         required=False,
         widget=forms.Textarea(attrs={"rows": 8}),
