@@ -405,7 +405,12 @@ def _judge_pending(run: JudgingRun, lease: Lease) -> None:
     protocol = judge_for(config)
     writer = ResultWriter(run, protocol, lease)
     watch_run = RunWatch(run, caller, lease)
-    readable = ReadableWatch(caller, config.stop_after_unreadable)
+    # 0: the watch is off (every unreadable answer re-asked, the run never stopped for it)
+    readable = (
+        ReadableWatch(caller, config.stop_after_unreadable)
+        if config.stop_after_unreadable > 0
+        else None
+    )
     last_flush = time.monotonic()
 
     def flush() -> None:
@@ -472,7 +477,7 @@ def _judge_pending(run: JudgingRun, lease: Lease) -> None:
             f"{caller.halt_reason.removeprefix(HALT_WORDS[Halt.BUDGET] + ': ')}); "
             f"{pending} items not judged. "
         )
-    elif caller.halt_kind is Halt.UNREADABLE:
+    elif caller.halt_kind is Halt.UNREADABLE and readable is not None:
         problem = readable.stop_message() + f"{pending} items not judged. "
     elif pending:
         problem = f"{pending} items failed with API errors: resume the run to ask again. "

@@ -33,7 +33,8 @@ class JudgeConfig(ModelConfig):
     seeds: tuple[int, ...] = (2023,)
     reask: int = 2
     # answers without a readable score, none read yet, after which a run stops
-    # (judging.model_judging.ReadableWatch); 0: never stop for it
+    # (judging.model_judging.ReadableWatch: until one is read, none is asked
+    # again); 0: the watch is off, every unreadable answer is asked again
     stop_after_unreadable: int = 20
     template: str = ""
     baseline: str = ""

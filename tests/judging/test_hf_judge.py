@@ -41,8 +41,8 @@ def test_local_configuration_checks():
 def test_a_local_model_judges_through_the_ledger(two_meetings_committed, tiny_model):
     from llm import hf
 
-    # a random model never writes a score: here the run goes on to the end
-    # (this test is about the ledger; test_llm_runs has the stop at 20)
+    # a random model never writes a score: the unreadable-answer watch off, the
+    # run goes on to the end (this test is about the ledger; test_llm_runs has the stop)
     judge = local_judge(tiny_model, stop_after_unreadable=0)
     dataset = Dataset.objects.get(version="qa", language="en", split="test2")
     run = create_judging_run(judge, dataset, "st")

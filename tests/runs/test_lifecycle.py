@@ -216,8 +216,10 @@ def test_counters_and_needs_a_human_follow_what_is_stored(two_meetings_committed
     # 3 client errors (the items stay pending), then 4 garbled answers: with
     # reask=1, two prompts need a human (4 items: each prompt is asked for 2
     # responses with the same text)
+    # (the unreadable-answer watch off: these garbled answers come before any
+    # readable one, and this test is about the counters and retry_failed)
     with FakeOpenAI(plan=["400"] * 3 + ["garbled"] * 4) as server:
-        judge = make_judge(server.url, max_concurrency=1)
+        judge = make_judge(server.url, max_concurrency=1, stop_after_unreadable=0)
         run = run_llm_judging(create_judging_run(judge, qa_test2(), "st").pk)
         human = JudgeItem.objects.filter(run=run, status="needs_human").count()
         assert human == 4
