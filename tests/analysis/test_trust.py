@@ -401,3 +401,22 @@ class TestTwoSyntheticMeetings:
         flat_row = table[table.index('data-judge="flat-judge"') :].split("</tr>")[0]
         assert "constant: 5 everywhere" in flat_row and "fails" in flat_row
         assert "Rank the systems" in table and "Replace an expert" in table
+
+    def test_a_selection_without_human_raters_says_so_in_the_alt_test_line(
+        self, two_meetings, client, researcher
+    ):
+        """No human evaluator in the selection: the alt-test line names none and
+        says why (not "per population: .")."""
+        Judgment.objects.filter(
+            evaluator__name__in=["gold-human-eval", "silver-human-eval"]
+        ).delete()
+        client.force_login(researcher)
+        page = html.unescape(
+            client.get(
+                "/analysis/report/", {"split": "test2", "dataset_version": "qa", "mode": "st"}
+            ).content.decode()
+        )
+        assert "per population: none, the selection holds no human evaluator to test against." in (
+            page
+        )
+        assert "per population: ." not in page
