@@ -1,6 +1,6 @@
 from django.urls import path
 
-from console.views import adaptive, documents, home, judges, prolific, runs, studies
+from console.views import adaptive, documents, home, imports, judges, prolific, runs, studies
 
 app_name = "console"
 urlpatterns = [
@@ -40,6 +40,10 @@ urlpatterns = [
     path("judges/<int:pk>/try/", judges.judge_try, name="judge_try"),
     path("workers/", runs.workers, name="workers"),
     path("workers/inspect/", runs.workers_inspect, name="workers_inspect"),
+    path("benchmarks/", imports.benchmarks, name="benchmarks"),
+    path("benchmarks/upload/", imports.benchmark_upload, name="benchmark_upload"),
+    path("benchmarks/upload/<str:token>/", imports.benchmark_preview, name="benchmark_preview"),
+    path("benchmarks/imports/<int:pk>/", imports.benchmark_import, name="benchmark_import"),
     path("documents/", documents.documents, name="documents"),
     path("documents/<int:pk>/", documents.document_detail, name="document"),
 ]

@@ -31,6 +31,7 @@ from corpus.importers.elitr_bench import (
     parse_elitr_bench,
 )
 from corpus.services import ELITR_BENCH, import_elitr_corpus
+from corpus.staging import discard, is_staged_path
 from generation.paper_responses import import_paper_responses
 from judging.models import BenchmarkImport
 from judging.paper_scores import import_paper_scores
@@ -149,6 +150,22 @@ def import_elitr_bench(
     return summary
 
 
+def preview_elitr_bench(
+    source: str | Path,
+    *,
+    versions: tuple[str, ...] = VERSIONS,
+    languages: tuple[str, ...] = LANGUAGES,
+    with_responses: bool = False,
+) -> ElitrImportSummary:
+    """What importing `source` would write (meetings, questions per split,
+    datasets, responses, judgments), read and checked in full by the same
+    parser; nothing is written. An ImportFailure names the file and field."""
+    bundle = parse_elitr_bench(
+        source, versions=versions, languages=languages, with_responses=with_responses
+    )
+    return ElitrImportSummary(str(source), bundle)
+
+
 def resolve_elitr_source(
     source: str | None, *, mirror: str | None = None, report=lambda message: None
 ) -> Path:
@@ -210,3 +227,7 @@ def _import(job: BenchmarkImport) -> None:
         status, message = BenchmarkImport.Status.DONE, summary.as_text()
     BenchmarkImport.objects.filter(pk=job.pk).update(stage="finished")
     finish(job, status, message)
+    # a browser upload (corpus.staging) is kept until its import ran, not after
+    token = is_staged_path(job.source) if job.source else ""
+    if token:
+        discard(token)

@@ -20,6 +20,7 @@ from console.forms import NewGenerationRunForm, NewJudgingRunForm, ResponseUploa
 from console.views.common import RUN_MODELS, is_htmx, mine, scoped_object
 from core.words import count
 from corpus.importers.errors import ImportFailure
+from corpus.importers.limits import upload_limits
 from generation.models import GenerationRun
 from generation.response_import import import_responses, read_response_file
 from generation.runner import (
@@ -139,9 +140,17 @@ def run_action(request: HttpRequest, kind: str, pk: int, action: str) -> HttpRes
     return redirect("console:run", kind=kind, pk=pk)
 
 
+def chosen_dataset(request: HttpRequest) -> dict[str, str]:
+    """The dataset a link chose (the benchmarks page's next steps: ?dataset=<pk>)."""
+    chosen = request.GET.get("dataset", "")
+    return {"dataset": chosen} if chosen.isdigit() else {}
+
+
 @researcher_required
 def judging_run_new(request: HttpRequest) -> HttpResponse:
-    form = NewJudgingRunForm(request.POST or None, user=signed_in_user(request))
+    form = NewJudgingRunForm(
+        request.POST or None, user=signed_in_user(request), initial=chosen_dataset(request)
+    )
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
@@ -174,7 +183,9 @@ def judging_run_new(request: HttpRequest) -> HttpResponse:
 
 @researcher_required
 def generation_run_new(request: HttpRequest) -> HttpResponse:
-    form = NewGenerationRunForm(request.POST or None, user=signed_in_user(request))
+    form = NewGenerationRunForm(
+        request.POST or None, user=signed_in_user(request), initial=chosen_dataset(request)
+    )
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
@@ -208,7 +219,10 @@ def responses_upload(request: HttpRequest) -> HttpResponse:
     """Import a file of model outputs made elsewhere (the service the command and
     the API call); a refusal is shown on the form and nothing is stored."""
     form = ResponseUploadForm(
-        request.POST or None, request.FILES or None, user=signed_in_user(request)
+        request.POST or None,
+        request.FILES or None,
+        user=signed_in_user(request),
+        initial=chosen_dataset(request),
     )
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
@@ -254,6 +268,7 @@ def responses_upload(request: HttpRequest) -> HttpResponse:
             "form": form,
             "title": "Import responses",
             "submit": "Import",
+            "max_bytes": upload_limits().max_bytes,
             "intro": "Outputs a model gave elsewhere, for a benchmark imported here: each "
             "system's become an imported run that judges and studies can score.",
             "nav": "runs",

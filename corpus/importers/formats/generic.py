@@ -13,11 +13,17 @@ CSV or Parquet (schema in docs/benchmark-formats.md, "Generic"):
      "answer_position": "B|M|E|S"}               optional
 
 In a CSV file `answers` is a JSON list in its cell.
+
+A file whose columns have other names (`context`, `query`, `reference`) is
+read with `columns`, Concord's field -> the file's column (the console's
+upload shows the mapping it guessed and lets the researcher change it);
+columns it does not name are left out, not refused.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 
 from corpus.importers.checks import identifier
@@ -47,6 +53,17 @@ KNOWN_FIELDS = frozenset(
 )
 QUESTION_TYPES = ("who", "what", "when", "howmany")
 ANSWER_POSITIONS = ("B", "M", "E", "S")
+# Concord's fields in the order a mapping shows them; the required ones first.
+REQUIRED_FIELDS = ("document_id", "document", "question")
+FIELDS = (
+    *REQUIRED_FIELDS,
+    "answer",
+    "answers",
+    "question_id",
+    "task",
+    "question_type",
+    "answer_position",
+)
 
 
 def read(
@@ -58,8 +75,11 @@ def read(
     version: str = "qa",
     language: str = "en",
     task: str = "",
+    columns: Mapping[str, str] | None = None,
 ) -> BenchmarkBundle:
     check_names(slug=benchmark, split=split, version=version, language=language, task=task)
+    if columns is not None:
+        check_columns(columns)
     records = read_records(path)
     bundle = BenchmarkBundle(
         benchmark, benchmark_name or benchmark, FORMAT, version, language, split, str(path)
@@ -67,7 +87,10 @@ def read(
     seen: set[tuple[str, str]] = set()
     rank: dict[str, int] = {}
     for record in records:
-        unknown_fields(record, KNOWN_FIELDS)
+        if columns is None:
+            unknown_fields(record, KNOWN_FIELDS)
+        else:
+            record = mapped(record, columns)
         fields, where = record.fields, record.where
         document_id = identifier(fields.get("document_id"), "document_id", where)
         document = fields.get("document")
@@ -101,6 +124,37 @@ def read(
     if not bundle.items:
         raise ImportFailure(f"{path}: no questions in the file.")
     return bundle
+
+
+def check_columns(columns: Mapping[str, str]) -> None:
+    """A mapping names each required field and gives each column one field."""
+    unknown = sorted(set(columns) - KNOWN_FIELDS)
+    if unknown:
+        raise ImportFailure(f"Mapping: no field {', '.join(unknown)} in the generic format.")
+    chosen = {field: column for field, column in columns.items() if column}
+    for field in REQUIRED_FIELDS:
+        if field not in chosen:
+            raise ImportFailure(f"Mapping: choose the column that holds '{field}'.")
+    if ("answer" in chosen) == ("answers" in chosen):
+        raise ImportFailure(
+            "Mapping: choose one column for the reference: 'answer' (a text) or 'answers' (a list)."
+        )
+    taken: dict[str, str] = {}
+    for field, column in chosen.items():
+        if column in taken:
+            raise ImportFailure(
+                f"Mapping: column '{column}' is chosen for both '{taken[column]}' and '{field}'."
+            )
+        taken[column] = field
+
+
+def mapped(record: Record, columns: Mapping[str, str]) -> Record:
+    """The record under Concord's field names; columns not mapped are left out."""
+    fields = record.fields
+    return Record(
+        record.where,
+        {field: fields[column] for field, column in columns.items() if column and column in fields},
+    )
 
 
 def _task(fields: dict, default: str, where: str) -> str:

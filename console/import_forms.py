@@ -1,0 +1,130 @@
+"""The benchmark upload's options: the format, and what each format's reader
+takes (the benchmark's slug and name, split, task, version and language; for
+ELITR-Bench the versions, languages and whether the paper's responses come
+too). The same form reads the upload's POST, the preview's query string and
+the confirmation's POST, so the three cannot disagree."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+
+from corpus.choices import DatasetVersion, Language
+from corpus.importers.formats import generic, leval, zeroscrolls
+
+ELITR = "elitr_bench"
+FORMAT_CHOICES = [
+    (ELITR, "ELITR-Bench: the authors' archives (.zip, .tar), several at once"),
+    (leval.FORMAT, "L-Eval: one task file (.jsonl)"),
+    (zeroscrolls.FORMAT, "ZeroSCROLLS: one task's rows (.jsonl or .parquet)"),
+    (generic.FORMAT, "Generic: one question per record (.jsonl, .csv or .parquet)"),
+]
+DEFAULT_SLUGS = {leval.FORMAT: "leval", zeroscrolls.FORMAT: "zeroscrolls"}
+DEFAULT_SPLITS = {zeroscrolls.FORMAT: "validation"}
+# The prefix of a generic file's mapping in the preview's query string.
+MAPPING_PREFIX = "map-"
+
+
+class MultipleFileInput(forms.ClearableFileInput):
+    allow_multiple_selected = True
+
+
+class BenchmarkImportForm(forms.Form):
+    format = forms.ChoiceField(choices=FORMAT_CHOICES, initial=ELITR)
+    upload = forms.FileField(
+        label="Files",
+        required=False,
+        widget=MultipleFileInput(),
+        help_text="ELITR-Bench: its archives as published (data.zip, the transcripts' "
+        ".tar.zip files, generated-responses.zip), all at once. The others: one file.",
+    )
+    benchmark = forms.SlugField(
+        required=False,
+        max_length=64,
+        help_text="A short name (letters, digits, - and _). L-Eval and ZeroSCROLLS: "
+        "leval and zeroscrolls unless given; a generic file needs one.",
+    )
+    name = forms.CharField(
+        required=False, max_length=200, help_text="Shown in reports; default: the slug."
+    )
+    split = forms.SlugField(
+        required=False, max_length=50, help_text="Default: test (ZeroSCROLLS: validation)."
+    )
+    task = forms.SlugField(
+        required=False,
+        max_length=100,
+        help_text="L-Eval, ZeroSCROLLS: default the file's name; generic: for records "
+        "that name none.",
+    )
+    dataset_version = forms.ChoiceField(
+        choices=DatasetVersion.choices, initial=DatasetVersion.QA, label="Version"
+    )
+    language = forms.ChoiceField(choices=Language.choices, initial=Language.ENGLISH)
+    versions = forms.MultipleChoiceField(
+        choices=DatasetVersion.choices,
+        initial=list(DatasetVersion.values),
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        label="ELITR-Bench versions",
+    )
+    languages = forms.MultipleChoiceField(
+        choices=Language.choices,
+        initial=list(Language.values),
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        label="ELITR-Bench languages",
+    )
+    with_responses = forms.BooleanField(
+        required=False,
+        initial=True,
+        label="ELITR-Bench: with the paper's responses and their scores",
+    )
+
+    def clean(self) -> dict[str, Any]:
+        super().clean()
+        data = self.cleaned_data
+        chosen = data.get("format")
+        if chosen == generic.FORMAT and not data.get("benchmark"):
+            self.add_error("benchmark", "A generic file needs a benchmark slug.")
+        if chosen == ELITR:
+            for name in ("versions", "languages"):
+                if not data.get(name):
+                    self.add_error(name, "Choose at least one.")
+        return data
+
+    @property
+    def is_elitr(self) -> bool:
+        return self.cleaned_data["format"] == ELITR
+
+    def reader_options(self) -> dict[str, Any]:
+        """What corpus.importers.formats' reader of the chosen format takes."""
+        data = self.cleaned_data
+        chosen = data["format"]
+        return {
+            "benchmark": data["benchmark"] or DEFAULT_SLUGS[chosen],
+            "benchmark_name": data["name"] or None,
+            "split": data["split"] or DEFAULT_SPLITS.get(chosen, "test"),
+            "version": data["dataset_version"],
+            "language": data["language"],
+            "task": data["task"],
+        }
+
+    def elitr_options(self) -> dict[str, Any]:
+        data = self.cleaned_data
+        return {
+            "versions": tuple(v for v in DatasetVersion.values if v in data["versions"]),
+            "languages": tuple(v for v in Language.values if v in data["languages"]),
+            "with_responses": data["with_responses"],
+        }
+
+
+def mapping_from(query: Any) -> dict[str, str] | None:
+    """A generic file's mapping from the preview's query string (Concord's
+    field -> the file's column); None when none was chosen yet (guess it)."""
+    chosen = {
+        key[len(MAPPING_PREFIX) :]: value
+        for key, value in query.items()
+        if key.startswith(MAPPING_PREFIX) and key[len(MAPPING_PREFIX) :] in generic.FIELDS
+    }
+    return chosen or None
