@@ -1,6 +1,16 @@
 from django.urls import path
 
-from console.views import adaptive, documents, home, imports, judges, prolific, runs, studies
+from console.views import (
+    adaptive,
+    documents,
+    home,
+    imports,
+    judges,
+    outputs,
+    prolific,
+    runs,
+    studies,
+)
 
 app_name = "console"
 urlpatterns = [
@@ -8,7 +18,12 @@ urlpatterns = [
     path("runs/", runs.runs, name="runs"),
     path("runs/judging/new/", runs.judging_run_new, name="judging_run_new"),
     path("runs/generation/new/", runs.generation_run_new, name="generation_run_new"),
-    path("runs/generation/import/", runs.responses_upload, name="responses_upload"),
+    path("runs/generation/import/", outputs.responses_upload, name="responses_upload"),
+    path(
+        "runs/generation/import/<str:token>/",
+        outputs.responses_preview,
+        name="responses_preview",
+    ),
     path("runs/<str:kind>/<int:pk>/", runs.run_detail, name="run"),
     path("runs/<str:kind>/<int:pk>/live/", runs.run_live, name="run_live"),
     path("runs/<str:kind>/<int:pk>/<str:action>/", runs.run_action, name="run_action"),

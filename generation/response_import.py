@@ -283,3 +283,29 @@ def _scored(response_id: int) -> bool:
     if verdicts.filter(opponent_id=response_id).exists():
         return True
     return Response.objects.filter(pk=response_id, study_items__isnull=False).exists()
+
+
+class _RolledBack(Exception):
+    """Ends a dry run's transaction (its result is kept aside first)."""
+
+
+def dry_run_import(responses: list[ImportedResponse], **options: Any) -> ResponseImport:
+    """What `import_responses` would write (its counts; every refusal it would
+    make), written in a transaction that is then rolled back: the preview
+    the console shows before the researcher confirms. The runs' ids it
+    reports do not exist afterwards."""
+    outcome: list[ResponseImport] = []
+    try:
+        with transaction.atomic():
+            outcome.append(import_responses(responses, **options))
+            raise _RolledBack
+    except _RolledBack:
+        pass
+    return outcome[0]
+
+
+def responses_by_system(responses: list[ImportedResponse]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for response in responses:
+        counts[response.system] = counts.get(response.system, 0) + 1
+    return dict(sorted(counts.items()))

@@ -4,9 +4,7 @@ run them with the runs queued for each queue."""
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Callable
-from pathlib import Path
 
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
@@ -16,13 +14,10 @@ from django.views.decorators.http import require_GET, require_POST
 
 from analysis.report.links import generation_run_selection, judging_run_selection, report_links
 from console import monitors
-from console.forms import NewGenerationRunForm, NewJudgingRunForm, ResponseUploadForm
+from console.forms import NewGenerationRunForm, NewJudgingRunForm
 from console.views.common import RUN_MODELS, is_htmx, mine, scoped_object
 from core.words import count
-from corpus.importers.errors import ImportFailure
-from corpus.importers.limits import upload_limits
 from generation.models import GenerationRun
-from generation.response_import import import_responses, read_response_file
 from generation.runner import (
     GenerationError,
     cancel_generation_run,
@@ -209,68 +204,6 @@ def generation_run_new(request: HttpRequest) -> HttpResponse:
             "submit": "Start the run",
             "intro": "Systems are added in the admin (Generation > Systems), with their "
             "model and decoding configuration.",
-            "nav": "runs",
-        },
-    )
-
-
-@researcher_required
-def responses_upload(request: HttpRequest) -> HttpResponse:
-    """Import a file of model outputs made elsewhere (the service the command and
-    the API call); a refusal is shown on the form and nothing is stored."""
-    form = ResponseUploadForm(
-        request.POST or None,
-        request.FILES or None,
-        user=signed_in_user(request),
-        initial=chosen_dataset(request),
-    )
-    if request.method == "POST" and form.is_valid():
-        data = form.cleaned_data
-        dataset, upload = data["dataset"], data["file"]
-        suffix = Path(upload.name).suffix.lower()
-        try:
-            with tempfile.TemporaryDirectory() as folder:
-                path = Path(folder) / f"responses{suffix}"
-                with path.open("wb") as out:
-                    for chunk in upload.chunks():
-                        out.write(chunk)
-                parsed = read_response_file(
-                    path, system=data["system"], task=dataset.task, mode=data["mode"]
-                )
-            result = import_responses(
-                parsed,
-                benchmark=dataset.benchmark.slug,
-                split=dataset.split,
-                version=dataset.version,
-                language=dataset.language,
-                origin=f"console upload {upload.name}"[:500],
-                project=data["project"],
-            )
-        except ImportFailure as failure:
-            # the temporary path means nothing to the researcher: name the upload
-            form.add_error("file", str(failure).replace(str(path), upload.name))
-        else:
-            counts = result.counts["responses"]
-            messages.info(
-                request,
-                f"Imported {count(counts.created, 'response')} "
-                f"({counts.updated} changed, {counts.unchanged} already there) into "
-                f"{count(len(result.runs), 'run')}, one per system. Next: judge them "
-                "(Judge responses), then open the report.",
-            )
-            if len(result.runs) > 1:  # every system's run, not the first one's alone
-                return redirect(reverse("console:runs") + "?imported=1#generation-runs")
-            return redirect("console:run", kind="generation", pk=result.runs[0])
-    return render(
-        request,
-        "console/form.html",
-        {
-            "form": form,
-            "title": "Import responses",
-            "submit": "Import",
-            "max_bytes": upload_limits().max_bytes,
-            "intro": "Outputs a model gave elsewhere, for a benchmark imported here: each "
-            "system's become an imported run that judges and studies can score.",
             "nav": "runs",
         },
     )

@@ -149,6 +149,11 @@ def test_each_format_is_previewed_then_imported_from_the_console(
     assert "reports" in page.locator("#id_dataset option:checked").inner_text()
     page.set_input_files("#id_file", str(outputs))
     page.click("#submit")
+    page.wait_for_selector("#preview-systems")
+    assert "mine" in page.inner_text("#preview-systems")
+    assert "responses: 2 new" in page.inner_text("#preview-summary")
+    assert not GenerationRun.objects.exists()  # the dry run left nothing
+    page.click("#confirm-import")
     page.wait_for_url(re.compile(r"/console/runs/generation/\d+/$"))
     run = GenerationRun.objects.get(system__name="mine")
     assert run.project.slug == "team-b"

@@ -157,6 +157,18 @@ def test_the_api_imports_responses_and_refuses_with_nothing_written(leval_tasks,
     assert api.patch(f"/api/responses/{response.pk}/", {"text": "x"}).status_code == 405
 
 
+def confirm(client, previewed, **options):
+    """Press the preview page's Import: its form posts the upload's options back."""
+    import re
+
+    assert previewed.redirect_chain, previewed.content.decode()[-3000:]
+    url = previewed.redirect_chain[-1][0]
+    form = previewed.content.decode().split('id="import-form"', 1)[1].split("</form>", 1)[0]
+    fields = dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)"', form))
+    fields.pop("csrfmiddlewaretoken", None)
+    return client.post(url.split("?")[0], {**fields, "action": "import"}, **options)
+
+
 def test_the_console_uploads_a_file_of_responses(leval_tasks, client, researcher):
     from django.core.files.uploadedfile import SimpleUploadedFile
 
@@ -167,7 +179,8 @@ def test_the_console_uploads_a_file_of_responses(leval_tasks, client, researcher
     body = "".join(
         json.dumps({k: v for k, v in r.items() if k != "system"}) + "\n" for r in QUALITY[:3]
     )
-    answer = client.post(
+    before = state()
+    previewed = client.post(
         "/console/runs/generation/import/",
         {
             "dataset": quality.pk,
@@ -175,13 +188,19 @@ def test_the_console_uploads_a_file_of_responses(leval_tasks, client, researcher
             "mode": "st",
             "file": SimpleUploadedFile("my-outputs.jsonl", body.encode()),
         },
+        follow=True,
     )
+    # the preview: the first records, each system's responses, what would be written
+    page = previewed.content.decode()
+    assert 'id="preview-rows"' in page and "responses: 3 new, 0 changed" in page
+    assert state() == before  # nothing stored before the confirmation
+    answer = confirm(client, previewed)
     run = GenerationRun.objects.get(system__name="uploaded")
     assert answer.status_code == 302 and answer["Location"].endswith(f"/generation/{run.pk}/")
     assert run.done == 3
     # a file of two systems' outputs: every system's run is listed, and the next step named
     both = "".join(json.dumps(r) + "\n" for r in QUALITY)
-    answer = client.post(
+    previewed = client.post(
         "/console/runs/generation/import/",
         {
             "dataset": quality.pk,
@@ -190,6 +209,7 @@ def test_the_console_uploads_a_file_of_responses(leval_tasks, client, researcher
         },
         follow=True,
     )
+    answer = confirm(client, previewed, follow=True)
     assert answer.redirect_chain[-1][0] == "/console/runs/?imported=1#generation-runs"
     page = answer.content.decode()
     assert "into 2 runs, one per system. Next: judge them" in page
@@ -238,7 +258,8 @@ def test_another_project_imports_judges_reports_and_exports_its_own_responses(
               "file": SimpleUploadedFile("lab.jsonl", body.encode())}  # fmt: skip
     if of_two:
         upload["project"] = lab.pk
-    answer = client.post("/console/runs/generation/import/", upload)
+    previewed = client.post("/console/runs/generation/import/", upload, follow=True)
+    answer = confirm(client, previewed)
     assert answer.status_code == 302, answer.content.decode()[-3000:]
     assert GenerationRun.objects.get(system__name="lab-model").project == lab
     api = APIClient()
