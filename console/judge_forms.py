@@ -1,5 +1,6 @@
-"""The console's form for an LLM judge that scores answers (rubric,
-Prometheus, a custom template): fields, not JSON. It writes the judge's
+"""The console's form for an LLM judge: one that scores answers (rubric,
+Prometheus, a custom template) or one that compares each with a baseline
+system's (pairwise, L-Eval's battle): fields, not JSON. It writes the judge's
 configuration (`judging.evaluators.JudgeConfig`) and checks it as the admin
 and the API do (`checked_judge`: a refusal names the field)."""
 
@@ -20,6 +21,16 @@ PROTOCOLS = [
     ("rubric", "Rubric 1-10 (the paper's GPT-4 prompt; answers \\boxed{N})"),
     ("prometheus", "Prometheus 1-5 (its prompt; answers [RESULT] N)"),
     ("custom", "Custom template (your prompt; answers \\boxed{N}, 1-10)"),
+    ("pairwise", "Pairwise against a baseline (MT-Bench's prompt; answers [[A]], [[B]] or [[C]])"),
+    (
+        "leval_pairwise",
+        "L-Eval's battle against a baseline (its prompt and settings, as L-Eval ran)",
+    ),
+]
+PAIRWISE = frozenset({"pairwise", "leval_pairwise"})
+COUNTINGS = [
+    ("consistent", "consistent: a pair wins when both orders agree (else a tie)"),
+    ("per_order", "per order: each order counts, ties a half (L-Eval's win rate)"),
 ]
 SERVERS = [(name, name) for name in CAPABILITIES]
 # the configuration's keys each field writes (the rest keeps the judge's defaults)
@@ -35,7 +46,22 @@ CONFIG_FIELDS = (
     "price_input_per_million",
     "price_output_per_million",
     "template",
+    "baseline",
+    "counting",
 )
+
+
+def system_choices() -> list[tuple[str, str]]:
+    """Systems that have single-turn responses, by name (a baseline is one)."""
+    from generation.models import Response
+
+    names = (
+        Response.objects.filter(run__mode="st")
+        .values_list("run__system__name", flat=True)
+        .distinct()
+        .order_by("run__system__name")
+    )
+    return [(name, name) for name in names]
 
 
 def price_field(tokens: str, help_text: str = "") -> forms.DecimalField:
@@ -87,6 +113,18 @@ class JudgeForm(ProjectFormMixin, forms.Form):
         "{reference}; the judge must answer \\boxed{N}.",
     )
 
+    baseline = forms.ChoiceField(
+        required=False,
+        help_text="Pairwise only: the system every other system's answer is compared with "
+        "(each pair in both orders).",
+    )
+    counting = forms.ChoiceField(
+        choices=COUNTINGS,
+        initial="consistent",
+        required=False,
+        help_text="Pairwise only: how the two orders of a pair make its result.",
+    )
+
     def __init__(self, *args: Any, instance: Evaluator | None = None, **kwargs: Any) -> None:
         self.instance = instance
         if instance is not None and not kwargs.get("data") and not (args and args[0]):
@@ -103,6 +141,20 @@ class JudgeForm(ProjectFormMixin, forms.Form):
         key_field.choices = [("", "no key"), *((k, k) for k in keys)]
         if "OPENAI_API_KEY" in keys and instance is None:
             key_field.initial = "OPENAI_API_KEY"
+        baseline_field = self.fields["baseline"]
+        assert isinstance(baseline_field, forms.ChoiceField)
+        systems = system_choices()
+        current = (self.initial or {}).get("baseline")
+        if current and (current, current) not in systems:  # a baseline with no responses yet
+            systems.append((current, current))
+        baseline_field.choices = [("", "(none: a scoring judge)"), *systems]
+
+    @property
+    def kind(self) -> str:
+        """The evaluator's kind its protocol makes."""
+        if self.cleaned_data.get("protocol") in PAIRWISE:
+            return Evaluator.Kind.LLM_PAIRWISE
+        return Evaluator.Kind.LLM_RUBRIC
 
     def clean_name(self) -> str:
         name = self.cleaned_data["name"].strip()
@@ -121,6 +173,9 @@ class JudgeForm(ProjectFormMixin, forms.Form):
         for key in ("base_url", "model", "model_path", "api_key_env", "template"):
             if data.get(key):
                 config[key] = data[key]
+        if data["protocol"] in PAIRWISE:
+            config["baseline"] = data.get("baseline") or ""
+            config["counting"] = data.get("counting") or "consistent"
         config["temperature"] = data["temperature"]
         config["max_tokens"] = data["max_tokens"]
         for key in ("price_input_per_million", "price_output_per_million"):
@@ -133,12 +188,14 @@ class JudgeForm(ProjectFormMixin, forms.Form):
         if self.errors:
             return data
         try:
-            checked_judge(Evaluator.Kind.LLM_RUBRIC, self.config())
+            checked_judge(self.kind, self.config())
         except ConfigError as error:
             # the message names the setting; put it beside its field when there is one
             words = str(error)
             field = next((f for f in CONFIG_FIELDS if words.startswith(f)), None)
             if field is None and "template" in words.lower():
                 field = "template"
+            if field is None and "baseline" in words.lower():
+                field = "baseline"
             self.add_error(field if field in self.fields else None, words)
         return data

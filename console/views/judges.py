@@ -10,16 +10,14 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from console.judge_forms import JudgeForm
+from console.judge_forms import PAIRWISE, JudgeForm
 from console.views.common import mine, scoped_object
 from corpus.models import Dataset
 from judging.evaluators import ConfigError
 from judging.models import Evaluator
-from judging.trial import TRIAL_ITEMS, TrialRefused, prompt_preview, sample_responses, try_judge
+from judging.trial import TRIAL_ITEMS, TrialRefused, prompt_preview, sample_items, try_judge
 from users.decorators import researcher_required
 from users.permissions import signed_in_user
-
-SCORING = {"rubric", "prometheus", "custom"}
 
 
 def llm_judges(request: HttpRequest):
@@ -40,7 +38,7 @@ def judge_new(request: HttpRequest) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         judge = Evaluator.objects.create(
             name=form.cleaned_data["name"],
-            kind=Evaluator.Kind.LLM_RUBRIC,
+            kind=form.kind,
             config=form.config(),
             project=form.cleaned_data["project"],
         )
@@ -53,8 +51,9 @@ def judge_new(request: HttpRequest) -> HttpResponse:
             "form": form,
             "title": "New LLM judge",
             "submit": "Save the judge",
-            "intro": "A judge that scores each answer. Save it, then try it on a few items "
-            "before any run is paid: its prompt, its raw answers and the scores read in them.",
+            "intro": "A judge that scores each answer, or compares it with a baseline system's "
+            "(pairwise). Save it, then try it on a few items before any run is paid: its "
+            "prompt, its raw answers and the scores or verdicts read in them.",
             "nav": "judges",
         },
     )
@@ -64,23 +63,29 @@ def judge_context(request: HttpRequest, judge: Evaluator, form: JudgeForm | None
     config = judge.config if isinstance(judge.config, dict) else {}
     dataset_id = request.GET.get("dataset") or request.POST.get("dataset") or ""
     dataset = Dataset.objects.filter(pk=int(dataset_id)).first() if dataset_id.isdigit() else None
-    sample = sample_responses(dataset)
-    preview, refusal = "", ""
-    if config.get("protocol", "rubric") not in SCORING:
-        refusal = "This judge compares two answers: it is tried in a run, with its baseline."
-    elif sample:
-        try:
+    preview, refusal, sample = "", "", []
+    try:
+        sample = sample_items(config, dataset)
+        if sample:
             preview = prompt_preview(config, sample[0])
-        except (ConfigError, TrialRefused) as error:
-            refusal = str(error)
-    else:
+    except (ConfigError, TrialRefused) as error:
+        refusal = str(error)
+    if not sample and not refusal:
         refusal = "No single-turn responses yet: import or generate some to try the judge on."
+        if config.get("protocol") in PAIRWISE:
+            refusal = (
+                f"No single-turn responses of another system beside the baseline "
+                f"{config.get('baseline')!r}'s{' in ' + str(dataset) if dataset else ''}: "
+                "import or generate some to try the judge on."
+            )
     used = judge.judgments.exists() or judge.verdicts.exists()
     return {
         "judge": judge,
         "form": form,
         "used": used,
         "sample": sample,
+        "pairwise": config.get("protocol") in PAIRWISE,
+        "calls": len(sample) * (2 if config.get("protocol") in PAIRWISE else 1),
         "preview": preview,
         "refusal": refusal,
         "datasets": Dataset.objects.filter(pk__in=sample_datasets()).select_related("benchmark"),
@@ -99,10 +104,8 @@ def sample_datasets():
 @researcher_required
 def judge_detail(request: HttpRequest, pk: int) -> HttpResponse:
     judge = scoped_object(request, llm_judges(request), pk)
-    form = None
-    if judge.kind == Evaluator.Kind.LLM_RUBRIC:
-        form = JudgeForm(request.POST or None, user=signed_in_user(request), instance=judge)
-    if request.method == "POST" and form is not None:
+    form = JudgeForm(request.POST or None, user=signed_in_user(request), instance=judge)
+    if request.method == "POST":
         if judge.judgments.exists() or judge.verdicts.exists():
             messages.error(
                 request,
@@ -114,7 +117,8 @@ def judge_detail(request: HttpRequest, pk: int) -> HttpResponse:
             judge.name = form.cleaned_data["name"]
             judge.config = form.config()
             judge.project = form.cleaned_data["project"]
-            judge.save(update_fields=["name", "config", "project"])
+            judge.kind = form.kind
+            judge.save(update_fields=["name", "config", "project", "kind"])
             messages.info(request, f"Judge {judge.name} saved.")
             return redirect("console:judge", pk=judge.pk)
     return render(request, "console/judge.html", judge_context(request, judge, form))
@@ -130,6 +134,5 @@ def judge_try(request: HttpRequest, pk: int) -> HttpResponse:
             context["answers"] = try_judge(judge.config, context["sample"])
         except (ConfigError, TrialRefused) as error:
             context["refusal"] = str(error)
-    if judge.kind == Evaluator.Kind.LLM_RUBRIC:
-        context["form"] = JudgeForm(user=signed_in_user(request), instance=judge)
+    context["form"] = JudgeForm(user=signed_in_user(request), instance=judge)
     return render(request, "console/judge.html", context)

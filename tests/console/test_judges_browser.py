@@ -84,16 +84,60 @@ def test_a_researcher_makes_a_judge_and_tries_it_on_three_items(
 
 def test_a_run_after_a_trial_asks_nothing_the_trial_asked(transactional_db, tmp_path, server):
     import_elitr_bench(write_synthetic_elitr(tmp_path / "data", meetings=2), with_responses=True)
-    from judging.trial import sample_responses
+    from judging.trial import sample_items
 
     judge = Evaluator.objects.create(
         name="tried judge",
         kind="llm_rubric",
         config={"server": "vllm", "base_url": server.url, "model": "judge-model", "seeds": [2023]},
     )
-    answers = try_judge(judge.config, sample_responses(qa_test2()))
+    answers = try_judge(judge.config, sample_items(judge.config, qa_test2()))
     assert [a.outcome for a in answers] == ["ok"] * 3 and server.count == 3
     run = run_llm_judging(create_judging_run(judge, qa_test2(), "st").pk)
     assert run.status == "done" and run.cache_hits >= 3
     # the run sent only what the trial had not asked
     assert server.count == 3 + run.requests
+
+
+def test_a_pairwise_judge_is_made_and_tried_against_its_baseline(
+    browser, live_server, transactional_db, tmp_path
+):
+    """Its form has the baseline (systems that answered) and the counting;
+    the trial asks each pair in both orders and says which system won, the
+    order undone: a judge that always prefers the answer shown first gives
+    each pair one win each way."""
+    import_elitr_bench(write_synthetic_elitr(tmp_path / "data", meetings=2), with_responses=True)
+    User.objects.create_user("rita", password="pw-rita-123", role="researcher")
+    with FakeOpenAI(first_wins=True) as biased:
+        page = sign_in(browser, live_server, path="/console/judges/new/")
+        page.fill("#id_name", "pairwise judge")
+        page.select_option("#id_protocol", "pairwise")
+        page.select_option("#id_server", "vllm")
+        page.fill("#id_base_url", biased.url)
+        page.fill("#id_model", "judge-model")
+        page.select_option("#id_api_key_env", "")
+        page.click("#submit")  # no baseline: refused on its field
+        page.wait_for_selector("#field-baseline .errorlist")
+        assert "baseline" in page.inner_text("#field-baseline .errorlist")
+        assert not Evaluator.objects.filter(name="pairwise judge").exists()
+        page.select_option("#id_baseline", "Synthetic-Echo")
+        page.select_option("#id_counting", "per_order")
+        page.click("#submit")
+        page.wait_for_url(re.compile(r"/console/judges/\d+/$"))
+        judge = Evaluator.objects.get(name="pairwise judge")
+        assert judge.kind == "llm_pairwise"
+        assert judge.config["baseline"] == "Synthetic-Echo"
+        assert judge.config["counting"] == "per_order"
+        assert "[The Start of Assistant A's Answer]" in page.inner_text("#prompt-preview")
+        assert "6 calls to the model (each pair in both orders)" in page.inner_text("#try-form")
+        page.click("#try-judge")
+        page.wait_for_selector("#trial-answers")
+        rows = page.locator("#trial-answers tbody tr").all()
+        assert len(rows) == 6 and biased.count == 6
+        assert all(row.get_attribute("data-outcome") == "ok" for row in rows)
+        systems = [row.locator("td").first.inner_text() for row in rows]
+        assert "Synthetic-Echo" not in systems  # the baseline is not judged against itself
+        winners = [row.get_attribute("data-winner") for row in rows]
+        # shown first, judged first (order 0): it wins; swapped (order 1): the baseline does
+        assert winners == [w for s in systems[::2] for w in (s, "Synthetic-Echo")]
+        assert "[[A]]" in rows[0].inner_text() and "wins" in rows[0].inner_text()
