@@ -8,11 +8,12 @@ from typing import Any
 from django import forms
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
+from django.urls import reverse
 
 from annotator.admin import StudyForm
 from annotator.models import Study
 from corpus.choices import Mode
-from corpus.models import Dataset
+from corpus.models import Dataset, Document
 from generation.models import GenerationRun, System
 from judging.forms import JudgingRunForm
 from judging.models import HUMAN_EVALUATORS, Evaluator
@@ -100,6 +101,7 @@ class NewStudyForm(ProjectFormMixin, StudyForm):
             "mode",
             "seed",
             "systems",
+            "documents",
             "baseline_system",
             "raters_per_task",
             "scale_max",
@@ -114,12 +116,36 @@ class NewStudyForm(ProjectFormMixin, StudyForm):
         ]
         widgets = {
             "systems": forms.CheckboxSelectMultiple,
+            "documents": forms.CheckboxSelectMultiple,
             "gold_annotators": forms.CheckboxSelectMultiple,
         }
+        labels = {"documents": "Meetings (a crowd study's tasks)"}
+
+    items_per_task = forms.IntegerField(
+        min_value=1,
+        max_value=500,
+        required=False,
+        label="Items per task",
+        help_text="At most this many responses of each meeting, drawn at random and spread "
+        "over the systems (each system's first, then each one's second, ...); empty: all of "
+        "them. Attention checks come on top.",
+    )
 
     def __init__(self, *args: Any, user: User, **kwargs: Any) -> None:
         super().__init__(*args, user=user, **kwargs)
         choices(self, "dataset").queryset = Dataset.objects.select_related("benchmark")
+        # choosing the dataset brings its meetings into the form (htmx swaps the field)
+        self.fields["dataset"].widget.attrs.update(
+            {
+                "hx-get": reverse("console:study_meetings"),
+                "hx-target": "#field-documents",
+                "hx-swap": "outerHTML",
+            }
+        )
+        documents = choices(self, "documents")
+        if self.chosen_dataset is None:
+            documents.queryset = Document.objects.none()
+            documents.help_text = "Choose the dataset first: its meetings show here."
         # people's scores only: a crowd is checked against experts, not a metric or a judge
         choices(self, "gold_evaluator").queryset = scope_choices(
             Evaluator.objects.filter(HUMAN_EVALUATORS).order_by("name"), user
@@ -130,6 +156,7 @@ class NewStudyForm(ProjectFormMixin, StudyForm):
         if not self.is_bound:
             self.fields["attention_checks"].initial = True
             self.fields["transcript_for_crowd"].initial = True
+        self.order_fields([*self.Meta.fields[:9], "items_per_task"])
         choices(self, "gold_annotators").queryset = User.objects.filter(
             role=User.Role.GOLD_ANNOTATOR, is_active=True
         ).order_by("username")

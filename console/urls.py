@@ -28,6 +28,7 @@ urlpatterns = [
     path("runs/<str:kind>/<int:pk>/live/", runs.run_live, name="run_live"),
     path("runs/<str:kind>/<int:pk>/<str:action>/", runs.run_action, name="run_action"),
     path("studies/new/", studies.study_new, name="study_new"),
+    path("studies/new/meetings/", studies.study_meetings, name="study_meetings"),
     path("studies/<int:pk>/", studies.study_detail, name="study"),
     path("studies/<int:pk>/live/", studies.study_live, name="study_live"),
     path("studies/<int:pk>/refill/", studies.study_refill, name="study_refill"),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 from django.db import transaction
 
 from annotator import defaults
@@ -106,3 +108,33 @@ def do_build_items(study: Study, actor: User | None = None) -> dict[str, int]:
         f"({count(len(responses), 'response')})",
     )
     return {"tasks": len(tasks), "items": len(items), "responses": len(responses)}
+
+
+def sample_per_task(study: Study, per_task: int) -> list[int]:
+    """At most `per_task` responses of each meeting (a crowd study's task) of
+    the study's selection, spread over its systems: each system's first, then
+    each one's second, ..., in an order drawn at random once per study (its
+    public id seeds it, so the same study draws the same). A pairwise study
+    keeps the baseline's answer beside each response drawn. The ids, for
+    `study.responses` (set before the items are built)."""
+    responses, opponents = selection(study, study.systems.all(), study.documents.all())
+    rng = random.Random(str(study.public_id))
+    by_document: dict[int, list] = {}
+    for response in responses:
+        by_document.setdefault(response.question.document_id, []).append(response)
+    chosen: list[int] = []
+    for document_id in sorted(by_document):
+        candidates = by_document[document_id]
+        rng.shuffle(candidates)
+        rank: dict[int, int] = {}
+        ranked = []
+        for response in candidates:
+            system = response.run.system_id
+            rank[system] = rank.get(system, 0) + 1
+            ranked.append((rank[system], response))
+        ranked.sort(key=lambda pair: pair[0])  # stable: the draw's order within a rank
+        for _, response in ranked[:per_task]:
+            chosen.append(response.pk)
+            if response.question_id in opponents:
+                chosen.append(opponents[response.question_id].pk)
+    return sorted(set(chosen))

@@ -100,8 +100,14 @@ class StudyForm(forms.ModelForm):
             if name in self.fields:
                 self.fields[name].required = False
         documents = self.fields.get("documents")
-        if isinstance(documents, forms.ModelChoiceField) and dataset_id:
-            dataset = Dataset.objects.filter(pk=dataset_id).first()
+        # the dataset whose meetings the form offers (None: not chosen yet)
+        self.chosen_dataset = (
+            Dataset.objects.filter(pk=dataset_id).first()
+            if dataset_id and str(dataset_id).isdigit()
+            else None
+        )
+        if isinstance(documents, forms.ModelChoiceField) and self.chosen_dataset:
+            dataset = self.chosen_dataset
             if dataset is not None:
                 # Only the chosen dataset's meetings (the picker listed all 18 before).
                 documents.queryset = selectors.documents_for(dataset).order_by("external_id")

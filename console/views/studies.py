@@ -16,6 +16,7 @@ from django.views.decorators.http import require_GET, require_POST
 from analysis.report.links import report_links, study_selection
 from annotator import exports
 from annotator.actions.arrival import OTHER_DEVICE_HOURS, check_allow_other_device
+from annotator.actions.items import sample_per_task
 from annotator.actions.participants import (
     check_exclude_participant,
     check_refill_quota,
@@ -41,6 +42,23 @@ from users.permissions import signed_in_user
 
 
 @researcher_required
+@require_GET
+def study_meetings(request: HttpRequest) -> HttpResponse:
+    """The new-study form's meetings field for the dataset just chosen."""
+    form = NewStudyForm(dataset_id=request.GET.get("dataset"), user=signed_in_user(request))
+    return render(request, "console/_field.html", {"field": form["documents"]})
+
+
+def save_selection(form: NewStudyForm, study: Study) -> None:
+    """The form's systems and meetings, then (items per task chosen) the
+    responses drawn of each meeting, before the items are built."""
+    form.save_m2m()
+    per_task = form.cleaned_data.get("items_per_task")
+    if per_task:
+        study.responses.set(sample_per_task(study, per_task))
+
+
+@researcher_required
 def study_new(request: HttpRequest) -> HttpResponse:
     dataset_id = request.POST.get("dataset") or request.GET.get("dataset")
     form = NewStudyForm(request.POST or None, dataset_id=dataset_id, user=signed_in_user(request))
@@ -51,7 +69,7 @@ def study_new(request: HttpRequest) -> HttpResponse:
                 study,
                 list(form.changed_data),
                 actor=signed_in_user(request),
-                after_save=lambda _: form.save_m2m(),
+                after_save=lambda saved: save_selection(form, saved),
             )
         except StudyError as error:
             form.add_error(None, str(error))
