@@ -228,12 +228,16 @@ def shoot(
             )
             page = context.new_page()
 
-            def snap(name: str, page=page, device=device) -> None:
+            def snap(name: str, page=page, device=device, part: str = "") -> None:
+                """The page's first screen, or the element `part` whole."""
                 if pages and name not in pages:
                     return
                 page.wait_for_load_state("networkidle")
                 path = output / f"{name}-{device}.png"
-                page.screenshot(path=str(path))
+                if part:
+                    page.locator(part).screenshot(path=str(path))
+                else:
+                    page.screenshot(path=str(path))
                 shrink(path)
                 written.append(path)
                 report(f"  {path.relative_to(REPO) if path.is_relative_to(REPO) else path}")
@@ -247,6 +251,7 @@ def shoot(
             snap("console-home")
             page.goto(base + f"/console/studies/{ids['study']}/")
             snap("study-monitor")
+            snap("study-qc", part="section[aria-labelledby=qc-title]")
             page.goto(base + f"/console/runs/judging/{ids['run']}/")
             snap("run-monitor")
             beat_workers()

@@ -170,15 +170,37 @@ def test_the_report_and_the_qc_table_at_375_px(browser, live_server, worked_stud
         page.goto(live_server.url + path)
         page.wait_for_load_state("networkidle")
         assert page.evaluate("document.documentElement.scrollWidth") <= 375, path
-        # the wide tables are there, and scroll inside their own box
+        # the wide tables are there, and scroll inside their own box (the report's)
         boxes = page.locator(".table-wrap")
         assert boxes.count() > 0, path
-        assert any(box.evaluate("b => b.scrollWidth > b.clientWidth") for box in boxes.all()), path
+        if path.startswith("/analysis/"):
+            assert any(b.evaluate("b => b.scrollWidth > b.clientWidth") for b in boxes.all()), path
+    # the QC table: each participant a card, every measure named, nothing to scroll sideways
     qc = page.locator("#qc").locator("xpath=..")
-    assert qc.evaluate("b => b.scrollWidth > b.clientWidth")
-    qc.evaluate("b => { b.scrollLeft = b.scrollWidth; }")
-    assert page.locator("#qc button[data-action=exclude]").first.is_visible()
+    assert qc.evaluate("b => b.scrollWidth <= b.clientWidth")
+    first = page.locator("#qc tbody tr").first
+    label = first.locator("td[data-label=ratings]").evaluate(
+        "td => getComputedStyle(td, '::before').content"
+    )
+    assert label == '"ratings: "'  # the card names the measure the header named
+    assert first.locator("button[data-action=exclude]").is_visible()
+    assert first.bounding_box()["height"] < 320
     assert page.evaluate("window.scrollX") == 0
+
+
+def test_the_qc_table_fits_1280_px(browser, live_server, worked_study, researcher):
+    """Every column, the action's included, within its card; a row a few lines high."""
+    page = sign_in(browser, live_server, path=f"/console/studies/{worked_study.pk}/")
+    qc = page.locator("#qc").locator("xpath=..")
+    assert qc.evaluate("b => b.scrollWidth <= b.clientWidth")
+    rows = page.locator("#qc tbody tr").all()
+    assert rows
+    for row in rows:
+        box = row.bounding_box()
+        assert box["x"] + box["width"] <= 1280 and box["height"] < 150
+        exclude = row.locator("button[data-action=exclude]")
+        if exclude.count():
+            assert exclude.is_visible() and exclude.bounding_box()["x"] < 1280
 
 
 def test_study_created_has_the_navigation_and_a_link_to_its_monitor(
