@@ -159,6 +159,7 @@ def benchmark_report_page(request: HttpRequest, slug: str) -> HttpResponse:
                 "report": report,
                 "heads": heads,
                 "rows": [[row.get(h) for h in heads] for row in report.rows()],
+                "no_average": report.missing_for_average() if report.has_average else [],
                 "formats": [f for f in FORMATS if f != "table"],
             },
         )

@@ -8,14 +8,17 @@ import io
 import json
 from typing import Any
 
-from analysis.report.benchmark_report import BenchmarkReport
+from analysis.report.benchmark_report import BenchmarkReport, task_column
 from core.spreadsheet import csv_text
 
 FORMATS = ("table", "json", "csv", "parquet")
 
 
 def columns(report: BenchmarkReport) -> list[str]:
-    return ["system", "metric", *[t or "(task)" for t in report.tasks], "average"]
+    """system, metric, a column per task (one "score" for a benchmark without
+    tasks), then the average over tasks where there are several."""
+    average = ["average"] if report.has_average else []
+    return ["system", "metric", *[task_column(t) for t in report.tasks], *average]
 
 
 def as_table(report: BenchmarkReport) -> str:

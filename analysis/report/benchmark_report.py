@@ -25,6 +25,14 @@ from judging.evaluators import Metric, UnknownEvaluator, plugin_for
 from judging.models import HUMAN_KINDS, Evaluator, Judgment
 
 
+# The score column of a benchmark without tasks (its one dataset's task is "").
+TASKLESS_COLUMN = "score"
+
+
+def task_column(task: str) -> str:
+    return task or TASKLESS_COLUMN
+
+
 @dataclass
 class TaskScore:
     system: str
@@ -45,17 +53,47 @@ class BenchmarkReport:
     win_rates: list[dict[str, Any]] = field(default_factory=list)
     kendall: list[dict[str, Any]] = field(default_factory=list)
 
-    def averages(self) -> dict[tuple[str, str], float | None]:
-        """(system, metric): the mean of its task scores, over the tasks it has all of."""
-        grouped: dict[tuple[str, str], list[float | None]] = defaultdict(list)
+    @property
+    def has_average(self) -> bool:
+        """A benchmark without tasks (one unnamed task) has its score and no average."""
+        return self.tasks != [""]
+
+    def _by_row(self) -> dict[tuple[str, str], dict[str, float | None]]:
+        grouped: dict[tuple[str, str], dict[str, float | None]] = defaultdict(dict)
         for row in self.scores:
-            grouped[(row.system, row.metric)].append(row.score)
-        return {
-            key: (sum(v for v in values if v is not None) / len(values))
-            if all(v is not None for v in values) and values
-            else None
-            for key, values in grouped.items()
-        }
+            grouped[(row.system, row.metric)][row.task] = row.score
+        return grouped
+
+    def _metric_tasks(self) -> dict[str, set[str]]:
+        """The tasks each metric scored for any system: what its averages cover."""
+        tasks: dict[str, set[str]] = defaultdict(set)
+        for row in self.scores:
+            tasks[row.metric].add(row.task)
+        return tasks
+
+    def averages(self) -> dict[tuple[str, str], float | None]:
+        """(system, metric): the mean of its task scores, when it has a score on
+        every task the metric scored for any system; else None, since a mean
+        over fewer (or other) tasks would not compare with the others'."""
+        metric_tasks = self._metric_tasks()
+        averages: dict[tuple[str, str], float | None] = {}
+        for (system, metric), scores in self._by_row().items():
+            values = [scores.get(task) for task in sorted(metric_tasks[metric])]
+            complete = all(v is not None for v in values)
+            averages[(system, metric)] = (
+                sum(v for v in values if v is not None) / len(values) if complete else None
+            )
+        return averages
+
+    def missing_for_average(self) -> list[dict[str, Any]]:
+        """Each system and metric without an average, with the tasks it lacks."""
+        metric_tasks = self._metric_tasks()
+        missing = []
+        for (system, metric), scores in sorted(self._by_row().items()):
+            lacking = sorted(t for t in metric_tasks[metric] if scores.get(t) is None)
+            if lacking:
+                missing.append({"system": system, "metric": metric, "tasks": lacking})
+        return missing
 
     def rows(self) -> list[dict[str, Any]]:
         """The table, one row per system and metric: each task's score, then the average."""
@@ -64,10 +102,11 @@ class BenchmarkReport:
             entry = table.setdefault(
                 (row.system, row.metric), {"system": row.system, "metric": row.metric}
             )
-            entry[row.task or "(task)"] = row.score
+            entry[task_column(row.task)] = row.score
         averages = self.averages()
-        for key, entry in table.items():
-            entry["average"] = averages.get(key)
+        if self.has_average:
+            for key, entry in table.items():
+                entry["average"] = averages.get(key)
         return [table[key] for key in sorted(table)]
 
     def as_json(self) -> dict[str, Any]:
@@ -80,6 +119,7 @@ class BenchmarkReport:
             "table": self.rows(),
             "win_rates": self.win_rates,
             "kendall_tau": self.kendall,
+            "no_average": self.missing_for_average() if self.has_average else [],
         }
 
 

@@ -174,3 +174,37 @@ def test_the_page_shows_the_table_and_downloads_each_format(zeroscrolls, client,
         client.get("/analysis/benchmark/zeroscrolls/?split=validation&format=xls").status_code
         == 400
     )
+
+
+def test_an_average_covers_the_same_tasks_for_every_system_or_is_none():
+    """L-Eval's table averages each system over the metric's tasks: a system
+    scored on fewer (its run on one task missing) gets no average, named,
+    rather than a mean over other tasks that would not compare."""
+    from analysis.report.benchmark_exports import columns
+    from analysis.report.benchmark_report import BenchmarkReport, TaskScore
+
+    report = BenchmarkReport("leval", "L-Eval", "leval", "test", ["coursera", "quality"])
+    report.scores = [
+        TaskScore("full", "leval.exam", "coursera", 40.0, 10),
+        TaskScore("full", "leval.exam", "quality", 60.0, 10),
+        TaskScore("half", "leval.exam", "quality", 90.0, 10),
+    ]
+    rows = {row["system"]: row for row in report.rows()}
+    assert rows["full"]["average"] == 50.0
+    assert rows["half"]["average"] is None  # not 90: it has no coursera score
+    assert report.missing_for_average() == [
+        {"system": "half", "metric": "leval.exam", "tasks": ["coursera"]}
+    ]
+    assert columns(report) == ["system", "metric", "coursera", "quality", "average"]
+
+
+def test_a_benchmark_without_tasks_has_a_score_column_and_no_average():
+    from analysis.report.benchmark_exports import as_bytes, columns
+    from analysis.report.benchmark_report import BenchmarkReport, TaskScore
+
+    report = BenchmarkReport("reports", "Reports", "generic", "test", [""])
+    report.scores = [TaskScore("mine", "f1", "", 70.0, 4)]
+    assert columns(report) == ["system", "metric", "score"]
+    assert report.rows() == [{"system": "mine", "metric": "f1", "score": 70.0}]
+    table = as_bytes(report, "table").decode()
+    assert "(task)" not in table and "average" not in table and "70.00" in table
