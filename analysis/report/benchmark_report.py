@@ -24,7 +24,6 @@ from generation.models import Response
 from judging.evaluators import Metric, UnknownEvaluator, plugin_for
 from judging.models import HUMAN_KINDS, Evaluator, Judgment
 
-
 # The score column of a benchmark without tasks (its one dataset's task is "").
 TASKLESS_COLUMN = "score"
 
