@@ -217,6 +217,11 @@ def console_rows(ids: dict, requests: int) -> list[dict]:
         (f"document viewer ({biggest.word_count:,} words)", f"/console/documents/{biggest.pk}/"),
         ("new study form", "/console/studies/new/"),
         ("new judging run form", "/console/runs/judging/new/"),
+        ("benchmarks", "/console/benchmarks/"),
+        ("import a benchmark form", "/console/benchmarks/upload/"),
+        ("import responses form", "/console/runs/generation/import/"),
+        ("judges", "/console/judges/"),
+        ("judge page, its prompt filled", f"/console/judges/{ids['judge']}/"),
         ("admin index (for comparison)", "/admin/"),
     ]
     rows = []

@@ -261,6 +261,23 @@ def shoot(
             snap("judges")
             page.goto(base + f"/console/judges/{ids['judge']}/")
             snap("judge")
+            page.goto(base + "/console/benchmarks/")
+            snap("benchmarks")
+            page.goto(base + "/console/benchmarks/upload/")
+            snap("benchmark-upload")
+            if not pages or "benchmark-preview" in pages:
+                # an L-Eval task file as its authors publish it, previewed, then discarded
+                from corpus.importers.samples import write_leval_tasks
+
+                with tempfile.TemporaryDirectory() as folder:
+                    quality = write_leval_tasks(Path(folder))[0]
+                    page.select_option("#id_format", "leval")
+                    page.set_input_files("#id_upload", str(quality))
+                    page.click("#submit")
+                    page.wait_for_selector("#preview-summary")
+                snap("benchmark-preview")
+                page.click("#discard-upload")
+                page.wait_for_selector("#upload-form")
             if ids["document"]:
                 page.goto(base + f"/console/documents/{ids['document']}/")
                 links = page.locator("a.passage-link")
