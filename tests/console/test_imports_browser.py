@@ -231,6 +231,20 @@ def test_bad_files_are_named_by_line_and_nothing_is_stored(
     page.wait_for_selector("#upload-form")
     assert "Upload discarded" in page.inner_text("main")
 
+    # an archive that holds no ELITR-Bench file: the preview says what it looked for
+    notes = tmp_path / "notes.zip"
+    with zipfile.ZipFile(notes, "w") as out:
+        out.writestr("notes.txt", "not a benchmark")
+    page.goto(f"{live_server.url}/console/benchmarks/upload/")
+    page.select_option("#id_format", "elitr_bench")
+    page.set_input_files("#id_upload", str(notes))
+    page.click("#submit")
+    page.wait_for_selector("#preview-error")
+    assert "no en qa question file found" in page.inner_text("#preview-error")
+    assert page.locator("#confirm-import").count() == 0
+    page.click("#discard-upload")
+    page.wait_for_selector("#upload-form")
+
     # a file over the upload limit: refused in the browser before it is sent
     settings.CONCORD_UPLOAD_MAX_BYTES = 1000
     big = tmp_path / "big.jsonl"

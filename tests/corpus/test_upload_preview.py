@@ -103,3 +103,31 @@ def test_the_preview_shows_the_first_records_and_names_a_later_bad_line(tmp_path
     with pytest.raises(ImportFailure, match="no records"):
         (tmp_path / "empty.jsonl").write_text("\n")
         preview_benchmark("generic", tmp_path / "empty.jsonl", benchmark="b")
+
+
+def test_a_200_mb_upload_is_refused_at_the_limit_without_reading_the_rest(settings):
+    """The chunks come as the browser sends them: the file is refused once it
+    passes the limit (64 MB by default), the rest never read, nothing kept."""
+    read = []
+
+    def chunks():
+        for number in range(200):  # 200 MB, one MB at a time
+            read.append(number)
+            yield b"x" * 1024 * 1024
+
+    with pytest.raises(ImportFailure, match=r"huge.jsonl: larger than the upload limit of 64.0 MB"):
+        stage([("huge.jsonl", chunks())], owner=1)
+    assert len(read) == 65  # the limit, and the chunk that passed it
+    assert not list(staging_root().iterdir())
+
+
+def test_a_file_in_the_wrong_format_is_named(tmp_path):
+    png = tmp_path / "chart.png"
+    png.write_bytes(b"\x89PNG\r\n\x1a\n")
+    with pytest.raises(ImportFailure, match=r"chart.png: use a JSON Lines \(.jsonl\), CSV"):
+        preview_benchmark("leval", png)
+    # a generic file uploaded as L-Eval: the fields L-Eval does not have are named
+    path = tmp_path / "quality.jsonl"
+    lines(path, [{"document_id": "d", "document": "t", "question": "q", "answer": "a"}])
+    preview = preview_benchmark("leval", path)
+    assert "quality.jsonl, line 1: unknown field(s) answer, document, document_id" in preview.error
