@@ -23,8 +23,9 @@ from corpus.models import Benchmark, Dataset, Document, QuestionText
 from corpus.staging import staging_root
 from generation.models import GenerationRun, Response
 from judging.importing import run_import_job
-from judging.models import BenchmarkImport
+from judging.models import BenchmarkImport, JudgingRun
 from tests.browsing import sign_in
+from tests.conftest import tasks_run_eagerly
 from users.models import Membership, Project, User
 
 pytestmark = pytest.mark.browser
@@ -158,6 +159,20 @@ def test_each_format_is_previewed_then_imported_from_the_console(
     run = GenerationRun.objects.get(system__name="mine")
     assert run.project.slug == "team-b"
     assert Response.objects.filter(run=run).count() == 2
+
+    # then judge them (a metric, run in the request) and open the run's report
+    page.click("nav a:has-text('Benchmarks')")
+    with tasks_run_eagerly():
+        page.click("#datasets tr[data-benchmark=reports] a:has-text('Judge')")
+        assert "reports" in page.locator("#id_dataset option:checked").inner_text()
+        page.select_option("#id_evaluator", label="metric: rouge")
+        page.click("#submit")
+        page.wait_for_url(re.compile(r"/console/runs/judging/\d+/$"))
+    judged = JudgingRun.objects.get(evaluator__name="metric: rouge")
+    assert (judged.status, judged.done, judged.project.slug) == ("done", 2, "team-b")
+    page.locator("#run-live a.button", has_text="HTML").first.click()
+    page.wait_for_url(re.compile(r"/analysis/report/"))
+    assert "metric: rouge" in page.inner_text("body")
 
 
 def test_elitr_archives_are_previewed_then_imported_by_a_worker_with_progress(
