@@ -18,6 +18,7 @@ from django.views.decorators.http import require_GET
 
 from console.import_forms import MAPPING_PREFIX, BenchmarkImportForm, mapping_from
 from console.views.common import is_htmx
+from console.views.staged_uploads import kept_fields, open_upload, to_preview
 from core.words import count
 from corpus.importers.errors import ImportFailure
 from corpus.importers.formats import READERS
@@ -25,7 +26,7 @@ from corpus.importers.limits import size, upload_limits
 from corpus.importers.preview import FilePreview, preview_benchmark
 from corpus.models import Dataset
 from corpus.services import import_benchmark
-from corpus.staging import StagedUpload, discard, stage, staged
+from corpus.staging import StagedUpload, discard, stage
 from judging.importing import ElitrImportSummary, preview_elitr_bench, start_benchmark_import
 from judging.models import BenchmarkImport
 from runs.models import ACTIVE
@@ -74,13 +75,7 @@ def benchmark_upload(request: HttpRequest) -> HttpResponse:
             except ImportFailure as failure:
                 form.add_error("upload", str(failure))
             else:
-                query = request.POST.copy()
-                query.pop("csrfmiddlewaretoken", None)
-                return redirect(
-                    reverse("console:benchmark_preview", args=[upload.token])
-                    + "?"
-                    + query.urlencode()
-                )
+                return to_preview(request, "console:benchmark_preview", upload)
     return render(
         request,
         "console/benchmark_upload.html",
@@ -96,21 +91,10 @@ def _named(text: str, upload: StagedUpload) -> str:
 @researcher_required
 def benchmark_preview(request: HttpRequest, token: str) -> HttpResponse:
     require_creator(request)
-    try:
-        upload = staged(token, signed_in_user(request).pk)
-    except ImportFailure as failure:
-        messages.error(request, str(failure))
-        return redirect("console:benchmark_upload")
     form = BenchmarkImportForm(request.POST if request.method == "POST" else request.GET)
-    if request.method == "POST" and request.POST.get("action") == "cancel":
-        discard(token)
-        messages.info(request, "Upload discarded; nothing was imported.")
-        return redirect("console:benchmark_upload")
-    if not form.is_valid():
-        discard(token)
-        errors = "; ".join(f"{k}: {' '.join(str(e) for e in v)}" for k, v in form.errors.items())
-        messages.error(request, f"Not imported: {errors}")
-        return redirect("console:benchmark_upload")
+    upload = open_upload(request, token, form, "console:benchmark_upload")
+    if isinstance(upload, HttpResponse):
+        return upload
     query = request.POST if request.method == "POST" else request.GET
     columns = mapping_from(query)
     if request.method == "POST":
@@ -139,12 +123,7 @@ def _preview_page(
     except ImportFailure as failure:
         error = str(failure)
     # the options travel on, as hidden fields of the mapping's and the import's forms
-    kept = [
-        (key, value)
-        for key in query
-        if not key.startswith(MAPPING_PREFIX) and key not in ("csrfmiddlewaretoken", "action")
-        for value in query.getlist(key)
-    ]
+    kept = kept_fields(query, leave_out=MAPPING_PREFIX)
     return render(
         request,
         "console/benchmark_preview.html",

@@ -16,11 +16,12 @@ from django.urls import reverse
 
 from console.forms import ResponseUploadForm
 from console.views.runs import chosen_dataset
+from console.views.staged_uploads import kept_fields, open_upload, to_preview
 from core.words import count
 from corpus.importers.errors import ImportFailure
 from corpus.importers.limits import size, upload_limits
 from corpus.importers.preview import first_rows
-from corpus.staging import StagedUpload, discard, stage, staged
+from corpus.staging import StagedUpload, discard, stage
 from generation.response_import import (
     ResponseImport,
     dry_run_import,
@@ -92,14 +93,8 @@ def responses_upload(request: HttpRequest) -> HttpResponse:
                 form.add_error("file", _named(str(failure), upload))
                 discard(upload.token)
             else:
-                query = request.POST.copy()
-                query.pop("csrfmiddlewaretoken", None)
-                query["project"] = str(form.cleaned_data["project"].pk)
-                return redirect(
-                    reverse("console:responses_preview", args=[upload.token])
-                    + "?"
-                    + query.urlencode()
-                )
+                project = str(form.cleaned_data["project"].pk)
+                return to_preview(request, "console:responses_preview", upload, project=project)
     return render(
         request,
         "console/form.html",
@@ -121,20 +116,9 @@ def responses_preview(request: HttpRequest, token: str) -> HttpResponse:
     user = signed_in_user(request)
     query = request.POST if request.method == "POST" else request.GET
     form = ResponseOptionsForm(query, user=user)
-    try:
-        upload = staged(token, user.pk)
-    except ImportFailure as failure:
-        messages.error(request, str(failure))
-        return redirect("console:responses_upload")
-    if request.method == "POST" and request.POST.get("action") == "cancel":
-        discard(token)
-        messages.info(request, "Upload discarded; nothing was imported.")
-        return redirect("console:responses_upload")
-    if not form.is_valid():
-        discard(token)
-        errors = "; ".join(f"{k}: {' '.join(str(e) for e in v)}" for k, v in form.errors.items())
-        messages.error(request, f"Not imported: {errors}")
-        return redirect("console:responses_upload")
+    upload = open_upload(request, token, form, "console:responses_upload")
+    if isinstance(upload, HttpResponse):
+        return upload
     try:
         result = _import(form, upload, dry=request.method != "POST")
     except ImportFailure as failure:
@@ -186,12 +170,7 @@ def _preview(
         }
         for name, note in FIELDS_READ
     ]
-    kept = [
-        (key, value)
-        for key in query
-        if key not in ("csrfmiddlewaretoken", "action")
-        for value in query.getlist(key)
-    ]
+    kept = kept_fields(query)
     return render(
         request,
         "console/responses_preview.html",
