@@ -556,6 +556,7 @@ def drive(plan: Plan, cluster: Cluster, clock: Clock, dataset, judge, token: str
     time.sleep(2)  # its last writes, if any
     after = JudgingRun.objects.get(pk=run_id)
     log = fetch_log(cluster)
+    asked_before_restore = {r["prompt"] for r in log_at_finish}
     state_after_restore = {
         "status": after.status,
         "done": after.done,
@@ -574,8 +575,19 @@ def drive(plan: Plan, cluster: Cluster, clock: Clock, dataset, judge, token: str
             )
         ),
         "items_not_done": JudgeItem.objects.filter(run_id=run_id).exclude(status="done").count(),
+        # what reached the server from the cut host once it was back: a request
+        # it sent before the cut whose packets the cut held up arrives then too
         "requests_from_cut_host_after_restore": sum(
             1 for r in log if ips.get(r["client"]) == cut_host and r["arrived"] >= restored
+        ),
+        # ... and of those, prompts nobody had asked before the host came back:
+        # new work, which a fenced host never sends
+        "new_prompts_from_cut_host_after_restore": sum(
+            1
+            for r in log
+            if ips.get(r["client"]) == cut_host
+            and r["arrived"] >= restored
+            and r["prompt"] not in asked_before_restore
         ),
     }
     cut_entries = [r for r in log_at_finish if ips.get(r["client"]) == cut_host]

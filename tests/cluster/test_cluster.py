@@ -83,7 +83,11 @@ def test_a_cluster_loses_the_llm_host_of_a_run_and_the_run_finishes(tmp_path):
     assert requests["distinct_prompts"] == items
     assert requests["extra_asks"] <= 8
     assert requests["total"] == items + requests["extra_asks"]
-    assert results["after_restore"]["requests_from_cut_host_after_restore"] == 0
+    # back on the network, the cut host sends nothing new: what reaches the
+    # server from it then is a request the cut held up (one per thread at most)
+    after = results["after_restore"]
+    assert after["new_prompts_from_cut_host_after_restore"] == 0
+    assert after["requests_from_cut_host_after_restore"] + len(results["duplicates"]) <= 8
 
 
 def test_a_cluster_loses_its_database_host_and_the_cut_off_holder_is_fenced(tmp_path):
