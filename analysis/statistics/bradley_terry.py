@@ -1,0 +1,360 @@
+"""Bradley-Terry ratings with meeting-clustered intervals, and rank-sets.
+
+The model: system i beats system j with probability 1 / (1 + exp(t_j - t_i)).
+Its maximum-likelihood strengths t depend on the battles only through the
+win matrix W (W[i, j]: i's wins over j; a tie is half a win for each side, as
+FastChat's compute_bt counts it, `fastchat/serve/monitor/rating_systems.py`).
+W is a sum over meetings, so the cluster bootstrap of
+analysis.statistics.bootstrap applies: a resample's win matrix is its
+meetings' matrices weighted by how often each was drawn, and one batched
+Newton fit (`fit`) solves every resample, and every resample less one of its
+meetings, at once.
+
+Ratings are on FastChat's Elo scale: 400 points per factor of 10 in the odds,
+the systems' mean at 1000 (strengths sum to zero). A strength has no finite
+maximum-likelihood value when its system's wins cannot be balanced against
+its losses (it won, or lost, every comparison with the rest, counted through
+chains of systems): the fit says so (NaN) and no rating is given.
+
+Intervals, each a studentized bootstrap as Pearson r's (analysis.statistics.
+bootstrap.studentized_interval: the estimate plus or minus q times its
+meeting-jackknife standard error, q from the resamples' own |t*|, never below
+Student's t on meetings - 1 degrees of freedom):
+- each system's rating (95%, one at a time);
+- every difference between two systems, simultaneously (95% for all of them
+  at once): q is the 95th percentile over resamples of the largest |t*| over
+  the pairs (the max-t method; Romano & Wolf 2005), tighter than Bonferroni
+  and valid for all pairs together, which Holm's step-down p-values are too
+  but without intervals;
+- each system's rank-set (Klein, Wright & Wieczorek 2020): from the
+  simultaneous differences, the ranks the system can take: 1 plus the number
+  of systems surely above it, to the number of systems less those surely
+  below. All rank-sets hold together whenever the differences do.
+The coverage harness (benchmarks/coverage/rows_bradley_terry.py) replays them
+on every dataset.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+from analysis.statistics.bootstrap import LARGE_T, ClusterBootstrap, jackknife_se
+
+ELO_PER_UNIT = 400 / math.log(10)  # Elo points per unit of log-odds
+ELO_MEAN = 1000.0
+NEWTON_STEPS = 60
+MAX_STEP = 4.0  # log-odds per step: a strength that runs away does so visibly
+# a strength beyond this (log-odds from the mean, odds of e^25) has no finite MLE:
+# the fit ran away; a finite MLE of real data lies far inside
+DIVERGED = 25.0
+GRADIENT_TOLERANCE = 1e-10  # per comparison
+
+
+def win_matrices(
+    first: np.ndarray,
+    second: np.ndarray,
+    outcome: np.ndarray,
+    codes: np.ndarray,
+    systems: int,
+    clusters: int,
+) -> np.ndarray:
+    """Per cluster, the win matrix of its battles: (clusters, systems, systems).
+    `outcome` is the first system's: 1 a win, 0.5 a tie, 0 a loss."""
+    first, second = np.asarray(first, int), np.asarray(second, int)
+    outcome, codes = np.asarray(outcome, float), np.asarray(codes, int)
+    wins = np.zeros(clusters * systems * systems)
+    at = (codes * systems + first) * systems + second
+    back = (codes * systems + second) * systems + first
+    np.add.at(wins, at, outcome)
+    np.add.at(wins, back, 1.0 - outcome)
+    return wins.reshape(clusters, systems, systems)
+
+
+def finite_mle(wins: np.ndarray) -> np.ndarray:
+    """Whether each win matrix (..., K, K) has finite maximum-likelihood
+    strengths (Zermelo 1929; Hunter 2004, condition A): every system reaches
+    every other through a chain of wins (a tie is a win each way), that is the
+    directed graph of wins is strongly connected. Boolean reachability by
+    repeated squaring."""
+    wins = np.asarray(wins, float)
+    k = wins.shape[-1]
+    reach = (wins > 0) | np.eye(k, dtype=bool)
+    for _ in range(max(1, math.ceil(math.log2(max(k - 1, 1)))) + 1):
+        reach = (reach.astype(np.int64) @ reach.astype(np.int64)) > 0
+    return reach.all(axis=(-2, -1))
+
+
+def fit(wins: np.ndarray) -> np.ndarray:
+    """The maximum-likelihood strengths (natural log-odds, summing to zero) of
+    each win matrix in `wins` (..., K, K): (..., K). NaN where a system was
+    never compared or its strength has no finite MLE.
+
+    Newton's method on the sum-zero plane (the Hessian plus the all-ones
+    matrix is invertible when the comparison graph is connected), steps
+    clipped to MAX_STEP so that a strength without a finite MLE runs off
+    past DIVERGED instead of oscillating."""
+    wins = np.asarray(wins, float)
+    shape = wins.shape
+    k = shape[-1]
+    flat = wins.reshape(-1, k, k)
+    total = flat + np.swapaxes(flat, 1, 2)  # comparisons of each pair
+    won = flat.sum(axis=2)
+    theta = np.zeros(flat.shape[:2])
+    ones = np.ones((k, k))
+    comparisons = np.maximum(total.sum(axis=(1, 2)) / 2, 1.0)
+    connected = finite_mle(flat)
+    active = connected.copy()
+    for _ in range(NEWTON_STEPS):
+        if not active.any():
+            break
+        t, n = theta[active], total[active]
+        p = 1.0 / (1.0 + np.exp(t[:, None, :] - t[:, :, None]))  # p[i, j]: i beats j
+        gradient = won[active] - (n * p).sum(axis=2)
+        curvature = n * p * (1 - p)
+        hessian = curvature - np.eye(k)[None] * curvature.sum(axis=2)[:, :, None]
+        with np.errstate(invalid="ignore"):
+            step = np.linalg.solve(ones[None] - hessian, gradient[..., None])[..., 0]
+        biggest = np.abs(step).max(axis=1, keepdims=True)
+        step *= np.minimum(1.0, MAX_STEP / np.maximum(biggest, 1e-300))
+        theta[active] = t + step
+        theta[active] -= theta[active].mean(axis=1, keepdims=True)
+        done = np.abs(gradient).max(axis=1) <= GRADIENT_TOLERANCE * comparisons[active]
+        runaway = np.abs(theta[active]).max(axis=1) > DIVERGED
+        active[np.flatnonzero(active)[done | runaway | ~np.isfinite(step).all(axis=1)]] = False
+    bad = ~np.isfinite(theta).all(axis=1) | (np.abs(theta).max(axis=1) > DIVERGED)
+    bad |= ~connected
+    theta[bad] = np.nan
+    return theta.reshape(shape[:-1])
+
+
+def elo(theta: np.ndarray) -> np.ndarray:
+    """Strengths (log-odds, summing to zero) on FastChat's Elo scale."""
+    return ELO_MEAN + ELO_PER_UNIT * np.asarray(theta)
+
+
+@dataclass
+class Fits:
+    """The strengths of the data, of the data less each meeting, of each
+    resample, and of each resample less each of its drawn meetings."""
+
+    data: np.ndarray  # (K,)
+    leave_one_out: np.ndarray  # (C, K)
+    resampled: np.ndarray  # (R, K)
+    resampled_leave_one_out: np.ndarray  # (R, C, K); NaN where a meeting was not drawn
+    counts: np.ndarray  # (R, C): how often each meeting was drawn
+
+
+def fits(boot: ClusterBootstrap, per_cluster: np.ndarray, block: int = 200_000) -> Fits:
+    """Every fit the studentized intervals need, from the meetings' win
+    matrices (C, K, K), in blocks of about `block` matrix entries."""
+    clusters, k, _ = per_cluster.shape
+    counts = boot.weights[:-1]
+    total = per_cluster.sum(axis=0)
+    resampled_wins = np.einsum("rc,cij->rij", counts, per_cluster)
+    rows = max(1, block // (clusters * k * k))
+    inner = []
+    for i in range(0, len(counts), rows):
+        less = resampled_wins[i : i + rows, None] - per_cluster[None]
+        inner.append(fit(less))
+    return Fits(
+        data=fit(total),
+        leave_one_out=fit(total[None] - per_cluster),
+        resampled=fit(resampled_wins),
+        resampled_leave_one_out=np.concatenate(inner) if inner else np.zeros((0, clusters, k)),
+        counts=counts,
+    )
+
+
+def contrast_t(found: Fits, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For contrasts of the strengths (weights: (M, K), e.g. a system's
+    strength or a difference of two): the estimate (M,), its meeting-jackknife
+    standard error (M,), and each resample's |t*| (R, M): NaN where the
+    resample's fit, or one of its leave-one-out fits, has no finite MLE;
+    LARGE_T where its jackknife has no spread (one meeting drawn every time)."""
+    estimate = weights @ found.data
+    se = jackknife_se((found.leave_one_out @ weights.T).T, np.ones(len(found.leave_one_out)))
+    star = found.resampled @ weights.T  # (R, M)
+    inner = np.moveaxis(found.resampled_leave_one_out @ weights.T, 2, 1)  # (R, M, C)
+    drawn = np.broadcast_to(found.counts[:, None, :] > 0, inner.shape)
+    undefined = ~np.isfinite(star) | (np.isnan(inner) & drawn).any(axis=2)
+    se_star = jackknife_se(
+        np.where(drawn, inner, 0.0), np.where(drawn, found.counts[:, None, :], 0)
+    )
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.abs(star - estimate) / se_star
+    t = np.nan_to_num(t, nan=0.0, posinf=LARGE_T)  # 0 / 0: a resample equal to the data
+    t[undefined] = np.nan
+    return estimate, se, t
+
+
+def multipliers(t: np.ndarray, clusters: int, simultaneous: bool) -> np.ndarray:
+    """q per contrast (M,): the 95th percentile of its |t*| over the resamples
+    where it is defined, or, simultaneously, of the largest |t*| over all
+    contrasts (resamples where all are defined); never below Student's t on
+    clusters - 1 degrees of freedom. NaN where no resample is defined."""
+    floor = float(stats.t.ppf(0.975, clusters - 1))
+    if simultaneous:
+        rows = np.isfinite(t).all(axis=1)
+        if not rows.any():
+            return np.full(t.shape[1], np.nan)
+        return np.full(t.shape[1], max(float(np.percentile(t[rows].max(axis=1), 95)), floor))
+    out = np.full(t.shape[1], np.nan)
+    for m in range(t.shape[1]):
+        column = t[:, m][np.isfinite(t[:, m])]
+        if len(column):
+            out[m] = max(float(np.percentile(column, 95)), floor)
+    return out
+
+
+def pairs(k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every pair i < j of k systems and the weights of t_i - t_j: (P,), (P,), (P, k)."""
+    first, second = np.triu_indices(k, k=1)
+    weights = np.zeros((len(first), k))
+    weights[np.arange(len(first)), first] = 1.0
+    weights[np.arange(len(first)), second] = -1.0
+    return first, second, weights
+
+
+def rank_sets(
+    first: np.ndarray, second: np.ndarray, low: np.ndarray, high: np.ndarray, k: int
+) -> list[tuple[int, int]]:
+    """Each system's rank-set (best, worst) from simultaneous intervals of
+    t_first - t_second: the systems surely above it push its best rank down,
+    those surely below push its worst rank up."""
+    above = np.zeros(k, int)
+    below = np.zeros(k, int)
+    for i, j, lo, hi in zip(first, second, low, high, strict=True):
+        if lo > 0:  # i surely above j
+            above[j] += 1
+            below[i] += 1
+        elif hi < 0:
+            above[i] += 1
+            below[j] += 1
+    return [(1 + int(above[s]), k - int(below[s])) for s in range(k)]
+
+
+# Below this many meetings no interval is given (the harness's rows at 5 meetings
+# and fewer; analysis.statistics.bootstrap.MIN_CLUSTERS_CORRELATION likewise)
+MIN_CLUSTERS_RANKING = 6
+METHOD = (
+    "Bradley-Terry MLE (ties half a win each, FastChat's compute_bt); studentized "
+    "meeting-clustered bootstrap: ratings 95% one at a time, differences and rank-sets "
+    "95% simultaneously (max-t)"
+)
+
+
+def no_finite_rating(wins: np.ndarray, names: list[str]) -> str:
+    """Why the data have no finite ratings: the systems that won or lost every
+    comparison they had (or, failing that, the graph's chains)."""
+    won = wins.sum(axis=1)
+    lost = wins.sum(axis=0)
+    never = [names[i] for i in range(len(names)) if won[i] + lost[i] == 0]
+    if never:
+        return f"no finite ratings: {', '.join(never)} never compared"
+    perfect = [names[i] for i in range(len(names)) if lost[i] == 0]
+    hopeless = [names[i] for i in range(len(names)) if won[i] == 0]
+    if perfect:
+        return f"no finite ratings: {', '.join(perfect)} won every comparison (no loss or tie)"
+    if hopeless:
+        return f"no finite ratings: {', '.join(hopeless)} lost every comparison (no win or tie)"
+    return "no finite ratings: one group of systems won every comparison with the rest"
+
+
+def bradley_terry(
+    first: np.ndarray,
+    second: np.ndarray,
+    outcome: np.ndarray,
+    codes: np.ndarray,
+    names: list[str],
+    boot: ClusterBootstrap,
+) -> dict:
+    """Ratings, simultaneous differences and rank-sets of the battles
+    (first[b] against second[b], `outcome` the first's: 1, 0.5 or 0) in the
+    meetings `codes` (as `boot` resamples them)."""
+    k = len(names)
+    if len(first) == 0 or k < 2:
+        return {"computable": False, "reason": f"{len(first)} comparisons of {k} systems"}
+    per_cluster = win_matrices(first, second, outcome, codes, k, boot.clusters)
+    total = per_cluster.sum(axis=0)
+    theta = fit(total)
+    if not np.isfinite(theta).all():
+        return {"computable": False, "reason": no_finite_rating(total, names)}
+    first_of, second_of, weights = pairs(k)
+    note = None
+    if boot.clusters < MIN_CLUSTERS_RANKING:
+        note = (
+            f"not enough meetings for an interval: {boot.clusters}, "
+            f"{MIN_CLUSTERS_RANKING - boot.clusters} more (below {MIN_CLUSTERS_RANKING} "
+            "the coverage harness finds no interval that holds)"
+        )
+    rating_ci = np.full((k, 2), np.nan)
+    diff_ci = np.full((len(first_of), 2), np.nan)
+    undefined = 0
+    if note is None:
+        found = fits(boot, per_cluster)
+        estimate, se, t = contrast_t(found, np.eye(k))
+        q = multipliers(t, boot.clusters, simultaneous=False)
+        rating_ci = np.column_stack([estimate - q * se, estimate + q * se])
+        undefined = int(np.isnan(t).any(axis=1).sum())
+        d, d_se, d_t = contrast_t(found, weights)
+        d_q = multipliers(d_t, boot.clusters, simultaneous=True)
+        diff_ci = np.column_stack([d - d_q * d_se, d + d_q * d_se])
+        if not np.isfinite(rating_ci).all() or not np.isfinite(diff_ci).all():
+            note = "leaving out one meeting leaves no finite ratings, so no interval is given"
+            rating_ci[:] = np.nan
+            diff_ci[:] = np.nan
+    sets = (
+        rank_sets(first_of, second_of, diff_ci[:, 0], diff_ci[:, 1], k)
+        if note is None
+        else [(None, None)] * k
+    )
+    order = np.argsort(-theta, kind="stable")
+    point_rank = np.empty(k, int)
+    point_rank[order] = np.arange(1, k + 1)
+    first, second = np.asarray(first, int), np.asarray(second, int)
+    outcome = np.asarray(outcome, float)
+    tallies = []
+    for s in range(k):
+        mine = np.concatenate([outcome[first == s], 1 - outcome[second == s]])
+        tallies.append(
+            {
+                "battles": int(len(mine)),
+                "wins": int((mine == 1).sum()),
+                "ties": int((mine == 0.5).sum()),
+                "losses": int((mine == 0).sum()),
+            }
+        )
+    out: dict = {
+        "systems": [
+            {
+                "system": names[s],
+                "rating": float(elo(theta[s])),
+                "ci95": [None, None] if note else [float(v) for v in elo(rating_ci[s])],
+                "rank": int(point_rank[s]),
+                "rank_set": list(sets[s]),
+                **tallies[s],
+            }
+            for s in order
+        ],
+        "differences": [
+            {
+                "system": names[i],
+                "other": names[j],
+                "difference": float(ELO_PER_UNIT * (theta[i] - theta[j])),
+                "ci95": [None, None] if note else [float(ELO_PER_UNIT * v) for v in diff_ci[p]],
+            }
+            for p, (i, j) in enumerate(zip(first_of, second_of, strict=True))
+        ],
+        "battles": int(len(first)),
+        "clusters": boot.clusters,
+        "resamples": boot.resamples,
+        "undefined_resamples": undefined,
+        "method": METHOD,
+    }
+    if note:
+        out["ci_note"] = note
+    return out
