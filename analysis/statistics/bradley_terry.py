@@ -85,7 +85,7 @@ def finite_mle(wins: np.ndarray) -> np.ndarray:
     reach = (wins > 0) | np.eye(k, dtype=bool)
     for _ in range(max(1, math.ceil(math.log2(max(k - 1, 1)))) + 1):
         reach = (reach.astype(np.int64) @ reach.astype(np.int64)) > 0
-    return reach.all(axis=(-2, -1))
+    return np.asarray(reach.all(axis=(-2, -1)))
 
 
 def fit(wins: np.ndarray) -> np.ndarray:
