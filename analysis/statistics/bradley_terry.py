@@ -116,8 +116,7 @@ def fit(wins: np.ndarray) -> np.ndarray:
         gradient = won[active] - (n * p).sum(axis=2)
         curvature = n * p * (1 - p)
         hessian = curvature - np.eye(k)[None] * curvature.sum(axis=2)[:, :, None]
-        with np.errstate(invalid="ignore"):
-            step = np.linalg.solve(ones[None] - hessian, gradient[..., None])[..., 0]
+        step = _solve(ones[None] - hessian, gradient)
         biggest = np.abs(step).max(axis=1, keepdims=True)
         step *= np.minimum(1.0, MAX_STEP / np.maximum(biggest, 1e-300))
         theta[active] = t + step
@@ -129,6 +128,21 @@ def fit(wins: np.ndarray) -> np.ndarray:
     bad |= ~connected
     theta[bad] = np.nan
     return theta.reshape(shape[:-1])
+
+
+def _solve(matrices: np.ndarray, vectors: np.ndarray) -> np.ndarray:
+    """Each matrix's solution for its vector; NaN for a (numerically) singular
+    one instead of failing the whole batch."""
+    try:
+        return np.linalg.solve(matrices, vectors[..., None])[..., 0]
+    except np.linalg.LinAlgError:
+        out = np.full(vectors.shape, np.nan)
+        for i, (matrix, vector) in enumerate(zip(matrices, vectors, strict=True)):
+            try:
+                out[i] = np.linalg.solve(matrix, vector)
+            except np.linalg.LinAlgError:
+                pass
+        return out
 
 
 def elo(theta: np.ndarray) -> np.ndarray:
@@ -159,7 +173,10 @@ def fits(boot: ClusterBootstrap, per_cluster: np.ndarray, block: int = 200_000) 
     inner = []
     for i in range(0, len(counts), rows):
         less = resampled_wins[i : i + rows, None] - per_cluster[None]
-        inner.append(fit(less))
+        # a meeting not drawn has no copy to leave out: no fit (and none of a
+        # matrix with negative wins)
+        drawn = counts[i : i + rows] > 0
+        inner.append(fit(np.where(drawn[:, :, None, None], less, 0.0)))
     return Fits(
         data=fit(total),
         leave_one_out=fit(total[None] - per_cluster),
@@ -358,3 +375,32 @@ def bradley_terry(
     if note:
         out["ci_note"] = note
     return out
+
+
+def battles_from_scores(
+    system: np.ndarray, question: np.ndarray, cluster: np.ndarray, score: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Scored answers as battles: on each question, every two systems that
+    answered it meet once, the higher score winning (equal scores: a tie).
+    A system's score on a question is the mean of its scores there (raters,
+    seeds). Returns (first, second, outcome of the first, cluster) per battle,
+    first < second; `system`, `question` and `cluster` are integer codes."""
+    import pandas as pd
+
+    frame = pd.DataFrame(
+        {"system": system, "question": question, "cluster": cluster, "score": score}
+    ).dropna(subset=["score"])
+    per = frame.groupby(["question", "system"], sort=True).agg(
+        score=("score", "mean"), cluster=("cluster", "first")
+    )
+    per = per.reset_index()
+    met = per.merge(per, on="question", suffixes=("_a", "_b"))
+    met = met[met["system_a"] < met["system_b"]]
+    difference = met["score_a"].to_numpy() - met["score_b"].to_numpy()
+    outcome = np.where(difference > 0, 1.0, np.where(difference < 0, 0.0, 0.5))
+    return (
+        met["system_a"].to_numpy(int),
+        met["system_b"].to_numpy(int),
+        outcome,
+        met["cluster_a"].to_numpy(int),
+    )

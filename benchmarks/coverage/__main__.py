@@ -39,6 +39,7 @@ FAMILIES = {
     "designs": "benchmarks.coverage.rows_adaptive:means_rows",
     "ranking": "benchmarks.coverage.rows_adaptive:ranking_rows",
     "sequence": "benchmarks.coverage.rows_adaptive:sequence_rows",
+    "bradley-terry": "benchmarks.coverage.rows_bradley_terry:rows",
 }
 
 

@@ -13,7 +13,12 @@ A dataset is a finite pool of rated items, taken as the population:
   raters);
 - `gold[i]`: the reference's fixed score (the truth for studies that read
   one fixed label per item: the paper's gold annotator, a mean of experts);
-- `scale`: the scores' bounds.
+- `scale`: the scores' bounds;
+- `question[i]`: the question item i answers, where several systems answer
+  the same questions (the rankings compare systems on one question): given
+  for the real data, else the item's place among its system's items in its
+  cluster (the simulations' k-th item of every system in a cluster answers
+  one question).
 
 Real data: the paper's test2 single-turn responses (`../shared`, always
 there), and, when the folder of `nitaytech/AltTest` is given (it has no
@@ -54,9 +59,16 @@ class Dataset:
     # what it is made to test, in a few words (the table's column)
     stresses: str = ""
     extra: dict = field(default_factory=dict)
+    question: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         n = len(self.system)
+        if self.question is None:
+            place = np.zeros(n, int)
+            for key in {(s, c) for s, c in zip(self.system, self.cluster, strict=True)}:
+                rows = np.flatnonzero((self.system == key[0]) & (self.cluster == key[1]))
+                place[rows] = np.arange(len(rows))
+            self.question = self.cluster * (place.max() + 1) + place
         for name in ("cluster", "judge", "second", "gold"):
             if len(getattr(self, name)) != n:
                 raise ValueError(f"{self.name}: {name} has {len(getattr(self, name))} of {n}")
@@ -133,6 +145,9 @@ def paper(data: Path = PAPER_DATA, crowd: bool = False) -> Dataset:
         real=True,
         stresses="the paper's data" + (", crowd noise" if crowd else ""),
         extra={"gold_as": "paper-gold"} if crowd else {},
+        question=np.unique([f"{r.meeting_id}/{r.question_id}" for r in rows], return_inverse=True)[
+            1
+        ],
     )
 
 
@@ -165,6 +180,7 @@ def summeval(folder: Path, aspect: str, judge: str = "gpt-4o", second: str = "ll
         scale=(1.0, 5.0),
         real=True,
         stresses="judges sharing errors, 16 systems",
+        question=np.array([articles.index(k.split("__")[0]) for k in keys]),
     )
 
 
@@ -204,6 +220,7 @@ def mtbench(folder: Path, judge: str = "gpt-4o", second: str = "llama-31") -> Da
         scale=(0.0, 1.0),
         real=True,
         stresses="three-valued scores, few items per system",
+        question=np.array([pairs.index(p) for p, _, _ in rows]),
     )
 
 
