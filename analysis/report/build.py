@@ -29,6 +29,7 @@ from analysis.report.report_types import (
     SelectionStamp,
     Stamp,
 )
+from analysis.report.rankings import rankings_part
 from analysis.report.scope import Scope, resolve
 from analysis.report.scores import response_scores
 from analysis.report.selection import Selection
@@ -221,6 +222,7 @@ def report_of(
             qa_conv_differentiating=reason,
             diagnostics=reason,
             score_distributions=reason,
+            rankings=reason,
         )
 
     ready = to_json_ready
@@ -286,6 +288,7 @@ def report_of(
         ppi=judged["ppi"],
         planner=judged["planner"],
         score_distributions=ready(score_distributions(rs)),
+        rankings=ready(rankings_part(rs, verdicts, first=reference)),
     )
 
 

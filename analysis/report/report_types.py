@@ -760,6 +760,60 @@ class ScoreDistributions(ReportPart):
 NOT_IN_THIS_REPORT = NotComputable.because("not in reports made before score distributions")
 
 
+# --- Rankings --------------------------------------------------------------------------------
+
+
+class RankedSystem(ReportPart):
+    """One system's Bradley-Terry rating (Elo scale) with its 95% interval,
+    its rank, and its rank-set (best, worst; both None below the harness's
+    condition) from the simultaneous differences."""
+
+    system: SystemName
+    rating: float
+    ci95: list[float | None]
+    rank: int
+    rank_set: list[int | None]
+    battles: int
+    wins: int
+    ties: int
+    losses: int
+
+
+class RatingDifference(ReportPart):
+    """system's rating less other's, in Elo points, inside a simultaneous 95% interval."""
+
+    system: SystemName
+    other: SystemName
+    difference: float
+    ci95: list[float | None]
+
+
+class BradleyTerryRanking(ReportPart):
+    """analysis.statistics.bradley_terry.bradley_terry on one evaluator's battles."""
+
+    systems: list[RankedSystem]
+    differences: list[RatingDifference]
+    battles: int
+    clusters: int
+    resamples: int
+    undefined_resamples: int
+    method: str
+    ci_note: str | None = None
+
+
+class Rankings(ReportPart):
+    """Bradley-Terry rankings per evaluator: from scores (on each question,
+    every two systems meet, the higher score wins) and from pairwise verdicts
+    (the judges' consistent outcomes, the studies' majority per pair)."""
+
+    unit: str
+    from_scores: dict[EvaluatorName, OrNot[BradleyTerryRanking]]
+    from_verdicts: dict[EvaluatorName, OrNot[BradleyTerryRanking]]
+
+
+NO_RANKINGS_YET = NotComputable.because("not in reports made before rankings")
+
+
 # --- The report -------------------------------------------------------------------------------
 
 # An empty selection's report has always listed its parts in this order (and
@@ -819,6 +873,7 @@ class AgreementReport(ReportPart):
     ppi: OrNot[PpiSection]
     planner: OrNot[BudgetPlan]
     score_distributions: OrNot[ScoreDistributions] = NOT_IN_THIS_REPORT
+    rankings: OrNot[Rankings] = NO_RANKINGS_YET
 
     @model_validator(mode="after")
     def _means_have_their_counts(self) -> AgreementReport:

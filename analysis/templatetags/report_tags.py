@@ -88,3 +88,22 @@ def use_words(verdict: str) -> str:
     from analysis.report.uses import CELL_WORDS
 
     return CELL_WORDS.get(verdict, verdict)
+
+
+@register.filter
+def rating(value: float | None) -> str:
+    """An Elo-scale rating or difference, to the point."""
+    return "–" if value is None else f"{float(value):.0f}"
+
+
+@register.filter
+def rank_set(bounds: list | None) -> str:
+    """A rank-set as the ranks it holds: {1}, {2, 3}, {2, ..., 5}; – when none is given."""
+    if not bounds or bounds[0] is None or bounds[1] is None:
+        return "–"
+    best, worst = int(bounds[0]), int(bounds[1])
+    if best == worst:
+        return f"{{{best}}}"
+    if worst == best + 1:
+        return f"{{{best}, {worst}}}"
+    return f"{{{best}, …, {worst}}}"

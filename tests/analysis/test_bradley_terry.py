@@ -55,7 +55,7 @@ def fastchat_fit_bt(matchups, outcomes, weights, n_models, alpha=LOG10, tol=1e-6
         args=(matchups, outcomes, weights, alpha),
         jac=True,
         method="L-BFGS-B",
-        options={"disp": False, "maxiter": 100, "gtol": tol},
+        options={"maxiter": 100, "gtol": tol},  # FastChat also passes disp=False
     )
     return result["x"] * 400 + 1000  # scale_and_offset without an anchored baseline
 

@@ -1,0 +1,126 @@
+"""The report's rankings: a Bradley-Terry ranking per evaluator, with
+intervals, simultaneous differences and rank-sets
+(analysis.statistics.bradley_terry), clustered by meeting as the judge-trust
+intervals are.
+
+From scores: on each question (a question in one mode and dataset version),
+every two systems that answered it meet once, the higher score winning and
+equal scores tying; a system's score there is the mean over its seeds and
+raters. From pairwise verdicts: each judged pair is one battle, its outcome
+the LLM judge's consistent one over both orders (the majority over seeds), or
+a human study's majority over its raters (analysis.statistics.pairwise)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from analysis.statistics import bradley_terry as bt
+from analysis.statistics.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, ClusterBootstrap
+from analysis.statistics.stats import not_computable
+
+UNIT = "Elo points: 400 per factor of 10 in the odds of winning, the systems' mean at 1000"
+POINTS = {"win": 1.0, "tie": 0.5, "loss": 0.0}
+
+
+def _codes(values: pd.Series) -> tuple[list[str], np.ndarray]:
+    names, codes = np.unique(values.astype(str).to_numpy(), return_inverse=True)
+    return [str(n) for n in names], codes
+
+
+def ranking(
+    first: np.ndarray,
+    second: np.ndarray,
+    outcome: np.ndarray,
+    meetings: np.ndarray,
+    systems: list[str],
+    resamples: int,
+    seed: int,
+) -> dict:
+    """One evaluator's battles (system codes into `systems`, meeting names per
+    battle): the ranking of the systems that met."""
+    meeting_names, meeting_codes = np.unique(meetings, return_inverse=True)
+    present = np.unique(np.concatenate([first, second]))
+    local = np.full(len(systems), -1)
+    local[present] = np.arange(len(present))
+    boot = ClusterBootstrap(meeting_codes, len(meeting_names), resamples, seed)
+    return bt.bradley_terry(
+        local[first],
+        local[second],
+        outcome,
+        meeting_codes,
+        [systems[s] for s in present],
+        boot,
+    )
+
+
+def from_scores(rs: pd.DataFrame, resamples: int, seed: int) -> dict:
+    systems, system_codes = _codes(rs["system"])
+    question = (
+        rs["question_pk"].astype(str)
+        + "/"
+        + rs["mode"].astype(str)
+        + "/"
+        + rs["dataset_version"].astype(str)
+    )
+    _, question_codes = _codes(question)
+    meetings, meeting_codes = _codes(rs["meeting"])
+    evaluators = rs["evaluator"].astype(str).to_numpy()
+    scores = rs["score"].to_numpy(float)
+    out: dict = {}
+    for evaluator in sorted(set(evaluators)):
+        mine = evaluators == evaluator
+        first, second, outcome, cluster = bt.battles_from_scores(
+            system_codes[mine], question_codes[mine], meeting_codes[mine], scores[mine]
+        )
+        if len(first) == 0:
+            out[evaluator] = not_computable(
+                "no question answered by two or more of the systems it scored"
+            )
+            continue
+        out[evaluator] = ranking(
+            first, second, outcome, np.asarray(meetings)[cluster], systems, resamples, seed
+        )
+    return out
+
+
+def from_verdicts(verdicts: pd.DataFrame, rs: pd.DataFrame, resamples: int, seed: int) -> dict:
+    from analysis.statistics.pairwise import judge_pair_outcomes, majority_outcomes
+
+    if verdicts.empty:
+        return {}
+    meeting_of = rs.drop_duplicates("response_id").set_index("response_id")["meeting"].astype(str)
+    pairs = pd.concat([judge_pair_outcomes(verdicts), majority_outcomes(verdicts)])
+    pairs = pairs[pairs["response_id"].isin(meeting_of.index)]
+    out: dict = {}
+    for evaluator, group in pairs.groupby("evaluator"):
+        names = sorted(set(group["system"].astype(str)) | set(group["baseline"].astype(str)))
+        first = np.searchsorted(names, group["system"].astype(str).to_numpy())
+        second = np.searchsorted(names, group["baseline"].astype(str).to_numpy())
+        outcome = group["outcome"].map(POINTS).to_numpy(float)
+        same = first == second  # a system judged against itself says nothing of the ranking
+        meetings = meeting_of.loc[group["response_id"]].to_numpy()
+        out[str(evaluator)] = ranking(
+            first[~same], second[~same], outcome[~same], meetings[~same], names, resamples, seed
+        )
+    return out
+
+
+def rankings_part(
+    rs: pd.DataFrame,
+    verdicts: pd.DataFrame,
+    *,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    first: str | None = None,
+) -> dict:
+    """The report's `rankings`: {"unit", "from_scores", "from_verdicts"};
+    `first`: the evaluator listed first (the reference), the rest by name."""
+    scored = from_scores(rs, resamples, seed)
+    if first in scored:
+        scored = {first: scored[first]} | {k: v for k, v in scored.items() if k != first}
+    return {
+        "unit": UNIT,
+        "from_scores": scored,
+        "from_verdicts": from_verdicts(verdicts, rs, resamples, seed),
+    }
