@@ -60,6 +60,7 @@ TOP_LEVEL = [
     "ppi",
     "planner",
     "score_distributions",
+    "rankings",
 ]
 
 
@@ -251,6 +252,9 @@ class TestEveryPart:
         assert bias[CROWD].first_position_win_rate == effect.first_position_win_rate
         assert bias[CROWD].ci95 == effect.binomial_test.ci95
         assert bias[ONE_ORDER].flip_rate is None
+        # the pairwise evaluators are ranked from their verdicts too, beside the scores
+        assert set(report.rankings.from_verdicts) == {JUDGE, ONE_ORDER, CROWD}
+        assert set(report.rankings.from_scores) == set(report.evaluators)
 
     def test_json_model_json_gives_the_same_text(self, every_part):
         text = every_part.to_json()
@@ -354,11 +358,12 @@ def test_an_empty_report_round_trips_in_its_own_order(two_meetings):
         "mean_scores",
     ]
     # the parts an empty report has always had, in their order; then the newer ones
-    assert list(data)[-4:] == [
+    assert list(data)[-5:] == [
         "correlation_details",
         "evaluators",
         "systems",
         "score_distributions",
+        "rankings",
     ]
     assert data["counts"] == {"judgments": 0}
     assert "mean_scores_n" not in data
