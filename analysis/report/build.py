@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.report import trust
+from analysis.report.rankings import rankings_part
 from analysis.report.report_types import (
     SCHEMA_VERSION,
     AgreementReport,
@@ -29,7 +30,6 @@ from analysis.report.report_types import (
     SelectionStamp,
     Stamp,
 )
-from analysis.report.rankings import rankings_part
 from analysis.report.scope import Scope, resolve
 from analysis.report.scores import response_scores
 from analysis.report.selection import Selection

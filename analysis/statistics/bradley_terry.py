@@ -36,6 +36,7 @@ on every dataset.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from dataclasses import dataclass
 
@@ -146,10 +147,8 @@ def _solve(matrices: np.ndarray, vectors: np.ndarray) -> np.ndarray:
     except np.linalg.LinAlgError:
         out = np.full(vectors.shape, np.nan)
         for i, (matrix, vector) in enumerate(zip(matrices, vectors, strict=True)):
-            try:
+            with contextlib.suppress(np.linalg.LinAlgError):
                 out[i] = np.linalg.solve(matrix, vector)
-            except np.linalg.LinAlgError:
-                pass
         return out
 
 

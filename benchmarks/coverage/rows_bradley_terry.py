@@ -41,9 +41,7 @@ class Battles:
             dataset.system, dataset.question, dataset.cluster, values
         )
         self.k = len(dataset.systems)
-        self.by_cluster = [
-            np.flatnonzero(cluster == c) for c in range(len(dataset.clusters))
-        ]
+        self.by_cluster = [np.flatnonzero(cluster == c) for c in range(len(dataset.clusters))]
         self.first, self.second, self.outcome = first, second, outcome
         wins = bt.win_matrices(first, second, outcome, np.zeros(len(first), int), self.k, 1)
         self.theta = bt.fit(wins.sum(axis=0))

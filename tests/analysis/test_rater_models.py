@@ -1,0 +1,136 @@
+"""Rater models (analysis.statistics.rater_models): Dawid-Skene through
+crowd-kit against the EM of Dawid & Skene (1979) transcribed below, the
+rater-offset model against ordinary least squares (statsmodels), and MACE and
+GLAD on a simulated crowd whose spammers and harsh rater are known."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis.statistics import rater_models as rm
+
+pytest.importorskip("crowdkit.aggregation", reason="crowd-kit is a dependency")
+
+
+def crowd(seed: int = 0, items: int = 240, raters: int = 10, per_item: int = 4):
+    """Ratings of a crowd on 1-10: three spammers (uniform), one rater 3
+    points harsher than the rest, the others the quality plus noise."""
+    rng = np.random.default_rng(seed)
+    quality = rng.uniform(1, 10, items)
+    offset = rng.normal(0, 0.5, raters)
+    offset[3] = -3.0
+    rows = []
+    for i in range(items):
+        for r in rng.choice(raters, per_item, replace=False):
+            if r < 3:
+                score = float(rng.integers(1, 11))
+            else:
+                score = float(np.clip(np.round(quality[i] + offset[r] + rng.normal(0, 0.6)), 1, 10))
+            rows.append((i, f"r{r}", score))
+    return pd.DataFrame(rows, columns=["response_id", "rater", "score"]), offset
+
+
+def test_rubric_levels_are_the_rubrics_anchors():
+    assert [rm.rubric_level(s) for s in range(1, 11)] == [
+        "1", "2", "3-4", "3-4", "5-6", "5-6", "7-8", "7-8", "9", "10",
+    ]  # fmt: skip
+    # a mean between two levels goes to its nearest integer's
+    assert rm.rubric_level(2.49) == "2" and rm.rubric_level(4.5) == "5-6"
+    assert rm.rubric_level(0.2) == "1" and rm.rubric_level(10.4) == "10"
+
+
+def dawid_skene_em(labels: pd.DataFrame, steps: int):
+    """Dawid & Skene's EM as crowd-kit runs it: from the shares of the votes
+    (crowd-kit's MajorityVote probabilities), priors the mean posterior, each rater's matrix
+    P(label given | true label) from posterior-weighted counts of the labels
+    they gave (floored at 1e-10, crowd-kit's _EPS), the posterior from
+    prior x product of the raters' entries."""
+    workers, w = np.unique(labels["worker"], return_inverse=True)
+    tasks, t = np.unique(labels["task"], return_inverse=True)
+    levels, k = np.unique(labels["label"], return_inverse=True)
+    eps = 1e-10
+    counts = np.zeros((len(tasks), len(levels)))
+    np.add.at(counts, (t, k), 1.0)
+    post = counts / counts.sum(axis=1, keepdims=True)
+
+    def m_step(post):
+        errors = np.zeros((len(workers), len(levels), len(levels)))  # worker, given, true
+        np.add.at(errors, (w, k), post[t])
+        given = np.zeros((len(workers), len(levels)), bool)
+        given[w, k] = True
+        errors = np.where(given[:, :, None], np.maximum(errors, eps), 0.0)
+        return errors / errors.sum(axis=1, keepdims=True), given
+
+    priors = post.mean(axis=0)
+    errors, given = m_step(post)
+    for _ in range(steps):
+        log = np.log2(np.maximum(priors, eps))[None, :] + np.zeros((len(tasks), 1))
+        np.add.at(log, t, np.log2(errors[w, k]))
+        log -= log.max(axis=1, keepdims=True)
+        post = np.exp2(log)
+        post /= post.sum(axis=1, keepdims=True)
+        priors = post.mean(axis=0)
+        errors, given = m_step(post)
+    accuracy = {
+        str(workers[i]): float(
+            sum(priors[j] * errors[i, j, j] for j in range(len(levels)) if given[i, j])
+        )
+        for i in range(len(workers))
+    }
+    return accuracy, pd.Series(levels[post.argmax(axis=1)], index=tasks)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_dawid_skene_equals_the_em_transcribed(seed):
+    ratings, _ = crowd(seed)
+    labels = rm.as_labels(ratings)
+    # the same number of steps on both sides (no stopping rule: tol -inf)
+    got, found = rm.dawid_skene(labels, n_iter=30, tol=-np.inf)
+    expected, expected_labels = dawid_skene_em(labels, 30)
+    assert set(got) == set(expected)
+    assert max(abs(got[r] - expected[r]) for r in got) < 1e-9
+    assert (found.sort_index() == expected_labels.sort_index()).mean() > 0.99
+
+
+def test_offsets_are_least_squares_and_find_the_harsh_rater():
+    import statsmodels.formula.api as smf
+
+    ratings, truth = crowd(4)
+    honest = ratings[~ratings["rater"].isin(["r0", "r1", "r2"])]
+    # the items two honest raters or more rated (one rating says nothing of its rater)
+    honest = honest[honest.groupby("response_id")["rater"].transform("nunique") >= 2]
+    offsets, corrected = rm.rater_offsets(honest)
+    fitted = smf.ols("score ~ C(response_id) + C(rater)", data=honest).fit()
+    # the offsets are identified up to a constant: compare differences from r3
+    for rater, found in offsets.items():
+        if rater == "r3":
+            continue
+        expected = fitted.params[f"C(rater)[T.{rater}]"]
+        assert found["offset"] - offsets["r3"]["offset"] == pytest.approx(expected, abs=1e-8)
+    # each rater's residual variance, over their share of the residual degrees of
+    # freedom, adds up to least squares' residual sum of squares
+    shared = sum(o["noise_sd"] ** 2 * o["ratings"] for o in offsets.values())
+    assert shared / len(honest) * fitted.df_resid == pytest.approx(fitted.ssr, rel=1e-8)
+    assert min(offsets, key=lambda r: offsets[r]["offset"]) == "r3"
+    assert offsets["r3"]["offset"] < -2.3
+    weights = [o["ratings"] for o in offsets.values()]
+    mean_offset = np.average([o["offset"] for o in offsets.values()], weights=weights)
+    assert mean_offset == pytest.approx(0, abs=1e-9)
+    # the corrected scores are the least-squares item effects, on the crowd's scale
+    assert len(corrected) == honest["response_id"].nunique()
+
+
+def test_every_model_puts_the_spammers_last():
+    ratings, _ = crowd(1)
+    labels = rm.as_labels(ratings)
+    spammers = {"r0", "r1", "r2"}
+    for model in (rm.dawid_skene, rm.mace, rm.glad):
+        reliability, found = model(labels)
+        order = sorted(reliability, key=reliability.get)
+        assert set(order[:3]) == spammers or set(order[:4]) >= spammers, (model.__name__, order)
+        assert len(found) == labels["task"].nunique()
+    offsets, _ = rm.rater_offsets(ratings)
+    noisiest = sorted(offsets, key=lambda r: -offsets[r]["noise_sd"])[:3]
+    assert set(noisiest) == spammers
