@@ -35,6 +35,7 @@ from analysis.report.scores import response_scores
 from analysis.report.selection import Selection
 from analysis.statistics import stats
 from analysis.statistics.distributions import score_distributions
+from analysis.statistics.rater_models import LEVELS_TEXT, rater_reliability
 from analysis.statistics.ratings import individual_ratings
 from corpus.choices import DatasetVersion, Language
 from corpus.models import QuestionText
@@ -223,6 +224,7 @@ def report_of(
             diagnostics=reason,
             score_distributions=reason,
             rankings=reason,
+            rater_models=reason,
         )
 
     ready = to_json_ready
@@ -289,7 +291,18 @@ def report_of(
         planner=judged["planner"],
         score_distributions=ready(score_distributions(rs)),
         rankings=ready(rankings_part(rs, verdicts, first=reference)),
+        rater_models=ready(rater_models_part(ratings)),
     )
+
+
+def rater_models_part(ratings: dict[str, pd.DataFrame]) -> dict:
+    """Rater models for every evaluator with individual raters."""
+    if not ratings:
+        return stats.not_computable("no evaluator with individual raters in the selection")
+    return {
+        "levels": LEVELS_TEXT,
+        "evaluators": {name: rater_reliability(frame) for name, frame in ratings.items()},
+    }
 
 
 def stamp(

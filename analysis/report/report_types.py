@@ -814,6 +814,40 @@ class Rankings(ReportPart):
 NO_RANKINGS_YET = NotComputable.because("not in reports made before rankings")
 
 
+# --- Rater models -----------------------------------------------------------------------------
+
+
+class RaterReliability(ReportPart):
+    """One rater: Dawid-Skene's chance of the true level, MACE's chance of
+    competence, GLAD's expertise alpha, and the offset model's offset (points)
+    and noise (standard deviation)."""
+
+    ratings: int
+    dawid_skene: float
+    mace: float
+    glad: float
+    offset: float
+    noise_sd: float | None
+
+
+class EvaluatorRaterModels(ReportPart):
+    items: int
+    raters: int
+    per_rater: dict[str, RaterReliability]
+    # per model: responses whose label differs from the level of their mean score
+    labels_differing_from_mean: dict[str, int]
+
+
+class RaterModels(ReportPart):
+    """analysis.statistics.rater_models per human evaluator with individual raters."""
+
+    levels: str
+    evaluators: dict[EvaluatorName, OrNot[EvaluatorRaterModels]]
+
+
+NO_RATER_MODELS_YET = NotComputable.because("not in reports made before rater models")
+
+
 # --- The report -------------------------------------------------------------------------------
 
 # An empty selection's report has always listed its parts in this order (and
@@ -874,6 +908,7 @@ class AgreementReport(ReportPart):
     planner: OrNot[BudgetPlan]
     score_distributions: OrNot[ScoreDistributions] = NOT_IN_THIS_REPORT
     rankings: OrNot[Rankings] = NO_RANKINGS_YET
+    rater_models: OrNot[RaterModels] = NO_RATER_MODELS_YET
 
     @model_validator(mode="after")
     def _means_have_their_counts(self) -> AgreementReport:

@@ -38,7 +38,10 @@ RUBRIC_LEVELS: tuple[tuple[int, int], ...] = (
     (9, 9),
     (10, 10),
 )
-MODELS = ("dawid_skene", "mace", "glad")
+LEVELS_TEXT = (
+    "the rubric's levels 1, 2, 3-4, 5-6, 7-8, 9, 10 for Dawid-Skene, MACE and GLAD; "
+    "the 1-10 scores for the offsets"
+)
 MIN_RATERS_PER_ITEM = 2  # a model learns a rater's reliability from items others rated too
 OFFSET_STEPS = 500
 OFFSET_TOLERANCE = 1e-10
@@ -157,3 +160,47 @@ def rater_offsets(ratings: pd.DataFrame) -> tuple[dict[str, dict[str, float]], p
         },
         pd.Series(quality, index=items, name="score"),
     )
+
+
+def rater_reliability(ratings: pd.DataFrame) -> dict:
+    """Every model on one evaluator's ratings (one per response and rater:
+    analysis.statistics.ratings.individual_ratings): per rater, their ratings
+    and each model's reliability; per model, how many items' labels differ
+    from the level of the item's mean score (where weighing raters changes
+    the answer). Not computable without items rated by two raters or more."""
+    labels = as_labels(ratings)
+    items = int(labels["task"].nunique()) if len(labels) else 0
+    raters = int(labels["worker"].nunique()) if len(labels) else 0
+    if items == 0 or raters < 2:
+        return {
+            "computable": False,
+            "reason": f"{items} responses rated by {MIN_RATERS_PER_ITEM} raters or more; "
+            "a rater model needs some",
+        }
+    kept = ratings[ratings["response_id"].isin(labels["task"].unique())]
+    mean_level = kept.groupby("response_id")["score"].mean().map(rubric_level)
+    found = {}
+    differing = {}
+    for name, model in (("dawid_skene", dawid_skene), ("mace", mace), ("glad", glad)):
+        reliability, labelled = model(labels)
+        found[name] = reliability
+        differing[name] = int((labelled.reindex(mean_level.index) != mean_level).sum())
+    offsets, corrected = rater_offsets(kept)
+    differing["offsets"] = int((corrected.map(rubric_level) != mean_level).sum())
+    counts = kept["rater"].astype(str).value_counts()
+    return {
+        "items": items,
+        "raters": raters,
+        "per_rater": {
+            rater: {
+                "ratings": int(counts[rater]),
+                "dawid_skene": found["dawid_skene"][rater],
+                "mace": found["mace"][rater],
+                "glad": found["glad"][rater],
+                "offset": offsets[rater]["offset"],
+                "noise_sd": offsets[rater]["noise_sd"],
+            }
+            for rater in sorted(found["dawid_skene"])
+        },
+        "labels_differing_from_mean": differing,
+    }

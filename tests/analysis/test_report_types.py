@@ -61,6 +61,7 @@ TOP_LEVEL = [
     "planner",
     "score_distributions",
     "rankings",
+    "rater_models",
 ]
 
 
@@ -255,6 +256,11 @@ class TestEveryPart:
         # the pairwise evaluators are ranked from their verdicts too, beside the scores
         assert set(report.rankings.from_verdicts) == {JUDGE, ONE_ORDER, CROWD}
         assert set(report.rankings.from_scores) == set(report.evaluators)
+        # the panel's six raters, each with every model's reliability
+        panel = report.rater_models.evaluators[PANEL]
+        assert set(panel.per_rater) == set("abcdef")
+        assert panel.per_rater["f"].ratings < panel.per_rater["e"].ratings
+        assert set(panel.labels_differing_from_mean) == {"dawid_skene", "mace", "glad", "offsets"}
 
     def test_json_model_json_gives_the_same_text(self, every_part):
         text = every_part.to_json()
@@ -358,12 +364,13 @@ def test_an_empty_report_round_trips_in_its_own_order(two_meetings):
         "mean_scores",
     ]
     # the parts an empty report has always had, in their order; then the newer ones
-    assert list(data)[-5:] == [
+    assert list(data)[-6:] == [
         "correlation_details",
         "evaluators",
         "systems",
         "score_distributions",
         "rankings",
+        "rater_models",
     ]
     assert data["counts"] == {"judgments": 0}
     assert "mean_scores_n" not in data
