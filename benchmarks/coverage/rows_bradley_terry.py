@@ -10,8 +10,8 @@ the dataset's, and the truth is the Bradley-Terry fit of the whole pool's
 battles (the value a study of ever more clusters converges to).
 
 Rows, per K and per side (gold, judge):
-- "BT rating interval": each system's 95% interval holds the pool's rating;
-  the worst system's coverage (all systems at once is shown beside it);
+- "BT ratings (simultaneous)": every system's interval holds the pool's
+  rating at once (the promise); the worst system's own coverage beside it;
 - "BT differences (simultaneous)": every difference of two systems' ratings
   inside its interval at once, the promise of the max-t intervals;
 - "BT rank-sets (simultaneous)": every system's rank-set holds its rank in
@@ -85,6 +85,7 @@ def rows(dataset: Dataset, settings: Settings) -> list[Row]:
             width = np.full(settings.replays, np.nan)
             differences = np.full(settings.replays, np.nan)
             ranks = np.full(settings.replays, np.nan)
+            set_sizes = np.full(settings.replays, np.nan)
             notes: set[str] = set()
             for r in range(settings.replays):
                 drawn = rng.integers(0, len(dataset.clusters), k)
@@ -110,6 +111,7 @@ def rows(dataset: Dataset, settings: Settings) -> list[Row]:
                 sets = np.array([by_system[s]["rank_set"] for s in range(battles.k)])
                 # the rank-set holds a rank the pool allows: the two ranges meet
                 ranks[r] = bool(((sets[:, 0] <= worst) & (sets[:, 1] >= best)).all())
+                set_sizes[r] = float(np.mean(sets[:, 1] - sets[:, 0] + 1))
             reported = np.isfinite(held).all(axis=1)
             note = "; ".join(sorted(notes))[:300]
             worst_system = (
@@ -120,20 +122,23 @@ def rows(dataset: Dataset, settings: Settings) -> list[Row]:
             out.append(
                 Row(
                     "bradley-terry",
-                    f"BT rating interval ({side})",
+                    f"BT ratings (simultaneous) ({side})",
                     dataset.name,
                     setting,
                     settings.replays,
                     worst_system,
                     coverage_all=all_at_once,
-                    width=float(np.nanmean(width)) if reported.any() else None,
+                    simultaneous=True,
+                    promise="95% for all at once",
+                    # the median: a replay whose jackknife has no spread has an unbounded interval
+                    width=float(np.nanmedian(width)) if reported.any() else None,
                     reported=share,
                     note=note,
                 )
             )
-            for name, values in (
-                ("BT differences (simultaneous)", differences),
-                ("BT rank-sets (simultaneous)", ranks),
+            for name, values, size in (
+                ("BT differences (simultaneous)", differences, None),
+                ("BT rank-sets (simultaneous)", ranks, set_sizes),
             ):
                 given = np.isfinite(values)
                 out.append(
@@ -146,6 +151,8 @@ def rows(dataset: Dataset, settings: Settings) -> list[Row]:
                         float(values[given].mean()) if given.any() else None,
                         coverage_all=float(values[given].mean()) if given.any() else None,
                         simultaneous=True,
+                        # rank-sets: the mean number of ranks a set holds
+                        width=float(np.nanmean(size)) if size is not None and given.any() else None,
                         reported=float(given.mean()),
                         promise="95% for all at once",
                         note=note,
