@@ -41,6 +41,7 @@ class SelectItemsSerializer(KnownFieldsMixin, serializers.Serializer):
     judges = serializers.CharField(required=False, help_text="Judges, comma-separated.")
     humans = serializers.CharField(required=False, help_text="Human evaluators, comma-separated.")
     include_flagged = serializers.BooleanField(required=False, default=False)
+    rater_models = serializers.BooleanField(required=False, default=False)
 
 
 class CreatedStudySerializer(serializers.Serializer):

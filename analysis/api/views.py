@@ -76,6 +76,13 @@ REPORT_PARAMETERS = [
         "the failed-check code never count).",
     ),
     OpenApiParameter(
+        "rater_models",
+        {"type": "boolean"},
+        description="Fit the rater models (Dawid-Skene, MACE, GLAD through crowd-kit, and "
+        "rater offsets) for every evaluator with individual raters (default: not; seconds "
+        "per thousand ratings).",
+    ),
+    OpenApiParameter(
         "epsilon",
         {"type": "number", "minimum": 0, "maximum": 1},
         description="The alternative annotator test's cost-benefit margin (default: the "

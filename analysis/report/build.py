@@ -291,8 +291,16 @@ def report_of(
         planner=judged["planner"],
         score_distributions=ready(score_distributions(rs)),
         rankings=ready(rankings_part(rs, verdicts, first=reference)),
-        rater_models=ready(rater_models_part(ratings)),
+        rater_models=ready(rater_models_part(ratings))
+        if selection.rater_models
+        else NOT_ASKED_FOR_RATER_MODELS,
     )
+
+
+NOT_ASKED_FOR_RATER_MODELS = NotComputable.because(
+    "not asked for: tick Rater models in the report builder (rater_models=1); crowd-kit's "
+    "Dawid-Skene, MACE and GLAD take seconds per thousand ratings"
+)
 
 
 def rater_models_part(ratings: dict[str, pd.DataFrame]) -> dict:

@@ -144,6 +144,7 @@ def builder_context(params, scope=None, *, user) -> dict:
             "ppi_labelled": _text(params, "ppi_labelled") or str(DEFAULT_LABELLED),
             "target_width": _text(params, "target_width") or "1",
             "include_flagged": _text(params, "include_flagged").lower() in TRUE_WORDS,
+            "rater_models": _text(params, "rater_models").lower() in TRUE_WORDS,
         },
         "default_reference": default_reference,
         "default_judges": list(getattr(scope, "judges", []) or []),

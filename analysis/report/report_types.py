@@ -111,6 +111,7 @@ class SelectionStamp(ReportPart):
     ppi_labelled: int
     target_width: float
     include_flagged: bool
+    rater_models: bool = False  # absent from stamps made before rater models
 
 
 class Stamp(ReportPart):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from urllib.parse import urlencode
 
@@ -62,6 +62,7 @@ PARAMETERS = (
     "ppi_labelled",
     "target_width",
     "include_flagged",
+    "rater_models",
 )
 
 
@@ -108,6 +109,9 @@ class Selection:
     target_width: float = 1.0
     # Whether raters flagged by quality control count (failed-check raters never do).
     include_flagged: bool = False
+    # Whether the report fits the rater models (crowd-kit: seconds per thousand
+    # ratings, so only when asked for)
+    rater_models: bool = False
 
     def setting(self) -> tuple[str, ...]:
         """The parts of the responses' setting that are given: benchmark,
@@ -213,17 +217,14 @@ class Selection:
                 f"ppi_labelled {labelled!r}: give a whole number of gold ratings per system, "
                 f"from 2 to {MAX_LABELLED:,}."
             )
-        include = options.get("include_flagged")
-        if isinstance(include, bool):
-            include_flagged = include
-        else:
-            word = (text("include_flagged") or "").lower()
-            if word not in TRUE_WORDS + FALSE_WORDS:
-                raise SelectionError(
-                    f"include_flagged {text('include_flagged')!r}: give 1 (flagged raters count) "
-                    "or 0 (they are left out, the default)."
-                )
-            include_flagged = word in TRUE_WORDS
+        include_flagged = flag(
+            options,
+            "include_flagged",
+            "1 (flagged raters count) or 0 (they are left out, the default)",
+        )
+        rater_models = flag(
+            options, "rater_models", "1 (fit the rater models) or 0 (not, the default)"
+        )
         reference = text("reference")
         alias = text("gold_evaluator")  # the parameter's former name, still accepted
         if reference and alias and reference != alias:
@@ -250,7 +251,20 @@ class Selection:
             ppi_labelled=int(labelled) if labelled else DEFAULT_LABELLED,
             target_width=width if width is not None else 1.0,
             include_flagged=include_flagged,
+            rater_models=rater_models,
         )
+
+
+def flag(options: Mapping, name: str, meaning: str) -> bool:
+    """A yes/no option: a bool as it is, or a word of TRUE_WORDS or
+    FALSE_WORDS (absent: no)."""
+    value = options.get(name)
+    if isinstance(value, bool):
+        return value
+    word = "" if value is None else str(value).strip().lower()
+    if word not in TRUE_WORDS + FALSE_WORDS:
+        raise SelectionError(f"{name} {str(value)[:50]!r}: give {meaning}.")
+    return word in TRUE_WORDS
 
 
 def selection_for(user: AnyUser, selection: Selection) -> Selection:

@@ -39,11 +39,12 @@ from __future__ import annotations
 import contextlib
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from scipy import stats
 
-from analysis.statistics.bootstrap import LARGE_T, ClusterBootstrap, jackknife_se
+from analysis.statistics.bootstrap import LARGE_T, ClusterBootstrap
 
 ELO_PER_UNIT = 400 / math.log(10)  # Elo points per unit of log-odds
 ELO_MEAN = 1000.0
@@ -168,10 +169,59 @@ class Fits:
     resampled_leave_one_out: np.ndarray  # (R, C, K); NaN where a meeting was not drawn
     counts: np.ndarray  # (R, C): how often each meeting was drawn
 
+    @cached_property
+    def data_covariance(self) -> np.ndarray:
+        """The data's meeting-jackknife covariance of the strengths (K, K)."""
+        return jackknife_covariance(self.leave_one_out, np.ones(len(self.leave_one_out)))
+
+    @cached_property
+    def resampled_covariance(self) -> np.ndarray:
+        """Each resample's jackknife covariance (R, K, K)."""
+        return jackknife_covariance(np.nan_to_num(self.resampled_leave_one_out), self.counts)
+
+    @cached_property
+    def undefined(self) -> np.ndarray:
+        """Resamples with no finite fit, or a drawn meeting whose leave-one-out has none."""
+        drawn = self.counts > 0
+        inner = np.isnan(self.resampled_leave_one_out).any(axis=2) & drawn
+        return ~np.isfinite(self.resampled).all(axis=1) | inner.any(axis=1)
+
+
+# Up to this many meetings each resample's leave-one-out fits are exact fits;
+# beyond, one linearised step each (linear_leave_one_out), whose error is of
+# order 1 / meetings^2 against a standard error of order 1 / meetings^(1/2)
+EXACT_JACKKNIFE_CLUSTERS = 60
+
+
+def linear_leave_one_out(
+    resampled_wins: np.ndarray, resampled: np.ndarray, per_cluster: np.ndarray
+) -> np.ndarray:
+    """Each resample's strengths less one of its meetings, by one Newton step
+    from the resample's own fit: theta - H^-1 g_c, where g_c is the gradient
+    of meeting c's battles at theta (the resample's gradient there is zero)
+    and H the resample's Hessian (the linear, or infinitesimal, jackknife).
+    (R, C, K); NaN where the resample has no finite fit."""
+    k = per_cluster.shape[-1]
+    theta = np.nan_to_num(resampled)
+    p = 1.0 / (1.0 + np.exp(theta[:, None, :] - theta[:, :, None]))  # (R, K, K)
+    total = resampled_wins + np.swapaxes(resampled_wins, 1, 2)
+    curvature = total * p * (1 - p)
+    hessian = curvature - np.eye(k)[None] * curvature.sum(axis=2)[:, :, None]
+    inverse = np.linalg.pinv(np.ones((k, k))[None] - hessian)  # (R, K, K), on the sum-zero plane
+    cluster_total = per_cluster + np.swapaxes(per_cluster, 1, 2)  # (C, K, K)
+    won = per_cluster.sum(axis=2)  # (C, K)
+    # g[r, c, i] = won[c, i] - sum_j n_c[i, j] p_r[i, j]
+    expected = np.stack([p[:, i, :] @ cluster_total[:, i, :].T for i in range(k)], axis=2)
+    gradient = won[None] - expected  # (R, C, K)
+    step = gradient @ np.swapaxes(inverse, 1, 2)  # each row: inverse @ g
+    out = resampled[:, None, :] - step
+    return out - out.mean(axis=2, keepdims=True)
+
 
 def fits(boot: ClusterBootstrap, per_cluster: np.ndarray, block: int = 200_000) -> Fits:
     """Every fit the studentized intervals need, from the meetings' win
-    matrices (C, K, K), in blocks of about `block` matrix entries."""
+    matrices (C, K, K), in blocks of about `block` matrix entries. Up to
+    EXACT_JACKKNIFE_CLUSTERS meetings, every leave-one-out fit is exact."""
     clusters, k, _ = per_cluster.shape
     counts = boot.weights[:-1]
     total = per_cluster.sum(axis=0)
@@ -181,6 +231,10 @@ def fits(boot: ClusterBootstrap, per_cluster: np.ndarray, block: int = 200_000) 
     rows = max(1, block // (clusters * k * k))
     inner = []
     for i in range(0, len(counts), rows):
+        if clusters > EXACT_JACKKNIFE_CLUSTERS:
+            part = slice(i, i + rows)
+            inner.append(linear_leave_one_out(resampled_wins[part], resampled[part], per_cluster))
+            continue
         less = resampled_wins[i : i + rows, None] - per_cluster[None]
         # a meeting not drawn has no copy to leave out: no fit (and none of a
         # matrix with negative wins)
@@ -196,6 +250,20 @@ def fits(boot: ClusterBootstrap, per_cluster: np.ndarray, block: int = 200_000) 
     )
 
 
+def jackknife_covariance(values: np.ndarray, slots: np.ndarray) -> np.ndarray:
+    """The jackknife covariance of the strengths: values (..., C, K) with one
+    copy of meeting c left out, slots (..., C) copies of each. (..., K, K);
+    a contrast w's jackknife variance is w' cov w, as jackknife_se's square
+    of the contrast's leave-one-out values (one product per resample instead
+    of one pass per contrast)."""
+    counts = slots.sum(axis=-1)
+    values = np.where(slots[..., None] > 0, values, 0.0)
+    mean = (slots[..., None, :] @ values)[..., 0, :] / counts[..., None]
+    centred = np.where(slots[..., None] > 0, values - mean[..., None, :], 0.0)
+    spread = np.swapaxes(slots[..., None] * centred, -1, -2) @ centred
+    return ((counts - 1) / counts)[..., None, None] * spread
+
+
 def contrast_t(found: Fits, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """For contrasts of the strengths (weights: (M, K), e.g. a system's
     strength or a difference of two): the estimate (M,), its meeting-jackknife
@@ -203,18 +271,15 @@ def contrast_t(found: Fits, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray
     resample's fit, or one of its leave-one-out fits, has no finite MLE;
     LARGE_T where its jackknife has no spread (one meeting drawn every time)."""
     estimate = weights @ found.data
-    se = jackknife_se((found.leave_one_out @ weights.T).T, np.ones(len(found.leave_one_out)))
+    data_variance = np.einsum("mi,ij,mj->m", weights, found.data_covariance, weights)
+    se = np.sqrt(np.maximum(data_variance, 0.0))
     star = found.resampled @ weights.T  # (R, M)
-    inner = np.moveaxis(found.resampled_leave_one_out @ weights.T, 2, 1)  # (R, M, C)
-    drawn = np.broadcast_to(found.counts[:, None, :] > 0, inner.shape)
-    undefined = ~np.isfinite(star) | (np.isnan(inner) & drawn).any(axis=2)
-    se_star = jackknife_se(
-        np.where(drawn, inner, 0.0), np.where(drawn, found.counts[:, None, :], 0)
-    )
+    variance = np.einsum("mi,rij,mj->rm", weights, found.resampled_covariance, weights)
+    se_star = np.sqrt(np.maximum(variance, 0.0))
     with np.errstate(divide="ignore", invalid="ignore"):
         t = np.abs(star - estimate) / se_star
     t = np.nan_to_num(t, nan=0.0, posinf=LARGE_T)  # 0 / 0: a resample equal to the data
-    t[undefined] = np.nan
+    t[found.undefined] = np.nan
     return estimate, se, t
 
 

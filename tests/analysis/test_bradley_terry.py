@@ -221,3 +221,22 @@ def test_rank_sets_follow_the_simultaneous_differences():
     for s in found["systems"]:
         assert s["ci95"][0] < s["rating"] < s["ci95"][1]
         assert s["wins"] + s["ties"] + s["losses"] == s["battles"]
+
+
+def test_the_linear_jackknife_of_many_meetings_gives_the_exact_ones_intervals(monkeypatch):
+    """Beyond EXACT_JACKKNIFE_CLUSTERS meetings each resample's leave-one-out
+    fits are one linearised step: at 80 meetings the intervals are the exact
+    fits' within 2% of their width."""
+    first, second, outcome, codes = battles(21, systems=5, n=8000, clusters=80)
+    names = [f"s{i}" for i in range(5)]
+    boot = ClusterBootstrap(codes, 80, 300, seed=5)
+    linear = bt.bradley_terry(first, second, outcome, codes, names, boot)
+    monkeypatch.setattr(bt, "EXACT_JACKKNIFE_CLUSTERS", 10**6)
+    exact = bt.bradley_terry(first, second, outcome, codes, names, boot)
+    for a, b in zip(linear["systems"], exact["systems"], strict=True):
+        width = b["ci95"][1] - b["ci95"][0]
+        assert abs(a["ci95"][0] - b["ci95"][0]) < 0.02 * width
+        assert abs(a["ci95"][1] - b["ci95"][1]) < 0.02 * width
+    for a, b in zip(linear["differences"], exact["differences"], strict=True):
+        width = b["ci95"][1] - b["ci95"][0]
+        assert abs(a["ci95"][0] - b["ci95"][0]) < 0.02 * width

@@ -134,3 +134,26 @@ def test_every_model_puts_the_spammers_last():
     offsets, _ = rm.rater_offsets(ratings)
     noisiest = sorted(offsets, key=lambda r: -offsets[r]["noise_sd"])[:3]
     assert set(noisiest) == spammers
+
+
+@pytest.mark.django_db
+def test_the_report_fits_them_when_asked_and_says_how_to_ask(two_meetings, researcher_client):
+    """The models cost seconds per thousand ratings: the report fits them
+    when the selection asks (rater_models=1, a box in the builder) and
+    otherwise says how to ask; the page shows each rater's row."""
+    from analysis.report.build import build_report
+    from analysis.report.report_types import NotComputable
+    from analysis.report.selection import Selection, SelectionError
+
+    plain = build_report(Selection(split="test2"))
+    assert isinstance(plain.rater_models, NotComputable)
+    assert "tick Rater models" in plain.rater_models.reason
+    with pytest.raises(SelectionError, match="rater_models 'maybe': give 1"):
+        Selection.from_options({"rater_models": "maybe"})
+    asked = Selection.from_options({"split": "test2", "rater_models": "1"})
+    assert asked.rater_models and asked.query()["rater_models"] == "1"
+    assert build_report(asked).rater_models == NotComputable.because(
+        "no evaluator with individual raters in the selection"
+    )
+    page = researcher_client.get("/analysis/report/?split=test2")
+    assert b'name="rater_models"' in page.content

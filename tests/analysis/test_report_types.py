@@ -184,7 +184,7 @@ def build_every_part():
                 )
             )
     PairwiseVerdict.objects.bulk_create(verdicts)
-    return build_report(Selection(dataset_version="qa"), bootstrap=20)
+    return build_report(Selection(dataset_version="qa", rater_models=True), bootstrap=20)
 
 
 def without(data: dict, *path: str) -> dict:
