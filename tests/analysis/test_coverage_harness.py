@@ -69,3 +69,24 @@ def test_the_planners_choice_never_costs_more_than_the_uniform_design(small_run)
     assert len(chosen) == 5
     for row in chosen:
         assert row["cost"] <= 1.0 and row["cost_target"] == 1.0
+
+
+def test_bradley_terry_rows_hold_from_six_meetings(small_run):
+    """Ratings, differences and rank-sets, for the gold and the judge, on
+    every dataset: nothing below 6 meetings, from 6 up nearly every replay (a
+    replay whose drawn meetings leave a system winning every comparison has no
+    finite rating)."""
+    rows = [r for r in small_run["rows"] if r["family"] == "bradley-terry"]
+    assert {r["dataset"] for r in rows} == set(small_run["settings"]["datasets"])
+    assert {r["statistic"] for r in rows} == {
+        f"BT {name} (simultaneous) ({side})"
+        for name in ("ratings", "differences", "rank-sets")
+        for side in ("gold", "judge")
+    }
+    for row in rows:
+        clusters = int(row["setting"].split()[0])
+        if clusters < 6:
+            assert row["reported"] == 0.0, row
+        else:
+            assert row["reported"] >= 0.95, row
+        assert row["simultaneous"] and row["judged"]
