@@ -51,6 +51,8 @@ class BenchmarkReport:
     scores: list[TaskScore] = field(default_factory=list)
     win_rates: list[dict[str, Any]] = field(default_factory=list)
     kendall: list[dict[str, Any]] = field(default_factory=list)
+    # per metric or human evaluator: its Bradley-Terry ranking of the systems
+    rankings: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def has_average(self) -> bool:
@@ -118,6 +120,7 @@ class BenchmarkReport:
             "table": self.rows(),
             "win_rates": self.win_rates,
             "kendall_tau": self.kendall,
+            "rankings": self.rankings,
             "no_average": self.missing_for_average() if self.has_average else [],
         }
 
@@ -176,7 +179,51 @@ def benchmark_report(slug: str, split: str, projects: list[int] | None = None) -
         report.scores.append(TaskScore(system, plugin.name, task, score, len(items)))
     report.win_rates = _win_rates(datasets, projects)
     report.kendall = _kendall(datasets, projects)
+    report.rankings = _rankings(datasets, projects)
     return report
+
+
+def _rankings(datasets: list[Dataset], projects: list[int] | None) -> list[dict[str, Any]]:
+    """Each metric's and human evaluator's Bradley-Terry ranking of the
+    systems (analysis.statistics.bradley_terry): on every question, every two
+    systems meet, the higher per-answer score winning; clustered by document,
+    as the agreement report's rankings are by meeting."""
+    import numpy as np
+
+    from analysis.statistics import bradley_terry as bt
+    from analysis.statistics.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, ClusterBootstrap
+
+    rows = (
+        Judgment.objects.filter(response__run__dataset__in=datasets)
+        .filter(evaluator__kind__in=("metric", *HUMAN_KINDS))
+        .filter(**({} if projects is None else {"response__run__project__in": projects}))
+        .values_list(
+            "evaluator__name",
+            "response__run__system__name",
+            "response__question_id",
+            "response__question__document_id",
+            "score",
+        )
+    )
+    found = list(rows)
+    out = []
+    for name in sorted({row[0] for row in found}):
+        mine = [row for row in found if row[0] == name]
+        systems, system_codes = np.unique([r[1] for r in mine], return_inverse=True)
+        _, questions = np.unique([r[2] for r in mine], return_inverse=True)
+        documents, document_codes = np.unique([r[3] for r in mine], return_inverse=True)
+        scores = np.array([r[4] for r in mine], float)
+        first, second, outcome, cluster = bt.battles_from_scores(
+            system_codes, questions, document_codes, scores
+        )
+        if len(first) == 0:
+            continue
+        boot = ClusterBootstrap(cluster, len(documents), DEFAULT_RESAMPLES, DEFAULT_SEED)
+        ranking = bt.bradley_terry(
+            first, second, outcome, cluster, [str(s) for s in systems], boot, "documents"
+        )
+        out.append({"evaluator": name, "documents": len(documents), **ranking})
+    return out
 
 
 def _win_rates(datasets: list[Dataset], projects: list[int] | None) -> list[dict[str, Any]]:

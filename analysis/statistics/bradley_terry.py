@@ -363,10 +363,12 @@ def bradley_terry(
     codes: np.ndarray,
     names: list[str],
     boot: ClusterBootstrap,
+    clusters_are: str = "meetings",
 ) -> dict:
     """Ratings, simultaneous differences and rank-sets of the battles
     (first[b] against second[b], `outcome` the first's: 1, 0.5 or 0) in the
-    meetings `codes` (as `boot` resamples them)."""
+    meetings `codes` (as `boot` resamples them; `clusters_are`: what the
+    clusters are, in the notes)."""
     k = len(names)
     if len(first) == 0 or k < 2:
         return {"computable": False, "reason": f"{len(first)} comparisons of {k} systems"}
@@ -379,7 +381,7 @@ def bradley_terry(
     note = None
     if boot.clusters < MIN_CLUSTERS_RANKING:
         note = (
-            f"not enough meetings for an interval: {boot.clusters}, "
+            f"not enough {clusters_are} for an interval: {boot.clusters}, "
             f"{MIN_CLUSTERS_RANKING - boot.clusters} more (below {MIN_CLUSTERS_RANKING} "
             "the coverage harness finds no interval that holds)"
         )
@@ -397,7 +399,10 @@ def bradley_terry(
         d_q = multipliers(d_t, boot.clusters, simultaneous=True)
         diff_ci = np.column_stack([d - d_q * d_se, d + d_q * d_se])
         if not np.isfinite(rating_ci).all() or not np.isfinite(diff_ci).all():
-            note = "leaving out one meeting leaves no finite ratings, so no interval is given"
+            note = (
+                f"leaving out one of the {clusters_are} leaves no finite ratings, so no "
+                "interval is given"
+            )
             rating_ci[:] = np.nan
             diff_ci[:] = np.nan
     sets = (

@@ -7,6 +7,7 @@ table, JSON, CSV and Parquet."""
 from __future__ import annotations
 
 import csv
+import math
 import io
 import json
 
@@ -91,6 +92,14 @@ def test_kendall_tau_with_human_scores_and_every_export(zeroscrolls, tmp_path):
             raw_scale_min=1, raw_scale_max=10, rater="r1",
         )  # fmt: skip
     report = benchmark_report("zeroscrolls", "validation")
+    # the experts put the strong system first on every question: no finite rating
+    rankings = {r["evaluator"]: r for r in report.rankings}
+    assert rankings["experts"] == {
+        "evaluator": "experts",
+        "documents": 2,
+        "computable": False,
+        "reason": "no finite ratings: strong won every comparison (no loss or tie)",
+    }
     taus = {(t["metric"], t["human"]): t for t in report.kendall}
     f1 = taus[("metric: zeroscrolls.f1", "experts")]
     assert f1["responses"] == 6 and f1["systems"] == 2 and f1["tau_systems"] == 1.0
@@ -99,6 +108,7 @@ def test_kendall_tau_with_human_scores_and_every_export(zeroscrolls, tmp_path):
     assert "zeroscrolls.f1" in table and "average" in table and "Kendall tau" in table
     data = json.loads(as_bytes(report, "json"))
     assert data["table"][0]["system"] in OUTPUTS and data["kendall_tau"]
+    assert {r["evaluator"] for r in data["rankings"]} >= {"experts", "metric: zeroscrolls.f1"}
     csv_text = as_bytes(report, "csv").decode()
     assert next(csv.reader(io.StringIO(csv_text))) == ["system", "metric", "qasper", "average"]
     import pyarrow.parquet as pq
@@ -208,3 +218,30 @@ def test_a_benchmark_without_tasks_has_a_score_column_and_no_average():
     assert report.rows() == [{"system": "mine", "metric": "f1", "score": 70.0}]
     table = as_bytes(report, "table").decode()
     assert "(task)" not in table and "average" not in table and "70.00" in table
+
+
+def test_rankings_with_intervals_on_the_page(zeroscrolls, client, researcher):
+    """One tie is enough for finite ratings; two documents are too few for
+    an interval, and the page says so."""
+    people = Evaluator.objects.create(name="experts", kind="gold_human")
+    for response in Response.objects.select_related("question", "run__system"):
+        good = response.run.system.name == "strong" or response.question.external_id == "q3"
+        Judgment.objects.create(
+            evaluator=people, response=response, score=9 if good else 2, raw_score=9 if good else 2,
+            raw_scale_min=1, raw_scale_max=10, rater="r1",
+        )  # fmt: skip
+    report = benchmark_report("zeroscrolls", "validation")
+    experts = next(r for r in report.rankings if r["evaluator"] == "experts")
+    assert [s["system"] for s in experts["systems"]] == ["strong", "weak"]
+    assert [(s["wins"], s["ties"], s["losses"]) for s in experts["systems"]] == [
+        (2, 1, 0),
+        (0, 1, 2),
+    ]
+    # 2 wins and a tie of 3: odds 5 to 1, 400 log10(5) Elo points apart
+    gap = experts["systems"][0]["rating"] - experts["systems"][1]["rating"]
+    assert gap == pytest.approx(400 * math.log10(5))
+    assert experts["ci_note"].startswith("not enough documents for an interval: 2, 4 more")
+    client.force_login(researcher)
+    html = client.get("/analysis/benchmark/zeroscrolls/?split=validation").content.decode()
+    assert "Rankings with intervals (Bradley-Terry)" in html
+    assert "not enough documents for an interval" in html
