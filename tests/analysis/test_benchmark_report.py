@@ -7,9 +7,9 @@ table, JSON, CSV and Parquet."""
 from __future__ import annotations
 
 import csv
-import math
 import io
 import json
+import math
 
 import pytest
 from django.core.management import call_command
