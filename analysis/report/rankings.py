@@ -24,7 +24,16 @@ POINTS = {"win": 1.0, "tie": 0.5, "loss": 0.0}
 
 
 def _codes(values: pd.Series) -> tuple[list[str], np.ndarray]:
-    names, codes = np.unique(values.astype(str).to_numpy(), return_inverse=True)
+    """The values' names in sorted order and each value's code into them.
+    Integer codes throughout: a categorical column's categories are sorted
+    (10^2 names), never its 10^5 strings."""
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        categories = np.asarray(values.cat.categories).astype(str)
+        order = np.argsort(categories, kind="stable")
+        rank = np.empty(len(categories), dtype=np.int64)
+        rank[order] = np.arange(len(categories))
+        return [str(c) for c in categories[order]], rank[values.cat.codes.to_numpy()]
+    codes, names = pd.factorize(values.astype(str), sort=True)
     return [str(n) for n in names], codes
 
 
@@ -37,13 +46,14 @@ def ranking(
     resamples: int,
     seed: int,
 ) -> dict:
-    """One evaluator's battles (system codes into `systems`, meeting names per
-    battle): the ranking of the systems that met."""
-    meeting_names, meeting_codes = np.unique(meetings, return_inverse=True)
+    """One evaluator's battles (system codes into `systems`; per battle its
+    meeting, as a code in the meetings' sorted order): the ranking of the
+    systems that met, its meetings resampled in that order."""
+    _, meeting_codes = np.unique(meetings, return_inverse=True)
     present = np.unique(np.concatenate([first, second]))
     local = np.full(len(systems), -1)
     local[present] = np.arange(len(present))
-    boot = ClusterBootstrap(meeting_codes, len(meeting_names), resamples, seed)
+    boot = ClusterBootstrap(meeting_codes, int(meeting_codes.max()) + 1, resamples, seed)
     return bt.bradley_terry(
         local[first],
         local[second],
@@ -56,20 +66,20 @@ def ranking(
 
 def from_scores(rs: pd.DataFrame, resamples: int, seed: int) -> dict:
     systems, system_codes = _codes(rs["system"])
-    question = (
-        rs["question_pk"].astype(str)
-        + "/"
-        + rs["mode"].astype(str)
-        + "/"
-        + rs["dataset_version"].astype(str)
+    # one question in one mode and version is one venue
+    question_codes = (
+        rs.groupby(["question_pk", "mode", "dataset_version"], observed=True, sort=False)
+        .ngroup()
+        .to_numpy()
     )
-    _, question_codes = _codes(question)
-    meetings, meeting_codes = _codes(rs["meeting"])
-    evaluators = rs["evaluator"].astype(str).to_numpy()
+    _, meeting_codes = _codes(rs["meeting"])
+    evaluator_names, evaluator_codes = _codes(rs["evaluator"])
     scores = rs["score"].to_numpy(float)
     out: dict = {}
-    for evaluator in sorted(set(evaluators)):
-        mine = evaluators == evaluator
+    for code, evaluator in enumerate(evaluator_names):
+        mine = evaluator_codes == code
+        if not mine.any():
+            continue
         first, second, outcome, cluster = bt.battles_from_scores(
             system_codes[mine], question_codes[mine], meeting_codes[mine], scores[mine]
         )
@@ -78,9 +88,7 @@ def from_scores(rs: pd.DataFrame, resamples: int, seed: int) -> dict:
                 "no question answered by two or more of the systems it scored"
             )
             continue
-        out[evaluator] = ranking(
-            first, second, outcome, np.asarray(meetings)[cluster], systems, resamples, seed
-        )
+        out[evaluator] = ranking(first, second, outcome, cluster, systems, resamples, seed)
     return out
 
 
@@ -99,7 +107,9 @@ def from_verdicts(verdicts: pd.DataFrame, rs: pd.DataFrame, resamples: int, seed
         second = np.searchsorted(names, group["baseline"].astype(str).to_numpy())
         outcome = group["outcome"].map(POINTS).to_numpy(float)
         same = first == second  # a system judged against itself says nothing of the ranking
-        meetings = meeting_of.loc[group["response_id"]].to_numpy()
+        _, meetings = np.unique(
+            meeting_of.loc[group["response_id"]].to_numpy(), return_inverse=True
+        )
         out[str(evaluator)] = ranking(
             first[~same], second[~same], outcome[~same], meetings[~same], names, resamples, seed
         )

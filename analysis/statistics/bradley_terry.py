@@ -172,12 +172,16 @@ class Fits:
     @cached_property
     def data_covariance(self) -> np.ndarray:
         """The data's meeting-jackknife covariance of the strengths (K, K)."""
-        return jackknife_covariance(self.leave_one_out, np.ones(len(self.leave_one_out)))
+        centred = self.leave_one_out - self.data[None, :]
+        return jackknife_covariance(centred, np.ones(len(self.leave_one_out)))
 
     @cached_property
     def resampled_covariance(self) -> np.ndarray:
         """Each resample's jackknife covariance (R, K, K)."""
-        return jackknife_covariance(np.nan_to_num(self.resampled_leave_one_out), self.counts)
+        # centred on the resample's own fit (the covariance does not move; sums of
+        # squares of values near 0 lose nothing to cancellation)
+        centred = self.resampled_leave_one_out - self.resampled[:, None, :]
+        return jackknife_covariance(np.nan_to_num(centred), self.counts)
 
     @cached_property
     def undefined(self) -> np.ndarray:
@@ -228,10 +232,12 @@ def fits(boot: ClusterBootstrap, per_cluster: np.ndarray, block: int = 200_000) 
     resampled_wins = np.einsum("rc,cij->rij", counts, per_cluster)
     data = fit(total)
     resampled = fit(resampled_wins, data)
-    rows = max(1, block // (clusters * k * k))
+    linear = clusters > EXACT_JACKKNIFE_CLUSTERS
+    # the linear step holds (R, C, K) arrays, the exact fits (R, C, K, K)
+    rows = max(1, (block * k if linear else block) // (clusters * k * k))
     inner = []
     for i in range(0, len(counts), rows):
-        if clusters > EXACT_JACKKNIFE_CLUSTERS:
+        if linear:
             part = slice(i, i + rows)
             inner.append(linear_leave_one_out(resampled_wins[part], resampled[part], per_cluster))
             continue
@@ -256,11 +262,14 @@ def jackknife_covariance(values: np.ndarray, slots: np.ndarray) -> np.ndarray:
     a contrast w's jackknife variance is w' cov w, as jackknife_se's square
     of the contrast's leave-one-out values (one product per resample instead
     of one pass per contrast)."""
+    # a meeting with no copy weighs nothing (its value must be finite: 0 * NaN is NaN)
+    slots = np.asarray(slots, float)
     counts = slots.sum(axis=-1)
-    values = np.where(slots[..., None] > 0, values, 0.0)
-    mean = (slots[..., None, :] @ values)[..., 0, :] / counts[..., None]
-    centred = np.where(slots[..., None] > 0, values - mean[..., None, :], 0.0)
-    spread = np.swapaxes(slots[..., None] * centred, -1, -2) @ centred
+    weighted = slots[..., None] * values
+    mean = weighted.sum(axis=-2) / counts[..., None]
+    spread = np.swapaxes(weighted, -1, -2) @ values - counts[..., None, None] * (
+        mean[..., :, None] * mean[..., None, :]
+    )
     return ((counts - 1) / counts)[..., None, None] * spread
 
 
