@@ -191,7 +191,8 @@ def _rankings(datasets: list[Dataset], projects: list[int] | None) -> list[dict[
     import numpy as np
 
     from analysis.statistics import bradley_terry as bt
-    from analysis.statistics.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, ClusterBootstrap
+    from analysis.report.rankings import RANKING_RESAMPLES
+    from analysis.statistics.bootstrap import DEFAULT_SEED, ClusterBootstrap
 
     rows = (
         Judgment.objects.filter(response__run__dataset__in=datasets)
@@ -218,7 +219,7 @@ def _rankings(datasets: list[Dataset], projects: list[int] | None) -> list[dict[
         )
         if len(first) == 0:
             continue
-        boot = ClusterBootstrap(cluster, len(documents), DEFAULT_RESAMPLES, DEFAULT_SEED)
+        boot = ClusterBootstrap(cluster, len(documents), RANKING_RESAMPLES, DEFAULT_SEED)
         ranking = bt.bradley_terry(
             first, second, outcome, cluster, [str(s) for s in systems], boot, "documents"
         )

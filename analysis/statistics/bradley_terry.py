@@ -474,23 +474,40 @@ def battles_from_scores(
     answered it meet once, the higher score winning (equal scores: a tie).
     A system's score on a question is the mean of its scores there (raters,
     seeds). Returns (first, second, outcome of the first, cluster) per battle,
-    first < second; `system`, `question` and `cluster` are integer codes."""
-    import pandas as pd
-
-    frame = pd.DataFrame(
-        {"system": system, "question": question, "cluster": cluster, "score": score}
-    ).dropna(subset=["score"])
-    per = frame.groupby(["question", "system"], sort=True).agg(
-        score=("score", "mean"), cluster=("cluster", "first")
-    )
-    per = per.reset_index()
-    met = per.merge(per, on="question", suffixes=("_a", "_b"))
-    met = met[met["system_a"] < met["system_b"]]
-    difference = met["score_a"].to_numpy() - met["score_b"].to_numpy()
-    outcome = np.where(difference > 0, 1.0, np.where(difference < 0, 0.0, 0.5))
+    first < second; `system`, `question` and `cluster` are integer codes (a
+    question lies in one cluster: its first answer's is taken)."""
+    system = np.asarray(system, int)
+    score = np.asarray(score, float)
+    known = np.isfinite(score)
+    system, score = system[known], score[known]
+    question, cluster = np.asarray(question)[known], np.asarray(cluster, int)[known]
+    if not len(score):
+        empty = np.zeros(0, int)
+        return empty, empty, np.zeros(0), empty
+    _, venue = np.unique(question, return_inverse=True)
+    venues, k = int(venue.max()) + 1, int(system.max()) + 1
+    # per question and system: the sum and number of scores (a dense venues x k table)
+    cell = venue * k + system
+    sums = np.bincount(cell, weights=score, minlength=venues * k).reshape(venues, k)
+    counts = np.bincount(cell, minlength=venues * k).reshape(venues, k)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = sums / counts
+    home = np.zeros(venues, int)
+    home[venue[::-1]] = cluster[::-1]  # each question's first answer's cluster
+    firsts, seconds, outcomes, clusters = [], [], [], []
+    for a, b in zip(*np.triu_indices(k, k=1), strict=True):
+        met = np.flatnonzero((counts[:, a] > 0) & (counts[:, b] > 0))
+        difference = means[met, a] - means[met, b]
+        firsts.append(np.full(len(met), a))
+        seconds.append(np.full(len(met), b))
+        outcomes.append(np.where(difference > 0, 1.0, np.where(difference < 0, 0.0, 0.5)))
+        clusters.append(home[met])
+    if not firsts:
+        empty = np.zeros(0, int)
+        return empty, empty, np.zeros(0), empty
     return (
-        met["system_a"].to_numpy(int),
-        met["system_b"].to_numpy(int),
-        outcome,
-        met["cluster_a"].to_numpy(int),
+        np.concatenate(firsts),
+        np.concatenate(seconds),
+        np.concatenate(outcomes),
+        np.concatenate(clusters),
     )
