@@ -190,8 +190,8 @@ def _rankings(datasets: list[Dataset], projects: list[int] | None) -> list[dict[
     as the agreement report's rankings are by meeting."""
     import numpy as np
 
-    from analysis.statistics import bradley_terry as bt
     from analysis.report.rankings import RANKING_RESAMPLES
+    from analysis.statistics import bradley_terry as bt
     from analysis.statistics.bootstrap import DEFAULT_SEED, ClusterBootstrap
 
     rows = (
