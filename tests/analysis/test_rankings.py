@@ -14,26 +14,13 @@ from analysis.report.render import to_html
 from analysis.report.report_types import AgreementReport, is_computed
 from analysis.report.scores import score_table
 from analysis.report.selection import Selection
-from judging.importing import import_elitr_bench
 from tests.analysis.test_bradley_terry import fastchat_fit_bt, fastchat_schedule
-from tests.conftest import rolled_back_once
+from tests.analysis.test_trust import paper, paper_once  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.django_db
 
 PAPER_SYSTEMS = ("GPT-4", "LongAlpaca-7B", "Vicuna-13B-v1.5")
 TEST2 = Selection(dataset_version="qa", split="test2", mode="st", systems=PAPER_SYSTEMS)
-
-
-@pytest.fixture(scope="module")
-def paper_once(django_db_setup, django_db_blocker, elitr_data_unlocked):
-    with rolled_back_once(django_db_blocker):
-        import_elitr_bench(elitr_data_unlocked, with_responses=True, languages=("en",))
-        yield
-
-
-@pytest.fixture
-def paper(paper_once, db):
-    """The paper's data, in this test's own transaction."""
 
 
 def loop_battles(selection: Selection, evaluator: str):
@@ -58,60 +45,65 @@ def loop_battles(selection: Selection, evaluator: str):
     return names, np.array(first), np.array(second), np.array(outcome)
 
 
-def test_ratings_from_scores_are_fastchats_on_the_questions_battles(paper):
-    report = build_report(TEST2)
-    assert is_computed(report.rankings)
-    for evaluator in ("gold-human-eval", "gpt-4-eval", "prometheus-eval"):
-        ranking = report.rankings.from_scores[evaluator]
-        names, first, second, outcome = loop_battles(TEST2, evaluator)
-        expected = fastchat_fit_bt(*fastchat_schedule(first, second, outcome), len(names))
-        got = {s.system: s.rating for s in ranking.systems}
-        for name, value in zip(names, expected, strict=True):
-            assert got[name] == pytest.approx(value, abs=1e-3)
-        assert ranking.battles == len(first) == 390  # 130 questions, 3 pairs each
-        assert ranking.clusters == 8
-    # the reference first, then the others by name
-    assert list(report.rankings.from_scores)[0] == report.scope.reference == "gold-human-eval"
-    gold = report.rankings.from_scores["gold-human-eval"]
-    assert [s.system for s in gold.systems] == ["GPT-4", "Vicuna-13B-v1.5", "LongAlpaca-7B"]
-    top = gold.systems[0]
-    assert top.rank == 1 and top.rank_set == [1, 1]
-    assert top.ci95[0] < top.rating < top.ci95[1]
-    # the page shows each ranking: its order, ratings with intervals and rank-sets
-    page = to_html(report)
-    assert "Rankings with intervals (Bradley-Terry)" in page
-    assert (
-        "<b>gold-human-eval</b> (from scores): GPT-4 &gt; Vicuna-13B-v1.5 &gt; LongAlpaca-7B"
-        in page
-    )
-    low, high = top.ci95
-    assert f"<td>GPT-4</td><td>{top.rating:.0f} [{low:.0f}, {high:.0f}]</td><td>{{1}}</td>" in page
+@pytest.mark.usefixtures("paper")
+class TestOnThePapersData:
+    """The paper's data imported once for the class (test_trust's fixture)."""
 
+    def test_ratings_from_scores_are_fastchats_on_the_questions_battles(self):
+        report = build_report(TEST2)
+        assert is_computed(report.rankings)
+        for evaluator in ("gold-human-eval", "gpt-4-eval", "prometheus-eval"):
+            ranking = report.rankings.from_scores[evaluator]
+            names, first, second, outcome = loop_battles(TEST2, evaluator)
+            expected = fastchat_fit_bt(*fastchat_schedule(first, second, outcome), len(names))
+            got = {s.system: s.rating for s in ranking.systems}
+            for name, value in zip(names, expected, strict=True):
+                assert got[name] == pytest.approx(value, abs=1e-3)
+            assert ranking.battles == len(first) == 390  # 130 questions, 3 pairs each
+            assert ranking.clusters == 8
+        # the reference first, then the others by name
+        assert list(report.rankings.from_scores)[0] == report.scope.reference == "gold-human-eval"
+        gold = report.rankings.from_scores["gold-human-eval"]
+        assert [s.system for s in gold.systems] == ["GPT-4", "Vicuna-13B-v1.5", "LongAlpaca-7B"]
+        top = gold.systems[0]
+        assert top.rank == 1 and top.rank_set == [1, 1]
+        assert top.ci95[0] < top.rating < top.ci95[1]
+        # the page shows each ranking: its order, ratings with intervals and rank-sets
+        page = to_html(report)
+        assert "Rankings with intervals (Bradley-Terry)" in page
+        assert (
+            "<b>gold-human-eval</b> (from scores): GPT-4 &gt; Vicuna-13B-v1.5 &gt; LongAlpaca-7B"
+            in page
+        )
+        low, high = top.ci95
+        assert (
+            f"<td>GPT-4</td><td>{top.rating:.0f} [{low:.0f}, {high:.0f}]</td><td>{{1}}</td>" in page
+        )
 
-def test_rank_sets_are_what_the_simultaneous_differences_allow(paper):
-    """On the dev split's nine systems: a system's best rank is one more than
-    the systems whose lead over it is settled, its worst the systems less
-    those it settledly leads; the report reads back as it was written."""
-    report = build_report(
-        Selection(dataset_version="qa", split="dev", mode="st", evaluators=("gpt-4-eval",))
-    )
-    ranking = report.rankings.from_scores["gpt-4-eval"]
-    k = len(ranking.systems)
-    assert k == 9
-    ahead = defaultdict(int)
-    behind = defaultdict(int)
-    for d in ranking.differences:
-        low, high = d.ci95
-        assert low <= d.difference <= high
-        if low > 0:
-            behind[d.other] += 1
-            ahead[d.system] += 1
-        elif high < 0:
-            behind[d.system] += 1
-            ahead[d.other] += 1
-    for s in ranking.systems:
-        assert s.rank_set == [1 + behind[s.system], k - ahead[s.system]]
-        assert s.rank_set[0] <= s.rank <= s.rank_set[1]
-    # nine systems in ten meetings: 36 differences held at once leave wide sets
-    assert all(s.rank_set[1] - s.rank_set[0] >= 5 for s in ranking.systems)
-    assert AgreementReport.from_json(report.to_json()).rankings == report.rankings
+    def test_rank_sets_are_what_the_simultaneous_differences_allow(self):
+        """On the dev split's nine systems: a system's best rank is one more than
+        the systems whose lead over it is settled, its worst the systems less
+        those it settledly leads; the report reads back as it was written."""
+        report = build_report(
+            Selection(dataset_version="qa", split="dev", mode="st", evaluators=("gpt-4-eval",))
+        )
+        ranking = report.rankings.from_scores["gpt-4-eval"]
+        k = len(ranking.systems)
+        assert k == 9
+        ahead = defaultdict(int)
+        behind = defaultdict(int)
+        for d in ranking.differences:
+            low, high = d.ci95
+            assert low <= d.difference <= high
+            if low > 0:
+                behind[d.other] += 1
+                ahead[d.system] += 1
+            elif high < 0:
+                behind[d.system] += 1
+                ahead[d.other] += 1
+        for s in ranking.systems:
+            assert s.rank_set == [1 + behind[s.system], k - ahead[s.system]]
+            assert s.rank_set[0] <= s.rank <= s.rank_set[1]
+        # nine systems in ten meetings: 36 differences held at once leave wide sets
+        assert all(s.rank_set[1] - s.rank_set[0] >= 5 for s in ranking.systems)
+        assert AgreementReport.from_json(report.to_json()).rankings == report.rankings
