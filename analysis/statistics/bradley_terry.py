@@ -86,7 +86,10 @@ def finite_mle(wins: np.ndarray) -> np.ndarray:
     k = wins.shape[-1]
     # float32 products (0/1 entries, at most k per sum: exact) run far faster than
     # integer ones
-    reach = ((wins > 0) | np.eye(k, dtype=bool)).astype(np.float32)
+    # a win is an entry above rounding: a resample less one meeting can leave
+    # 1e-15 where no battle is
+    floor = 1e-9 * wins.sum(axis=(-2, -1), keepdims=True)
+    reach = ((wins > floor) | np.eye(k, dtype=bool)).astype(np.float32)
     for _ in range(max(1, math.ceil(math.log2(max(k - 1, 1))))):
         reach = ((reach @ reach) > 0).astype(np.float32)
     return np.asarray((reach > 0).all(axis=(-2, -1)))
@@ -135,7 +138,7 @@ def fit(wins: np.ndarray, start: np.ndarray | None = None) -> np.ndarray:
         runaway = np.abs(theta[active]).max(axis=1) > DIVERGED
         active[np.flatnonzero(active)[done | runaway | ~np.isfinite(step).all(axis=1)]] = False
     bad = ~np.isfinite(theta).all(axis=1) | (np.abs(theta).max(axis=1) > DIVERGED)
-    bad |= ~connected
+    bad |= ~connected | active  # still active: not converged in NEWTON_STEPS
     theta[bad] = np.nan
     return theta.reshape(shape[:-1])
 
