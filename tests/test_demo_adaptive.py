@@ -60,7 +60,9 @@ def test_the_demo_runs_an_adaptive_study_with_simulated_participants(tmp_path):
         sign_in(session, base, "demo-pass-123")
         listing = session.get(f"{base}/console/adaptive/", timeout=10).text
         path = re.search(r'href="(/console/adaptive/\d+/)">Demo: adaptive', listing)[1]
-        page = session.get(base + path, timeout=10).text
+        # the first page a researcher opens loads the statistics modules in the
+        # server; on a loaded CI machine that alone has taken over 10 s
+        page = session.get(base + path, timeout=60).text
         assert "Demo: simulated participants are on." in page
         token = session.cookies["csrftoken"]
         started = session.post(
@@ -86,7 +88,7 @@ def test_the_demo_runs_an_adaptive_study_with_simulated_participants(tmp_path):
         page = ""
         while "Message sent" not in page and time.monotonic() < deadline:
             time.sleep(1)
-            page = session.get(base + path, timeout=10).text
+            page = session.get(base + path, timeout=60).text
         assert "Bonus paid" in page and "Message sent" in page, page[-3000:]
         assert "Prolific refused" not in page, page[page.find("adaptive-decisions") :]
         os.killpg(demo.pid, signal.SIGINT)
