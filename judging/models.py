@@ -25,6 +25,7 @@ class EvaluatorKind(models.TextChoices):
     GOLD_HUMAN = "gold_human", "Gold human (expert)"
     CROWD_HUMAN = "crowd_human", "Crowd human"
     IMPORTED = "imported", "Imported scores"
+    PANEL = "panel", "Judge panel"
 
 
 # The evaluator kinds that are people (an imported evaluator keeps its original

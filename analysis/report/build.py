@@ -20,6 +20,7 @@ import pandas as pd
 from analysis.report import trust
 from analysis.report.rankings import rankings_part
 from analysis.report.report_types import (
+    NO_PANELS,
     SCHEMA_VERSION,
     AgreementReport,
     Counts,
@@ -294,6 +295,7 @@ def report_of(
         rater_models=ready(rater_models_part(ratings))
         if selection.rater_models
         else NOT_ASKED_FOR_RATER_MODELS,
+        panels=ready(scope.panels) if scope.panels else NO_PANELS,
     )
 
 

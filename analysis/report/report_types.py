@@ -849,6 +849,37 @@ class RaterModels(ReportPart):
 NO_RATER_MODELS_YET = NotComputable.because("not in reports made before rater models")
 
 
+# --- Judge panels -----------------------------------------------------------------------------
+
+
+class PanelWeights(ReportPart):
+    """A learned panel's weights, fitted on every labelled response (its
+    scores are cross-fitted: analysis.statistics.panels.learned)."""
+
+    learned_from: EvaluatorName
+    labelled_responses: int
+    folds: int
+    intercept: float
+    members: dict[EvaluatorName, float]
+
+
+class JudgePanel(ReportPart):
+    """analysis.report.panels: how one panel's scores were made, and its cost."""
+
+    members: list[EvaluatorName]
+    rule: str
+    rule_text: str
+    responses: int
+    weights: PanelWeights | None
+    member_cost_per_response: dict[EvaluatorName, float | None]
+    cost_per_response: float | None
+
+
+NO_PANELS = NotComputable.because(
+    "no judge panel in this selection: make one under Judges, New panel"
+)
+
+
 # --- The report -------------------------------------------------------------------------------
 
 # An empty selection's report has always listed its parts in this order (and
@@ -910,6 +941,7 @@ class AgreementReport(ReportPart):
     score_distributions: OrNot[ScoreDistributions] = NOT_IN_THIS_REPORT
     rankings: OrNot[Rankings] = NO_RANKINGS_YET
     rater_models: OrNot[RaterModels] = NO_RATER_MODELS_YET
+    panels: OrNot[dict[EvaluatorName, OrNot[JudgePanel]]] = NO_PANELS
 
     @model_validator(mode="after")
     def _means_have_their_counts(self) -> AgreementReport:

@@ -77,6 +77,7 @@ class Scope:
     responses: int = 0  # responses of the selection (with any judgment)
     coverage: dict[str, int] = field(default_factory=dict)  # responses each evaluator scores
     ppi_labels: str | None = None
+    panels: dict[str, dict] = field(default_factory=dict)  # analysis.report.panels' accounts
 
     @property
     def left_out(self) -> list[LeftOutRater]:
@@ -390,6 +391,8 @@ def resolve(selection: Selection, table: pd.DataFrame | None = None) -> Scope:
             if scope.reference
             else "no human evaluator scores the selection"
         )
+    _add_panels(scope)
+    names = sorted(str(n) for n in scope.table["evaluator"].unique())
     if selection.judges:
         judges = [j for j in selection.judges if j in scope.coverage]
     else:
@@ -397,6 +400,21 @@ def resolve(selection: Selection, table: pd.DataFrame | None = None) -> Scope:
     scope.judges = [j for j in judges if j != scope.reference]
     scope.ppi_labels = selection.ppi_labels or scope.reference
     return scope
+
+
+def _add_panels(scope: Scope) -> None:
+    """The selection's judge panels as rows of its table (after the reference is
+    chosen: a learned panel learns from it)."""
+    from analysis.report.panels import panels_for, with_panels
+
+    table, scope.panels = with_panels(scope.table, scope.reference, panels_for(scope.selection))
+    if table is scope.table:
+        return
+    scope.table = table
+    added = [name for name, account in scope.panels.items() if "reason" not in account]
+    scope.info.update(evaluator_info(added))
+    for name in added:
+        scope.coverage[name] = scope.panels[name]["responses"]
 
 
 # --- The default selection --------------------------------------------------------------------

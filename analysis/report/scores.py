@@ -73,7 +73,7 @@ def loaded_evaluators(selection: Selection) -> list[str] | None:
 
     names = set(selection.evaluators)
     if not selection.judges:
-        return sorted(names) if names else None
+        return sorted(names | _members_of(names)) if names else None
     humans = set(selection.humans)
     if not humans:
         every = Evaluator.objects.values_list("name", "kind", "config")
@@ -91,7 +91,18 @@ def loaded_evaluators(selection: Selection) -> list[str] | None:
     wanted |= {name for name in (selection.reference, selection.ppi_labels) if name is not None}
     if names:
         wanted &= names
-    return sorted(wanted)
+    return sorted(wanted | _members_of(wanted))
+
+
+def _members_of(names: set[str]) -> set[str]:
+    """The members of the judge panels among `names` (a panel's scores are made
+    from theirs, analysis.report.panels)."""
+    from analysis.report.panels import PANEL_KIND, panel_members
+
+    found = Evaluator.objects.filter(kind=PANEL_KIND, name__in=names).values_list(
+        "config", flat=True
+    )
+    return {member for config in found for member in panel_members(config)[0]}
 
 
 def judgments_for(selection: Selection) -> QuerySet[Judgment]:

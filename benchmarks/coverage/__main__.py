@@ -40,6 +40,7 @@ FAMILIES = {
     "ranking": "benchmarks.coverage.rows_adaptive:ranking_rows",
     "sequence": "benchmarks.coverage.rows_adaptive:sequence_rows",
     "bradley-terry": "benchmarks.coverage.rows_bradley_terry:rows",
+    "deferral": "benchmarks.coverage.rows_deferral:rows",
 }
 
 

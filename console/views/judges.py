@@ -29,7 +29,13 @@ def llm_judges(request: HttpRequest):
 
 @researcher_required
 def judges(request: HttpRequest) -> HttpResponse:
-    return render(request, "console/judges.html", {"judges": llm_judges(request), "nav": "judges"})
+    from console.views.panels import judge_panels
+
+    return render(
+        request,
+        "console/judges.html",
+        {"judges": llm_judges(request), "panels": judge_panels(request), "nav": "judges"},
+    )
 
 
 @researcher_required

@@ -120,6 +120,13 @@ class EvaluatorSerializer(KnownFieldsMixin, serializers.ModelSerializer):
                 checked_judge(kind, config or {})
             except ConfigError as error:
                 raise serializers.ValidationError({"config": str(error)}) from None
+        if kind == Evaluator.Kind.PANEL:
+            from judging.panels import checked_panel
+
+            try:
+                attrs["config"] = checked_panel(config)
+            except ConfigError as error:
+                raise serializers.ValidationError({"config": str(error)}) from None
         return attrs
 
 

@@ -15,9 +15,11 @@ from analysis.report.report_types import (
     Correlation,
     Counts,
     IccForm,
+    JudgePanel,
     MeanInterval,
     NotComputable,
     OverallIcc,
+    PanelWeights,
     PositionBias,
     PositionBiasOneOrder,
     SeedSummary,
@@ -62,6 +64,7 @@ TOP_LEVEL = [
     "score_distributions",
     "rankings",
     "rater_models",
+    "panels",
 ]
 
 
@@ -184,6 +187,12 @@ def build_every_part():
                 )
             )
     PairwiseVerdict.objects.bulk_create(verdicts)
+    # judge panels: a learned one (weights shown) and one a member of which has no score
+    for name, members, rule in (
+        ("judge-panel", ["gpt-4-eval", "prometheus-eval"], "learned"),
+        ("broken-panel", ["gpt-4-eval", JUDGE], "mean"),
+    ):
+        Evaluator.objects.create(name=name, kind="panel", config={"members": members, "rule": rule})
     return build_report(Selection(dataset_version="qa", rater_models=True), bootstrap=20)
 
 
@@ -207,9 +216,17 @@ class TestEveryPart:
             PANEL,
             "gold-human-eval",
             "gpt-4-eval",
+            "judge-panel",
             "prometheus-eval",
             "silver-human-eval",
         ]
+        # a judge panel: computed with its weights, or the reason it is not
+        learned = report.panels["judge-panel"]
+        assert isinstance(learned, JudgePanel) and isinstance(learned.weights, PanelWeights)
+        assert learned.weights.learned_from == "gold-human-eval"
+        assert report.panels["broken-panel"] == NotComputable.because(
+            f"broken-panel: no score in this selection from {JUDGE}"
+        )
         correlation = report.correlation_details.pearson["gpt-4-eval"]["gold-human-eval"]
         assert isinstance(correlation, Correlation)
         assert correlation.ci_method == "Fisher z" and correlation.bootstrap_resamples == 20

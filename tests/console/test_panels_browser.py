@@ -1,0 +1,85 @@
+"""A judge panel made from the console, in Chromium, by a researcher of a
+project that is not the default one (and a viewer of the default): he ticks
+two judges, chooses the learned rule, saves, and opens the report with the
+panel beside its members, where the panel is a judge with its weights shown.
+A viewer sees no "New panel" button and the form answers him 403; a panel of
+one member, or of a person, is refused on its field and nothing is stored."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from corpus.importers.synthetic import write_synthetic_elitr
+from generation.models import GenerationRun
+from judging.importing import import_elitr_bench
+from judging.models import Evaluator
+from tests.browsing import sign_in
+from users.models import Membership, Project, User, default_project
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture
+def team_data(transactional_db, tmp_path):
+    """Synthetic ELITR data (its judges and human scores) in team-b's project,
+    and Rita: researcher of team-b, viewer of the default project."""
+    import_elitr_bench(write_synthetic_elitr(tmp_path / "data", meetings=3), with_responses=True)
+    team = Project.objects.create(name="team-b", slug="team-b")
+    GenerationRun.objects.update(project=team)
+    rita = User.objects.create_user("rita", password="pw-rita-123", role="researcher")
+    Membership.objects.filter(user=rita).delete()
+    Membership.objects.create(user=rita, project=team, role="researcher")
+    Membership.objects.create(user=rita, project=default_project(), role="viewer")
+    return team
+
+
+def test_a_researcher_of_a_second_project_makes_a_panel_and_reads_it_in_the_report(
+    browser, live_server, team_data
+):
+    page = sign_in(browser, live_server, path="/console/")
+    page.click("nav a:has-text('Judges')")
+    page.click("#new-panel")
+    # a panel of one judge is refused on its field, and nothing is stored
+    page.fill("#id_name", "gpt-4 alone")
+    page.check("input[name=members][value='gpt-4-eval']")
+    page.click("#submit")
+    page.wait_for_selector("#field-members .errorlist")
+    assert "at least two" in page.inner_text("#field-members .errorlist")
+    assert not Evaluator.objects.filter(name="gpt-4 alone").exists()
+    # people are no members: the form does not offer them
+    assert page.locator("input[name=members][value='gold-human-eval']").count() == 0
+
+    page.fill("#id_name", "gpt4+prometheus")
+    page.check("input[name=members][value='prometheus-eval']")
+    page.check("input[name=rule][value='learned']")
+    page.click("#submit")
+    page.wait_for_url(re.compile(r"/console/judges/panels/\d+/$"))
+    panel = Evaluator.objects.get(name="gpt4+prometheus")
+    assert panel.kind == "panel" and panel.project == team_data
+    assert panel.config == {"members": ["gpt-4-eval", "prometheus-eval"], "rule": "learned"}
+    assert page.inner_text("#panel-rule") == "learned"
+
+    page.click("#panel-report")
+    page.wait_for_selector("#panels")
+    section = page.inner_text("#panel-gpt4prometheus")
+    assert section == "gpt4+prometheus"
+    body = page.inner_text("body")
+    part = body[body.index("Judge panels") :]
+    assert "Members: gpt-4-eval, prometheus-eval. Rule: learned" in part
+    assert "cross-fitted over 3 folds of whole meetings" in part
+    assert "not recorded for every member" in part  # imported scores: no cost
+    # the panel is a judge of the report, beside its members
+    assert "judges gpt-4-eval, gpt4+prometheus, prometheus-eval;" in body
+
+
+def test_a_viewer_gets_no_panel_button_and_the_form_refuses_him(browser, live_server, team_data):
+    vic = User.objects.create_user("vic", password="pw-vic-123", role="researcher")
+    Membership.objects.filter(user=vic).delete()
+    Membership.objects.create(user=vic, project=team_data, role="viewer")
+    page = sign_in(browser, live_server, "vic", "pw-vic-123", path="/console/judges/")
+    assert page.locator("#new-panel").count() == 0
+    answer = page.goto(f"{live_server.url}/console/judges/panels/new/")
+    assert answer.status == 403
+    assert "You may create in none of your projects" in page.inner_text("body")
