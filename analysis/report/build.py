@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.report import trust
+from analysis.report.deferral import deferral_part
 from analysis.report.rankings import rankings_part
 from analysis.report.report_types import (
     NO_PANELS,
@@ -296,6 +297,7 @@ def report_of(
         if selection.rater_models
         else NOT_ASKED_FOR_RATER_MODELS,
         panels=ready(scope.panels) if scope.panels else NO_PANELS,
+        deferral=ready(deferral_part(scope, rs)),
     )
 
 

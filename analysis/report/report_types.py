@@ -880,6 +880,42 @@ NO_PANELS = NotComputable.because(
 )
 
 
+# --- Deferring judges -------------------------------------------------------------------------
+
+
+class DeferralLevel(ReportPart):
+    """One target agreement: the threshold chosen on the calibration meetings
+    and what it does on the held-out ones."""
+
+    alpha: float
+    agreement_guaranteed: float
+    max_spread_kept: float | None  # None: the judge defers every response
+    calibration_kept: int
+    calibration_bound: float | None
+    held_out_kept_share: float
+    held_out_agreement: float | None
+    held_out_ci95: list[float] | None
+    deferred: int
+
+
+class DeferringJudge(ReportPart):
+    """analysis.report.deferral on one judge."""
+
+    signal: str
+    tolerance: float
+    delta: float
+    calibration_responses: int
+    calibration_meetings: int
+    held_out_responses: int
+    held_out_meetings: int
+    held_out_agreement_without_deferral: float
+    responses: int
+    levels: list[DeferralLevel]
+
+
+NO_DEFERRAL_YET = NotComputable.because("not in reports made before deferring judges")
+
+
 # --- The report -------------------------------------------------------------------------------
 
 # An empty selection's report has always listed its parts in this order (and
@@ -942,6 +978,7 @@ class AgreementReport(ReportPart):
     rankings: OrNot[Rankings] = NO_RANKINGS_YET
     rater_models: OrNot[RaterModels] = NO_RATER_MODELS_YET
     panels: OrNot[dict[EvaluatorName, OrNot[JudgePanel]]] = NO_PANELS
+    deferral: OrNot[dict[EvaluatorName, OrNot[DeferringJudge]]] = NO_DEFERRAL_YET
 
     @model_validator(mode="after")
     def _means_have_their_counts(self) -> AgreementReport:

@@ -48,6 +48,14 @@ def upper_bound(errors: int, n: int, delta: float) -> float:
     return float(stats.beta.ppf(1 - delta, errors + 1, n - errors))
 
 
+def upper_bound_rate(rate: float, n: float, delta: float) -> float:
+    """upper_bound for an effective sample of n (not a whole number) with the
+    observed rate: the beta quantile with the counts it implies."""
+    if n <= 0 or rate >= 1:
+        return 1.0
+    return float(stats.beta.ppf(1 - delta, rate * n + 1, n - rate * n))
+
+
 @dataclass(frozen=True)
 class Threshold:
     threshold: float | None  # keep responses with confidence >= it; None: keep none
@@ -57,15 +65,36 @@ class Threshold:
     tested: int  # candidates tested (the last failed, unless every one passed)
 
 
+def design_effect(errors: np.ndarray, kept: np.ndarray) -> float:
+    """How much wider than a binomial's the variance of the kept responses'
+    disagreement rate is when they come in clusters (errors and kept: per
+    cluster): the linearised variance of the ratio estimator over clusters,
+    over the binomial's, never below 1."""
+    used = kept > 0
+    errors, kept = errors[used].astype(float), kept[used].astype(float)
+    clusters, n = len(kept), kept.sum()
+    if clusters < 2 or n == 0:
+        return 1.0
+    rate = errors.sum() / n
+    if rate <= 0 or rate >= 1:
+        return 1.0
+    clustered = clusters / (clusters - 1) * np.sum((errors - rate * kept) ** 2) / n**2
+    return max(1.0, float(clustered / (rate * (1 - rate) / n)))
+
+
 def choose_threshold(
     confidence: np.ndarray,
     disagrees: np.ndarray,
     alpha: float,
     delta: float,
     min_kept: int = MIN_KEPT,
+    clusters: np.ndarray | None = None,
 ) -> Threshold:
     """The lowest confidence threshold the fixed sequence reaches before its
-    first failed test (see the module's text)."""
+    first failed test (see the module's text). With `clusters` (each
+    response's meeting, as integer codes), each test's binomial counts are
+    shrunk by the design effect of the meetings (Kish's effective sample
+    size), since responses of one meeting are not independent."""
     confidence = np.asarray(confidence, dtype=float)
     disagrees = np.asarray(disagrees, dtype=bool)
     order = np.argsort(-confidence, kind="stable")
@@ -74,13 +103,21 @@ def choose_threshold(
     candidates = np.unique(sorted_confidence)[::-1]  # most confident first
     # kept at candidate c: every response with confidence >= c
     kept_at = np.searchsorted(-sorted_confidence, -candidates, side="right")
+    codes = None if clusters is None else np.asarray(clusters)[order]
+    width = 0 if codes is None else int(codes.max()) + 1
     chosen = Threshold(None, 0, 0, None, 0)
     tested = 0
     for candidate, kept in zip(candidates, kept_at, strict=True):
         if kept < min_kept:
             continue
         errors = int(errors_so_far[kept - 1])
-        bound = upper_bound(errors, int(kept), delta)
+        if codes is None:
+            bound = upper_bound(errors, int(kept), delta)
+        else:
+            per_cluster = np.bincount(codes[:kept], disagrees[order][:kept], minlength=width)
+            sizes = np.bincount(codes[:kept], minlength=width)
+            effect = design_effect(per_cluster, sizes)
+            bound = upper_bound_rate(errors / kept, kept / effect, delta)
         tested += 1
         if bound > alpha:
             return Threshold(chosen.threshold, chosen.kept, chosen.errors, chosen.bound, tested)

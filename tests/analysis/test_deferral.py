@@ -128,3 +128,38 @@ def test_clopper_pearson_is_scipys():
     for k, n in [(0, 10), (3, 10), (10, 10), (57, 120)]:
         ci = binomtest(k, n).proportion_ci(0.95, method="exact")
         assert deferral.clopper_pearson(k, n) == pytest.approx((ci.low, ci.high), abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_design_effect_is_the_cluster_robust_variance_over_the_binomials(seed):
+    """statsmodels' cluster-robust variance of an intercept-only regression of
+    the disagreements is the ratio estimator's linearised variance."""
+    import statsmodels.api as sm
+
+    rng = np.random.default_rng(seed)
+    meetings = np.repeat(np.arange(12), rng.integers(5, 40, 12))
+    wrong = rng.random(len(meetings)) < rng.uniform(0.05, 0.6, 12)[meetings]
+    fit = sm.OLS(wrong.astype(float), np.ones((len(wrong), 1))).fit(
+        cov_type="cluster", cov_kwds={"groups": meetings}
+    )
+    rate = wrong.mean()
+    expected = max(1.0, fit.bse[0] ** 2 / (rate * (1 - rate) / len(wrong)))
+    got = deferral.design_effect(
+        np.bincount(meetings, wrong), np.bincount(meetings, minlength=12)
+    )
+    assert got == pytest.approx(expected, rel=1e-10)
+    assert got > 1  # meetings that differ widen it
+
+
+def test_the_clustered_threshold_is_never_laxer_than_the_binomial_one():
+    rng = np.random.default_rng(5)
+    for _ in range(300):
+        meetings = np.repeat(np.arange(8), 25)
+        confidence = rng.integers(0, 20, len(meetings)) / 19
+        wrong = rng.random(len(meetings)) < np.clip(
+            rng.uniform(0.05, 0.5, 8)[meetings] - 0.3 * (confidence - 0.5), 0, 1
+        )
+        plain = deferral.choose_threshold(confidence, wrong, 0.25, 0.05)
+        clustered = deferral.choose_threshold(confidence, wrong, 0.25, 0.05, clusters=meetings)
+        if clustered.threshold is not None:
+            assert plain.threshold is not None and plain.threshold <= clustered.threshold

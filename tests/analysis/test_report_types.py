@@ -14,6 +14,7 @@ from analysis.report.report_types import (
     AgreementReport,
     Correlation,
     Counts,
+    DeferringJudge,
     IccForm,
     JudgePanel,
     MeanInterval,
@@ -65,6 +66,7 @@ TOP_LEVEL = [
     "rankings",
     "rater_models",
     "panels",
+    "deferral",
 ]
 
 
@@ -227,6 +229,9 @@ class TestEveryPart:
         assert report.panels["broken-panel"] == NotComputable.because(
             f"broken-panel: no score in this selection from {JUDGE}"
         )
+        # the learned panel defers by its members' spread
+        assert isinstance(report.deferral["judge-panel"], DeferringJudge)
+        assert [level.alpha for level in report.deferral["judge-panel"].levels] == [0.1, 0.2, 0.3]
         correlation = report.correlation_details.pearson["gpt-4-eval"]["gold-human-eval"]
         assert isinstance(correlation, Correlation)
         assert correlation.ci_method == "Fisher z" and correlation.bootstrap_resamples == 20

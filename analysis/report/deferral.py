@@ -1,0 +1,142 @@
+"""The report's deferring judges (analysis.statistics.deferral): for each judge
+with a confidence signal, the threshold that guarantees its agreement with the
+reference on the responses it keeps, checked on meetings it was not chosen on.
+
+A judge's confidence in a response is minus the spread of its scores: the
+standard deviation of its repeated samples (a judging run with several seeds
+at temperature > 0, as the items-for-humans planner reads it), or, for a
+judge panel, of its members' scores. It agrees with the reference on a
+response when its score is within TOLERANCE points of the reference's.
+
+The labelled responses are split by meeting: the meetings in sorted order,
+every other one to choose the threshold on (calibration), the rest held out.
+Humans label meetings, so the threshold's tests count the calibration
+responses by their meetings' design effect (analysis.statistics.deferral;
+without it the coverage harness finds the guarantee broken on MT-bench and
+SummEval).
+The report shows, per target agreement 1 - alpha, the threshold, the share of
+held-out responses the judge keeps, its agreement on them (with a
+Clopper-Pearson 95% interval), and how many responses of the selection it
+defers: those are the ones a human should rate.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from analysis.planning.items_for_humans import sample_spread, spread_by_response
+from analysis.report.panels import PANEL_KIND
+from analysis.report.scope import Scope
+from analysis.statistics import deferral
+
+# points of the 1-10 scale: on the paper's test2 responses the crowd's mean
+# score is within 2 points of the expert's on 81% of them, within 1 on 54%
+TOLERANCE = 2.0
+DELTA = 0.05
+ALPHAS = (0.1, 0.2, 0.3)
+
+
+def not_computable(reason: str) -> dict:
+    return {"computable": False, "reason": reason}
+
+
+def confidence_signal(scope: Scope, judge: str, rs_wide: pd.DataFrame) -> tuple[pd.Series, str]:
+    """Per response, minus the judge's spread, and the signal in words."""
+    info = scope.info.get(judge)
+    if info is not None and info.kind == PANEL_KIND and judge in scope.panels:
+        members = scope.panels[judge]["members"]
+        spread = spread_by_response(rs_wide.reindex(columns=members), members)
+        return -spread, f"the spread (SD) of its members' scores ({', '.join(members)})"
+    spread = sample_spread(scope.table, [judge])
+    return -spread, "the spread (SD) of its repeated samples (seeds)"
+
+
+def deferral_part(scope: Scope, rs: pd.DataFrame) -> dict:
+    reference = scope.reference
+    if reference is None:
+        return not_computable("no reference: a deferring judge is checked against human scores")
+    wide = rs.pivot(index="response_id", columns="evaluator", values="score")
+    wide.columns = [str(c) for c in wide.columns]
+    meetings = rs.drop_duplicates("response_id").set_index("response_id")["meeting"].astype(str)
+    out = {}
+    for judge in scope.judges:
+        if judge not in wide.columns:
+            continue
+        confidence, signal = confidence_signal(scope, judge, wide)
+        out[judge] = one_judge(wide, meetings, judge, reference, confidence, signal)
+    if not out:
+        return not_computable("no judge scores the selection")
+    return out
+
+
+def one_judge(
+    wide: pd.DataFrame,
+    meetings: pd.Series,
+    judge: str,
+    reference: str,
+    confidence: pd.Series,
+    signal: str,
+) -> dict:
+    scored = wide[judge].dropna()
+    confidence = confidence.reindex(scored.index).dropna()
+    if confidence.empty:
+        return not_computable(
+            f"{judge}: no confidence signal (run it with several seeds at a temperature above "
+            "0, or make it part of a panel)"
+        )
+    labels = wide[reference].reindex(confidence.index)
+    labelled = labels.notna()
+    ids = confidence.index[labelled.to_numpy()]
+    if len(ids) == 0:
+        return not_computable(f"{judge}: no response with both a confidence and a {reference} score")
+    disagrees = (
+        np.abs(scored.reindex(ids).to_numpy() - labels[labelled].to_numpy()) > TOLERANCE + 1e-9
+    )
+    their_meetings = meetings.reindex(ids).to_numpy()
+    names = np.unique(their_meetings)
+    if len(names) < 2:
+        return not_computable(
+            f"{judge}: labels on {len(names)} meeting(s): choosing a threshold on some meetings "
+            "and checking it on others takes 2 or more"
+        )
+    calibration = np.isin(their_meetings, names[::2])
+    held = ~calibration
+    codes = np.searchsorted(names, their_meetings)[calibration]
+    values = confidence.reindex(ids).to_numpy()
+    all_confidence = confidence.to_numpy()
+    levels = []
+    for alpha in ALPHAS:
+        chosen = deferral.choose_threshold(
+            values[calibration], disagrees[calibration], alpha, DELTA, clusters=codes
+        )
+        keep = deferral.kept(values[held], chosen.threshold)
+        agreeing = int((~disagrees[held][keep]).sum())
+        low, high = deferral.clopper_pearson(agreeing, int(keep.sum()))
+        deferred_with_signal = int((~deferral.kept(all_confidence, chosen.threshold)).sum())
+        levels.append(
+            {
+                "alpha": alpha,
+                "agreement_guaranteed": 1 - alpha,
+                "max_spread_kept": None if chosen.threshold is None else -chosen.threshold,
+                "calibration_kept": chosen.kept,
+                "calibration_bound": chosen.bound,
+                "held_out_kept_share": float(keep.mean()),
+                "held_out_agreement": agreeing / int(keep.sum()) if keep.any() else None,
+                "held_out_ci95": [low, high] if keep.any() else None,
+                # the judge's scored responses without a signal are deferred too
+                "deferred": deferred_with_signal + int(len(scored) - len(confidence)),
+            }
+        )
+    return {
+        "signal": signal,
+        "tolerance": TOLERANCE,
+        "delta": DELTA,
+        "calibration_responses": int(calibration.sum()),
+        "calibration_meetings": int(len(names[::2])),
+        "held_out_responses": int(held.sum()),
+        "held_out_meetings": int(len(names) - len(names[::2])),
+        "held_out_agreement_without_deferral": float(1 - disagrees[held].mean()),
+        "responses": int(len(scored)),
+        "levels": levels,
+    }
