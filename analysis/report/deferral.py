@@ -89,7 +89,9 @@ def one_judge(
     labelled = labels.notna()
     ids = confidence.index[labelled.to_numpy()]
     if len(ids) == 0:
-        return not_computable(f"{judge}: no response with both a confidence and a {reference} score")
+        return not_computable(
+            f"{judge}: no response with both a confidence and a {reference} score"
+        )
     disagrees = (
         np.abs(scored.reindex(ids).to_numpy() - labels[labelled].to_numpy()) > TOLERANCE + 1e-9
     )
