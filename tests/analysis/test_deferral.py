@@ -144,9 +144,7 @@ def test_the_design_effect_is_the_cluster_robust_variance_over_the_binomials(see
     )
     rate = wrong.mean()
     expected = max(1.0, fit.bse[0] ** 2 / (rate * (1 - rate) / len(wrong)))
-    got = deferral.design_effect(
-        np.bincount(meetings, wrong), np.bincount(meetings, minlength=12)
-    )
+    got = deferral.design_effect(np.bincount(meetings, wrong), np.bincount(meetings, minlength=12))
     assert got == pytest.approx(expected, rel=1e-10)
     assert got > 1  # meetings that differ widen it
 
