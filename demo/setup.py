@@ -255,4 +255,27 @@ def set_up_demo(
     if setup.synthetic:
         setup.notes = [INVENTED_NOTE, offline_hint()]
     setup.benchmark_reports = set_up_other_benchmarks(report)
+    ensure_demo_panel()
     return setup
+
+
+DEMO_PANEL = "panel-gpt4-prometheus"
+
+
+def ensure_demo_panel() -> None:
+    """The paper's two judges as a panel (PoLL's average pooling), so that the
+    report shows one: its agreement beside its members', and a judge that
+    defers by its members' spread."""
+    from judging.panels import checked_panel
+
+    members = ["gpt-4-eval", "prometheus-eval"]
+    if Evaluator.objects.filter(name__in=members).count() < len(members):
+        return
+    Evaluator.objects.get_or_create(
+        name=DEMO_PANEL,
+        defaults={
+            "kind": Evaluator.Kind.PANEL,
+            "config": checked_panel({"members": members, "rule": "mean"}),
+            "description": "The paper's two judges pooled by their mean (a demo panel).",
+        },
+    )

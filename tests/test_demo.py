@@ -142,6 +142,12 @@ def test_the_demo_study_follows_the_data_it_imported(settings, tmp_path, monkeyp
     assert kept.status == Study.Status.CLOSED and kept.participants.count() == 1
     assert setup.study.name == demo_setup.DEMO_STUDY
     assert setup.study.dataset.benchmark.slug == "elitr-bench-synthetic"
+    # the paper's two judges as a panel, made once whatever the runs
+    panel = Evaluator.objects.get(name=demo_setup.DEMO_PANEL)
+    assert panel.kind == "panel" and panel.config == {
+        "members": ["gpt-4-eval", "prometheus-eval"],
+        "rule": "mean",
+    }
 
 
 def test_an_evaluator_says_which_of_its_scores_are_invented(tmp_path):
