@@ -35,6 +35,7 @@ from analysis.report.report_types import (
 from analysis.report.scope import Scope, resolve
 from analysis.report.scores import response_scores
 from analysis.report.selection import Selection
+from analysis.report.self_preference import self_preference_part
 from analysis.statistics import stats
 from analysis.statistics.distributions import score_distributions
 from analysis.statistics.rater_models import LEVELS_TEXT, rater_reliability
@@ -298,6 +299,7 @@ def report_of(
         else NOT_ASKED_FOR_RATER_MODELS,
         panels=ready(scope.panels) if scope.panels else NO_PANELS,
         deferral=ready(deferral_part(scope, rs)),
+        self_preference=ready(self_preference_part(scope, rs)),
     )
 
 

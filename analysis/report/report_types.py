@@ -916,6 +916,30 @@ class DeferringJudge(ReportPart):
 NO_DEFERRAL_YET = NotComputable.because("not in reports made before deferring judges")
 
 
+# --- Self-preference --------------------------------------------------------------------------
+
+
+class SelfPreference(ReportPart):
+    """analysis.statistics.self_preference on one judge: its mean bias (score
+    minus the reference's) on its family's systems minus on the others'."""
+
+    families: list[str]
+    own_systems: list[SystemName]
+    other_systems: list[SystemName]
+    own_responses: int
+    other_responses: int
+    bias_own: float
+    bias_other: float
+    difference: float
+    ci95: list[float | None]
+    clusters: int
+    resamples: int
+    ci_note: str | None = None
+
+
+NO_SELF_PREFERENCE_YET = NotComputable.because("not in reports made before self-preference")
+
+
 # --- The report -------------------------------------------------------------------------------
 
 # An empty selection's report has always listed its parts in this order (and
@@ -979,6 +1003,7 @@ class AgreementReport(ReportPart):
     rater_models: OrNot[RaterModels] = NO_RATER_MODELS_YET
     panels: OrNot[dict[EvaluatorName, OrNot[JudgePanel]]] = NO_PANELS
     deferral: OrNot[dict[EvaluatorName, OrNot[DeferringJudge]]] = NO_DEFERRAL_YET
+    self_preference: OrNot[dict[EvaluatorName, OrNot[SelfPreference]]] = NO_SELF_PREFERENCE_YET
 
     @model_validator(mode="after")
     def _means_have_their_counts(self) -> AgreementReport:

@@ -94,7 +94,10 @@ def choose_threshold(
     first failed test (see the module's text). With `clusters` (each
     response's meeting, as integer codes), each test's binomial counts are
     shrunk by the design effect of the meetings (Kish's effective sample
-    size), since responses of one meeting are not independent."""
+    size), since responses of one meeting are not independent.
+
+    Every candidate's bound is computed at once (sorting, then prefix sums):
+    the time grows as n log n however many distinct confidences there are."""
     confidence = np.asarray(confidence, dtype=float)
     disagrees = np.asarray(disagrees, dtype=bool)
     order = np.argsort(-confidence, kind="stable")
@@ -103,26 +106,67 @@ def choose_threshold(
     candidates = np.unique(sorted_confidence)[::-1]  # most confident first
     # kept at candidate c: every response with confidence >= c
     kept_at = np.searchsorted(-sorted_confidence, -candidates, side="right")
-    codes = None if clusters is None else np.asarray(clusters)[order]
-    width = 0 if codes is None else int(codes.max()) + 1
-    chosen = Threshold(None, 0, 0, None, 0)
-    tested = 0
-    for candidate, kept in zip(candidates, kept_at, strict=True):
-        if kept < min_kept:
-            continue
-        errors = int(errors_so_far[kept - 1])
-        if codes is None:
-            bound = upper_bound(errors, int(kept), delta)
-        else:
-            per_cluster = np.bincount(codes[:kept], disagrees[order][:kept], minlength=width)
-            sizes = np.bincount(codes[:kept], minlength=width)
-            effect = design_effect(per_cluster, sizes)
-            bound = upper_bound_rate(errors / kept, kept / effect, delta)
-        tested += 1
-        if bound > alpha:
-            return Threshold(chosen.threshold, chosen.kept, chosen.errors, chosen.bound, tested)
-        chosen = Threshold(float(candidate), int(kept), errors, bound, tested)
-    return chosen
+    tested_at = kept_at >= max(min_kept, 1)
+    candidates, kept_at = candidates[tested_at], kept_at[tested_at]
+    if len(candidates) == 0:
+        return Threshold(None, 0, 0, None, 0)
+    errors = errors_so_far[kept_at - 1]
+    if clusters is None:
+        bounds = np.array([upper_bound(int(e), int(k), delta) for e, k in zip(errors, kept_at)])
+    else:
+        codes = np.asarray(clusters)[order]
+        effects = prefix_design_effects(codes, disagrees[order])[kept_at - 1]
+        rates = errors / kept_at
+        n = kept_at / effects
+        with np.errstate(divide="ignore", invalid="ignore"):
+            bounds = np.where(
+                rates >= 1, 1.0, stats.beta.ppf(1 - delta, rates * n + 1, n - rates * n)
+            )
+    failing = np.flatnonzero(bounds > alpha)
+    tested = int(failing[0]) + 1 if len(failing) else len(candidates)
+    last = tested - 1 if not len(failing) else int(failing[0]) - 1
+    if last < 0:
+        return Threshold(None, 0, 0, None, tested)
+    return Threshold(
+        float(candidates[last]),
+        int(kept_at[last]),
+        int(errors[last]),
+        float(bounds[last]),
+        tested,
+    )
+
+
+def prefix_design_effects(codes: np.ndarray, errors: np.ndarray) -> np.ndarray:
+    """design_effect of the first i + 1 responses, for every i: the sums it
+    needs (per meeting: errors squared, errors x size, size squared) grow by
+    one response at a time, so each prefix's come from cumulative sums."""
+    errors = np.asarray(errors, dtype=float)
+    n = len(codes)
+    # each response's meeting's errors and size before it (a stable sort by meeting)
+    by_meeting = np.argsort(codes, kind="stable")
+    sorted_codes = codes[by_meeting]
+    starts = np.r_[True, sorted_codes[1:] != sorted_codes[:-1]]
+    group_start = np.maximum.accumulate(np.where(starts, np.arange(n), 0))
+    size_before = np.empty(n)
+    size_before[by_meeting] = np.arange(n) - group_start
+    cumulative = np.cumsum(errors[by_meeting])
+    before = cumulative - errors[by_meeting]
+    errors_before = np.empty(n)
+    errors_before[by_meeting] = before - np.where(group_start > 0, cumulative[group_start - 1], 0)
+    e, k = errors_before, size_before
+    s_ee = np.cumsum((e + errors) ** 2 - e**2)
+    s_en = np.cumsum((e + errors) * (k + 1) - e * k)
+    s_nn = np.cumsum((k + 1) ** 2 - k**2)
+    meetings = np.cumsum(size_before == 0)
+    total = np.arange(1, n + 1, dtype=float)
+    rate = np.cumsum(errors) / total
+    with np.errstate(divide="ignore", invalid="ignore"):
+        clustered = (
+            meetings / (meetings - 1) * (s_ee - 2 * rate * s_en + rate**2 * s_nn) / total**2
+        )
+        effect = clustered / (rate * (1 - rate) / total)
+    usable = (meetings >= 2) & (rate > 0) & (rate < 1)
+    return np.where(usable, np.maximum(effect, 1.0), 1.0)
 
 
 def kept(confidence: np.ndarray, threshold: float | None) -> np.ndarray:

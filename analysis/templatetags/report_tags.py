@@ -54,6 +54,15 @@ def percent(value: float | None) -> str:
     return f"{float(value):.0%}"
 
 
+@register.filter
+def fewer_than(with_judge: int | None, without: int | None) -> str:
+    """How many fewer gold ratings a judge's PPI++ needs than gold alone, in
+    words ("38% fewer"); empty when either is unknown."""
+    if with_judge is None or not without:
+        return ""
+    return f"{1 - with_judge / without:.0%} fewer"
+
+
 VERDICT_WORDS = {
     "passes": "passes",
     "fails": "fails",

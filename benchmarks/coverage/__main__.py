@@ -41,6 +41,7 @@ FAMILIES = {
     "sequence": "benchmarks.coverage.rows_adaptive:sequence_rows",
     "bradley-terry": "benchmarks.coverage.rows_bradley_terry:rows",
     "deferral": "benchmarks.coverage.rows_deferral:rows",
+    "self-preference": "benchmarks.coverage.rows_self_preference:rows",
 }
 
 

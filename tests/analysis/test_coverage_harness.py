@@ -105,3 +105,12 @@ def test_the_deferring_judges_guarantee_rows_cover_both_designs(small_run):
     for row in rows:
         assert row["judged"] and row["status"] == "holds", row
         assert "kept some responses in" in row["note"]
+
+
+def test_self_preference_is_reported_on_the_papers_data_from_six_meetings(small_run):
+    rows = [r for r in small_run["rows"] if r["family"] == "self-preference"]
+    assert {r["dataset"] for r in rows} == set(small_run["settings"]["datasets"])
+    paper = {r["setting"]: r for r in rows if r["dataset"] == "paper-gold"}
+    assert paper["5 clusters"]["reported"] == 0.0
+    assert paper["8 clusters (all)"]["reported"] == 1.0
+    assert paper["8 clusters (all)"]["status"] == "holds"

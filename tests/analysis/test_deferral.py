@@ -161,3 +161,16 @@ def test_the_clustered_threshold_is_never_laxer_than_the_binomial_one():
         clustered = deferral.choose_threshold(confidence, wrong, 0.25, 0.05, clusters=meetings)
         if clustered.threshold is not None:
             assert plain.threshold is not None and plain.threshold <= clustered.threshold
+
+
+def test_every_prefixs_design_effect_is_the_plain_function_on_that_prefix():
+    rng = np.random.default_rng(9)
+    codes = rng.integers(0, 7, 300)
+    wrong = rng.random(300) < rng.uniform(0.05, 0.7, 7)[codes]
+    effects = deferral.prefix_design_effects(codes, wrong)
+    for i in range(300):
+        expected = deferral.design_effect(
+            np.bincount(codes[: i + 1], wrong[: i + 1], minlength=7),
+            np.bincount(codes[: i + 1], minlength=7),
+        )
+        assert effects[i] == pytest.approx(expected, rel=1e-9, abs=1e-12), i

@@ -167,6 +167,22 @@ class TestOnThePapersData:
         assert "no-such-judge" in report.panels["panel-missing"].reason
         assert "panel-missing" not in report.scope.judges
 
+    def test_the_planner_says_how_many_fewer_gold_ratings_each_judge_needs(self):
+        """The savings a judge brings (PPI++), in words beside its count: a
+        panel's, and its members', side by side."""
+        make_panel("panel-mean", "mean")
+        report = build_report(TEST2)
+        html = to_html(report)
+        seen = 0
+        for budget in report.planner.systems.values():
+            for judge, plan in budget.judges.items():
+                if plan.ppi is None:
+                    continue
+                fewer = f"{1 - plan.ppi / budget.gold_only:.0%} fewer"
+                assert f"{judge}: {plan.ppi} ({plan.more} more; {fewer})" in html
+                seen += 1
+        assert seen >= 3
+
     def test_naming_only_the_panel_loads_its_members(self):
         make_panel("panel-majority", "majority")
         selection = Selection(

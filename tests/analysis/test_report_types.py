@@ -67,6 +67,7 @@ TOP_LEVEL = [
     "rater_models",
     "panels",
     "deferral",
+    "self_preference",
 ]
 
 
