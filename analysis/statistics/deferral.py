@@ -112,7 +112,9 @@ def choose_threshold(
         return Threshold(None, 0, 0, None, 0)
     errors = errors_so_far[kept_at - 1]
     if clusters is None:
-        bounds = np.array([upper_bound(int(e), int(k), delta) for e, k in zip(errors, kept_at)])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            exact = stats.beta.ppf(1 - delta, errors + 1, kept_at - errors)
+        bounds = np.where(errors >= kept_at, 1.0, exact)  # upper_bound, for every candidate
     else:
         codes = np.asarray(clusters)[order]
         effects = prefix_design_effects(codes, disagrees[order])[kept_at - 1]
@@ -161,9 +163,7 @@ def prefix_design_effects(codes: np.ndarray, errors: np.ndarray) -> np.ndarray:
     total = np.arange(1, n + 1, dtype=float)
     rate = np.cumsum(errors) / total
     with np.errstate(divide="ignore", invalid="ignore"):
-        clustered = (
-            meetings / (meetings - 1) * (s_ee - 2 * rate * s_en + rate**2 * s_nn) / total**2
-        )
+        clustered = meetings / (meetings - 1) * (s_ee - 2 * rate * s_en + rate**2 * s_nn) / total**2
         effect = clustered / (rate * (1 - rate) / total)
     usable = (meetings >= 2) & (rate > 0) & (rate < 1)
     return np.where(usable, np.maximum(effect, 1.0), 1.0)
