@@ -177,12 +177,13 @@ def gold_parts(
     else:
         calibration: dict[str, dict] = {}
         reliability: dict[str, dict] = {}
+        words = meeting_words(frame["meeting"].astype(str).unique())
         for judge in judges:
             both = frame[[reference, judge]].dropna()
             calibration[judge] = judge_diagnostics.calibration(
                 both[judge].to_numpy(float), both[reference].to_numpy(float)
             )
-            reliability[judge] = judge_diagnostics.reliability_by(frame, judge, reference)
+            reliability[judge] = judge_diagnostics.reliability_by(frame, judge, reference, words)
         out["calibration"], out["reliability"] = calibration, reliability
     if labels is None:
         reason = not_computable(
@@ -240,3 +241,17 @@ def gold_parts(
         }
     out["planner"] = planner(frame, labels, judges, selection.target_width, system_names)
     return out
+
+
+def meeting_words(meetings) -> dict[str, int]:
+    """Each meeting's transcript length in words (the input a judge reads
+    with the question); the longest where two benchmarks share a name."""
+    from django.db.models import Max
+
+    from corpus.models import Document
+
+    return dict(
+        Document.objects.filter(external_id__in=list(meetings))
+        .values_list("external_id")
+        .annotate(Max("word_count"))
+    )

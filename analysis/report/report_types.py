@@ -485,10 +485,13 @@ class CategoryReliability(ReportPart):
 
 
 class ReliabilityBy(ReportPart):
-    """Per question type and answer position (values chosen by the data)."""
+    """Per question type and answer position (values chosen by the data), and
+    per third of answer length and of input (meeting) length."""
 
     question_type: dict[str, CategoryReliability]
     answer_position: dict[str, CategoryReliability]
+    answer_length: dict[str, CategoryReliability] = {}  # absent before issue 33
+    input_length: dict[str, CategoryReliability] = {}
 
 
 class Diagnostics(ReportPart):

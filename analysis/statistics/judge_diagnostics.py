@@ -151,27 +151,69 @@ def length_bias(judge: np.ndarray, gold: np.ndarray, length: np.ndarray) -> dict
     return partial_correlation(judge, length, gold)
 
 
-def reliability_by(frame: pd.DataFrame, judge: str, gold: str) -> dict:
+def _category(x: np.ndarray, y: np.ndarray) -> dict:
+    """N, Pearson r, mean absolute error and mean bias of judge x against gold y."""
+    entry: dict = {
+        "n": int(len(x)),
+        "mae": float(np.mean(np.abs(x - y))),
+        "bias": float(np.mean(x - y)),
+    }
+    if len(x) >= MIN_PAIRS and np.ptp(x) > 0 and np.ptp(y) > 0:
+        entry["r"] = float(stats.pearsonr(x, y).statistic)
+    else:
+        entry["r"] = None
+    return entry
+
+
+THIRDS = ("short", "middle", "long")
+
+
+def thirds(values: pd.Series, unit: str) -> pd.Series:
+    """Each value's third of the sorted distinct values ("short", "middle",
+    "long"), labelled with its range: the cuts at the 1/3 and 2/3 quantiles
+    of the values (a third may be empty where values tie)."""
+    low, high = np.quantile(values.to_numpy(float), [1 / 3, 2 / 3])
+    names = {
+        0: f"short (up to {low:,.0f} {unit})",
+        1: f"middle ({low:,.0f}-{high:,.0f} {unit})",
+        2: f"long (over {high:,.0f} {unit})",
+    }
+    third = np.where(values <= low, 0, np.where(values <= high, 1, 2))
+    return pd.Series([names[t] for t in third], index=values.index)
+
+
+def reliability_by(
+    frame: pd.DataFrame, judge: str, gold: str, input_words: dict[str, int] | None = None
+) -> dict:
     """Per question type and per answer position (the paper's long-context
-    axes): N, Pearson r with gold, mean absolute error and mean bias
-    (judge - gold) of the judge on the responses of that kind."""
+    axes), per third of answer length (characters) and, given each meeting's
+    length in words, per third of input length (the meetings in three groups):
+    N, Pearson r with gold, mean absolute error and mean bias (judge - gold)
+    of the judge on the responses of that kind."""
     out: dict = {}
-    for column in ("question_type", "answer_position"):
+    both = frame[[judge, gold]].notna().all(axis=1)
+    scored = frame[both]
+    groupings: dict[str, pd.Series] = {
+        "question_type": scored["question_type"].astype(str),
+        "answer_position": scored["answer_position"].astype(str),
+    }
+    if len(scored) and "response_chars" in scored:
+        groupings["answer_length"] = thirds(scored["response_chars"].astype(float), "chars")
+    if input_words and len(scored) and "meeting" in scored:
+        meetings = scored["meeting"].astype(str)
+        known = meetings.map(input_words).notna()
+        if known.any():
+            words = pd.Series(input_words, dtype=float)
+            words = words[words.index.isin(set(meetings[known]))]
+            by_meeting = thirds(words, "words")
+            groupings["input_length"] = meetings[known].map(by_meeting)
+    for column, labels in groupings.items():
         per_value: dict = {}
-        for value, group in frame.groupby(column, observed=True, sort=True):
-            both = group[[judge, gold]].dropna()
-            x, y = both[judge].to_numpy(float), both[gold].to_numpy(float)
-            if len(x) == 0:
-                continue
-            entry: dict = {
-                "n": int(len(x)),
-                "mae": float(np.mean(np.abs(x - y))),
-                "bias": float(np.mean(x - y)),
-            }
-            if len(x) >= MIN_PAIRS and np.ptp(x) > 0 and np.ptp(y) > 0:
-                entry["r"] = float(stats.pearsonr(x, y).statistic)
-            else:
-                entry["r"] = None
-            per_value[str(value) or "(none)"] = entry
+        groups = dict(list(scored.groupby(labels, sort=True)))
+        if column in ("answer_length", "input_length"):  # short, middle, long
+            groups = dict(sorted(groups.items(), key=lambda item: THIRDS.index(item[0].split()[0])))
+        for value, group in groups.items():
+            x, y = group[judge].to_numpy(float), group[gold].to_numpy(float)
+            per_value[str(value) or "(none)"] = _category(x, y)
         out[column] = per_value
     return out

@@ -156,3 +156,42 @@ def test_reliability_by_question_type_and_position():
     assert result["answer_position"]["M"]["bias"] == pytest.approx(
         (middle["judge"] - middle["gold"]).mean()
     )
+
+
+def test_reliability_by_answer_and_input_length_in_thirds():
+    """Answers in thirds of their length (cut at the 1/3 and 2/3 quantiles),
+    meetings in thirds of their transcripts' length: each third's statistics
+    are the plain ones on its responses."""
+    judge, gold, _ = judged(8, n=180)
+    rng = np.random.default_rng(2)
+    meetings = np.array([f"m{i}" for i in range(9)])[np.arange(180) % 9]
+    words = {f"m{i}": 1000 * (i + 1) for i in range(9)}
+    frame = pd.DataFrame(
+        {
+            "judge": judge,
+            "gold": gold,
+            "question_type": "who",
+            "answer_position": "B",
+            "response_chars": rng.integers(10, 900, 180),
+            "meeting": meetings,
+        }
+    )
+    result = reliability_by(frame, "judge", "gold", words)
+    low, high = np.quantile(frame["response_chars"], [1 / 3, 2 / 3])
+    assert list(result["answer_length"]) == [
+        f"short (up to {low:,.0f} chars)",
+        f"middle ({low:,.0f}-{high:,.0f} chars)",
+        f"long (over {high:,.0f} chars)",
+    ]
+    long = frame[frame["response_chars"] > high]
+    entry = result["answer_length"][f"long (over {high:,.0f} chars)"]
+    assert entry["n"] == len(long)
+    assert entry["bias"] == pytest.approx((long["judge"] - long["gold"]).mean())
+    # nine meetings of 1,000 to 9,000 words: three in each third
+    thirds = result["input_length"]
+    assert [c["n"] for c in thirds.values()] == [60, 60, 60]
+    shortest = frame[frame["meeting"].isin(["m0", "m1", "m2"])]
+    first = next(iter(thirds.values()))
+    assert first["r"] == pytest.approx(
+        stats.pearsonr(shortest["judge"], shortest["gold"]).statistic
+    )

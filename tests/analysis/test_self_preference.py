@@ -97,3 +97,15 @@ class TestOnThePapersData:
         assert "no system of its family in the selection" in prometheus.reason
         html = to_html(report)
         assert 'id="self-preference"' in html and "gpt: GPT-4" in html
+
+    def test_reliability_by_answer_and_input_length_on_the_papers_data(self):
+        report = build_report(TEST2)
+        reliability = report.diagnostics.reliability["gpt-4-eval"]
+        assert [key.split()[0] for key in reliability.input_length] == [
+            "short",
+            "middle",
+            "long",
+        ]
+        assert sum(c.n for c in reliability.input_length.values()) == 390
+        assert sum(c.n for c in reliability.answer_length.values()) == 390
+        assert "answer length (thirds)" in to_html(report)
