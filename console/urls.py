@@ -57,6 +57,7 @@ urlpatterns = [
     path("judges/<int:pk>/try/", judges.judge_try, name="judge_try"),
     path("judges/panels/new/", panels.panel_new, name="panel_new"),
     path("judges/panels/<int:pk>/", panels.panel_detail, name="panel"),
+    path("judges/probes/new/", panels.probes_new, name="probes_new"),
     path("workers/", runs.workers, name="workers"),
     path("workers/inspect/", runs.workers_inspect, name="workers_inspect"),
     path("benchmarks/", imports.benchmarks, name="benchmarks"),

@@ -19,6 +19,7 @@ import pandas as pd
 
 from analysis.report import trust
 from analysis.report.deferral import deferral_part
+from analysis.report.probes import probes_part
 from analysis.report.rankings import rankings_part
 from analysis.report.report_types import (
     NO_PANELS,
@@ -300,6 +301,7 @@ def report_of(
         panels=ready(scope.panels) if scope.panels else NO_PANELS,
         deferral=ready(deferral_part(scope, rs)),
         self_preference=ready(self_preference_part(scope, rs)),
+        probes=ready(probes_part(scope, rs)),
     )
 
 

@@ -943,6 +943,28 @@ class SelfPreference(ReportPart):
 NO_SELF_PREFERENCE_YET = NotComputable.because("not in reports made before self-preference")
 
 
+# --- Probes -----------------------------------------------------------------------------------
+
+
+class ProbeKind(ReportPart):
+    n: int
+    mean: float
+    as_good: int  # probes scored at least the judge's median score of good answers
+    share_as_good: float
+
+
+class JudgeProbes(ReportPart):
+    """analysis.report.probes on one judge."""
+
+    good_answers: int
+    good_median: float
+    good_mean: float
+    kinds: dict[str, ProbeKind]
+
+
+NO_PROBES_YET = NotComputable.because("not in reports made before probes")
+
+
 # --- The report -------------------------------------------------------------------------------
 
 # An empty selection's report has always listed its parts in this order (and
@@ -1007,6 +1029,7 @@ class AgreementReport(ReportPart):
     panels: OrNot[dict[EvaluatorName, OrNot[JudgePanel]]] = NO_PANELS
     deferral: OrNot[dict[EvaluatorName, OrNot[DeferringJudge]]] = NO_DEFERRAL_YET
     self_preference: OrNot[dict[EvaluatorName, OrNot[SelfPreference]]] = NO_SELF_PREFERENCE_YET
+    probes: OrNot[dict[EvaluatorName, OrNot[JudgeProbes]]] = NO_PROBES_YET
 
     @model_validator(mode="after")
     def _means_have_their_counts(self) -> AgreementReport:

@@ -47,10 +47,11 @@ COLUMNS = {
 }
 
 
-def runs_for(selection: Selection) -> list[int]:
+def runs_for(selection: Selection, probes_only: bool = False) -> list[int]:
     """The generation runs the selection covers: every filter but the study and
     the evaluators is a property of a run, so the judgments' query joins one
-    table (responses) instead of four."""
+    table (responses) instead of four. `probes_only`: the probe systems' runs
+    of the same setting instead (generation.probes)."""
     filters = {
         "project__slug": selection.project,
         "dataset__version": selection.dataset_version,
@@ -60,9 +61,14 @@ def runs_for(selection: Selection) -> list[int]:
         "dataset__benchmark__slug": selection.benchmark,
     }
     runs = GenerationRun.objects.filter(**{k: v for k, v in filters.items() if v is not None})
+    # answers known to be bad (generation.probes) are read by the probes part alone,
+    # whatever systems the selection names
+    probes = runs.filter(system__config__has_key="probe")
+    if probes_only:
+        return list(probes.values_list("pk", flat=True))
     if selection.systems:
         runs = runs.filter(system__name__in=selection.systems)
-    return list(runs.values_list("pk", flat=True))
+    return list(runs.exclude(pk__in=probes).values_list("pk", flat=True))
 
 
 def loaded_evaluators(selection: Selection) -> list[str] | None:

@@ -71,3 +71,45 @@ def panel_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "nav": "judges",
         },
     )
+
+
+@researcher_required
+def probes_new(request: HttpRequest) -> HttpResponse:
+    """Make answers known to be bad for a dataset's questions
+    (generation.probes), to judge beside the real systems' answers."""
+    from console.probe_forms import ProbesForm
+    from generation.probes import ProbeError, make_probes
+
+    form = ProbesForm(request.POST or None, user=signed_in_user(request))
+    if request.method == "POST" and form.is_valid():
+        try:
+            made = make_probes(
+                form.cleaned_data["dataset"],
+                form.cleaned_data["project"],
+                form.cleaned_data["kinds"],
+            )
+        except ProbeError as error:
+            form.add_error(None, str(error))
+        else:
+            total = sum(made.values())
+            messages.info(
+                request,
+                f"{total} probe answers made ({', '.join(f'probe-{k}' for k in made)}); "
+                "judge them with a judging run that names those systems: the report's Probes "
+                "part then compares their scores with the good answers'.",
+            )
+            return redirect("console:judges")
+    return render(
+        request,
+        "console/form.html",
+        {
+            "form": form,
+            "title": "Probes: answers known to be bad",
+            "submit": "Make the probe answers",
+            "intro": "For each question of a dataset, answers a good judge scores low: the "
+            'question restated, "I don\'t know", the answer to another question of the meeting, '
+            "a confident wrong number, a long passage of the transcript. Judge them as any "
+            "system; the report shows how often each fools each judge.",
+            "nav": "judges",
+        },
+    )

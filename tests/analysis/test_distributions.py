@@ -59,13 +59,14 @@ def test_in_the_report_and_its_json(two_meetings):
     assert gold.n == report.counts.responses and not gold.continuous
     assert set(parts.evaluators) == set(report.evaluators)
     data = json.loads(report.to_json())
-    assert list(data)[-6:] == [
+    assert list(data)[-7:] == [
         "score_distributions",
         "rankings",
         "rater_models",
         "panels",
         "deferral",
         "self_preference",
+        "probes",
     ]
     assert data["score_distributions"]["evaluators"]["gpt-4-eval"]["counts"] == dict(
         parts.evaluators["gpt-4-eval"].counts

@@ -68,6 +68,7 @@ TOP_LEVEL = [
     "panels",
     "deferral",
     "self_preference",
+    "probes",
 ]
 
 

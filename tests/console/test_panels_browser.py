@@ -12,6 +12,7 @@ import re
 import pytest
 
 from corpus.importers.synthetic import write_synthetic_elitr
+from corpus.models import Dataset
 from generation.models import GenerationRun
 from judging.importing import import_elitr_bench
 from judging.models import Evaluator
@@ -83,3 +84,19 @@ def test_a_viewer_gets_no_panel_button_and_the_form_refuses_him(browser, live_se
     answer = page.goto(f"{live_server.url}/console/judges/panels/new/")
     assert answer.status == 403
     assert "You may create in none of your projects" in page.inner_text("body")
+
+
+def test_a_researcher_of_a_second_project_makes_probe_answers(browser, live_server, team_data):
+    page = sign_in(browser, live_server, path="/console/judges/")
+    page.click("#new-probes")
+    dataset = Dataset.objects.get(version="qa", split="test2", language="en")
+    page.select_option("#id_dataset", str(dataset.pk))
+    page.uncheck("input[name=kinds][value='irrelevant-passage']")
+    page.click("#submit")
+    page.wait_for_url(re.compile(r"/console/judges/$"))
+    assert "probe answers made" in page.inner_text("body")
+    runs = GenerationRun.objects.filter(system__name__startswith="probe-")
+    assert runs.count() == 4 and {r.project for r in runs} == {team_data}
+    assert not runs.filter(system__name="probe-irrelevant-passage").exists()
+    questions = dataset.question_texts.count()
+    assert all(r.responses.count() == questions for r in runs)

@@ -125,6 +125,8 @@ def test_a_viewer_opening_a_create_form_is_told_why_he_may_not(client, two_meeti
         "/console/runs/generation/new/",
         "/console/runs/generation/import/",
         "/console/adaptive/new/",
+        "/console/judges/panels/new/",
+        "/console/judges/probes/new/",
     ):
         answer = client.get(url)
         assert answer.status_code == 403, url
