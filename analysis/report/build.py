@@ -299,8 +299,8 @@ def report_of(
         if selection.rater_models
         else NOT_ASKED_FOR_RATER_MODELS,
         panels=ready(scope.panels) if scope.panels else NO_PANELS,
-        deferral=ready(deferral_part(scope, rs)),
-        self_preference=ready(self_preference_part(scope, rs)),
+        deferral=ready(deferral_part(scope, rs, wide)),
+        self_preference=ready(self_preference_part(scope, rs, wide)),
         probes=ready(probes_part(scope, rs)),
     )
 

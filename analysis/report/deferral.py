@@ -41,29 +41,34 @@ def not_computable(reason: str) -> dict:
     return {"computable": False, "reason": reason}
 
 
-def confidence_signal(scope: Scope, judge: str, rs_wide: pd.DataFrame) -> tuple[pd.Series, str]:
-    """Per response, minus the judge's spread, and the signal in words."""
+def confidence_signal(
+    scope: Scope, judge: str, rs_wide: pd.DataFrame, seeded: pd.DataFrame
+) -> tuple[pd.Series, str]:
+    """Per response, minus the judge's spread, and the signal in words.
+    `seeded`: the table's judgments with a seed (the only ones that can
+    spread over samples)."""
     info = scope.info.get(judge)
     if info is not None and info.kind == PANEL_KIND and judge in scope.panels:
         members = scope.panels[judge]["members"]
         spread = spread_by_response(rs_wide.reindex(columns=members), members)
         return -spread, f"the spread (SD) of its members' scores ({', '.join(members)})"
-    spread = sample_spread(scope.table, [judge])
+    spread = sample_spread(seeded, [judge]) if len(seeded) else pd.Series(dtype=float)
     return -spread, "the spread (SD) of its repeated samples (seeds)"
 
 
-def deferral_part(scope: Scope, rs: pd.DataFrame) -> dict:
+def deferral_part(scope: Scope, rs: pd.DataFrame, wide: pd.DataFrame) -> dict:
+    """`wide`: the report's responses x evaluators table of scores."""
     reference = scope.reference
     if reference is None:
         return not_computable("no reference: a deferring judge is checked against human scores")
-    wide = rs.pivot(index="response_id", columns="evaluator", values="score")
-    wide.columns = [str(c) for c in wide.columns]
     meetings = rs.drop_duplicates("response_id").set_index("response_id")["meeting"].astype(str)
+    table = scope.table
+    seeded = table[table["judgment_seed"].notna().to_numpy()]
     out = {}
     for judge in scope.judges:
         if judge not in wide.columns:
             continue
-        confidence, signal = confidence_signal(scope, judge, wide)
+        confidence, signal = confidence_signal(scope, judge, wide, seeded)
         out[judge] = one_judge(wide, meetings, judge, reference, confidence, signal)
     if not out:
         return not_computable("no judge scores the selection")

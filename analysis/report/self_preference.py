@@ -48,18 +48,15 @@ def system_families(systems: list[str]) -> dict[str, str]:
     return {s: family(models.get(s) or s) for s in systems}
 
 
-def self_preference_part(scope: Scope, rs: pd.DataFrame) -> dict:
+def self_preference_part(scope: Scope, rs: pd.DataFrame, wide: pd.DataFrame) -> dict:
+    """`wide`: the report's responses x evaluators table of scores."""
     reference = scope.reference
     if reference is None:
         return {"computable": False, "reason": "no reference: the bias is against human scores"}
-    wide = rs.pivot(index="response_id", columns="evaluator", values="score")
-    wide.columns = [str(c) for c in wide.columns]
     meta = rs.drop_duplicates("response_id").set_index("response_id").reindex(wide.index)
     systems = meta["system"].astype(str).to_numpy()
     system_family = system_families(sorted(set(systems)))
-    meetings = meta["meeting"].astype(str).to_numpy()
-    names, codes = np.unique(meetings, return_inverse=True)
-    boot = ClusterBootstrap(codes, len(names), DEFAULT_RESAMPLES, DEFAULT_SEED)
+    boot: ClusterBootstrap | None = None  # made once, for the first judge with its family
     families = judge_families(list(scope.judges), scope.panels)
     out: dict[str, dict] = {}
     for judge in scope.judges:
@@ -77,6 +74,9 @@ def self_preference_part(scope: Scope, rs: pd.DataFrame) -> dict:
                 "reason": f"{judge} ({read}): no system of its family in the selection",
             }
             continue
+        if boot is None:
+            names, codes = np.unique(meta["meeting"].astype(str).to_numpy(), return_inverse=True)
+            boot = ClusterBootstrap(codes, len(names), DEFAULT_RESAMPLES, DEFAULT_SEED)
         bias = (wide[judge] - wide[reference]).to_numpy(float)
         found = self_preference(boot, bias, np.isin(systems, own_systems))
         if found.get("computable") is False:

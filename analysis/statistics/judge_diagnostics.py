@@ -165,21 +165,27 @@ def _category(x: np.ndarray, y: np.ndarray) -> dict:
     return entry
 
 
-THIRDS = ("short", "middle", "long")
+def thirds(values: np.ndarray, unit: str) -> tuple[np.ndarray, list[str]]:
+    """Each value's third ("short", "middle", "long": 0, 1, 2) and the thirds'
+    names with their ranges: the cuts at the 1/3 and 2/3 quantiles of the
+    values (a third may be empty where values tie)."""
+    values = np.asarray(values, dtype=float)
+    low, high = np.quantile(values, [1 / 3, 2 / 3])
+    names = [
+        f"short (up to {low:,.0f} {unit})",
+        f"middle ({low:,.0f}-{high:,.0f} {unit})",
+        f"long (over {high:,.0f} {unit})",
+    ]
+    return np.where(values <= low, 0, np.where(values <= high, 1, 2)), names
 
 
-def thirds(values: pd.Series, unit: str) -> pd.Series:
-    """Each value's third of the sorted distinct values ("short", "middle",
-    "long"), labelled with its range: the cuts at the 1/3 and 2/3 quantiles
-    of the values (a third may be empty where values tie)."""
-    low, high = np.quantile(values.to_numpy(float), [1 / 3, 2 / 3])
-    names = {
-        0: f"short (up to {low:,.0f} {unit})",
-        1: f"middle ({low:,.0f}-{high:,.0f} {unit})",
-        2: f"long (over {high:,.0f} {unit})",
-    }
-    third = np.where(values <= low, 0, np.where(values <= high, 1, 2))
-    return pd.Series([names[t] for t in third], index=values.index)
+def _by_code(codes: np.ndarray, names: list[str], x: np.ndarray, y: np.ndarray) -> dict:
+    out = {}
+    for code, name in enumerate(names):
+        mask = codes == code
+        if mask.any():
+            out[name or "(none)"] = _category(x[mask], y[mask])
+    return out
 
 
 def reliability_by(
@@ -190,30 +196,28 @@ def reliability_by(
     length in words, per third of input length (the meetings in three groups):
     N, Pearson r with gold, mean absolute error and mean bias (judge - gold)
     of the judge on the responses of that kind."""
-    out: dict = {}
-    both = frame[[judge, gold]].notna().all(axis=1)
+    both = frame[[judge, gold]].notna().all(axis=1).to_numpy()
     scored = frame[both]
-    groupings: dict[str, pd.Series] = {
-        "question_type": scored["question_type"].astype(str),
-        "answer_position": scored["answer_position"].astype(str),
-    }
+    x, y = scored[judge].to_numpy(float), scored[gold].to_numpy(float)
+    out: dict = {}
+    for column in ("question_type", "answer_position"):
+        series = scored[column]
+        if isinstance(series.dtype, pd.CategoricalDtype):  # the report's table: codes at hand
+            codes = series.cat.codes.to_numpy()
+            names = [str(c) for c in series.cat.categories]
+        else:
+            found, codes = np.unique(series.astype(str).to_numpy(), return_inverse=True)
+            names = [str(n) for n in found]
+        out[column] = _by_code(codes, names, x, y)
     if len(scored) and "response_chars" in scored:
-        groupings["answer_length"] = thirds(scored["response_chars"].astype(float), "chars")
+        codes, names = thirds(scored["response_chars"].to_numpy(float), "chars")
+        out["answer_length"] = _by_code(codes, names, x, y)
     if input_words and len(scored) and "meeting" in scored:
-        meetings = scored["meeting"].astype(str)
-        known = meetings.map(input_words).notna()
-        if known.any():
-            words = pd.Series(input_words, dtype=float)
-            words = words[words.index.isin(set(meetings[known]))]
-            by_meeting = thirds(words, "words")
-            groupings["input_length"] = meetings[known].map(by_meeting)
-    for column, labels in groupings.items():
-        per_value: dict = {}
-        groups = dict(list(scored.groupby(labels, sort=True)))
-        if column in ("answer_length", "input_length"):  # short, middle, long
-            groups = dict(sorted(groups.items(), key=lambda item: THIRDS.index(item[0].split()[0])))
-        for value, group in groups.items():
-            x, y = group[judge].to_numpy(float), group[gold].to_numpy(float)
-            per_value[str(value) or "(none)"] = _category(x, y)
-        out[column] = per_value
+        meetings = scored["meeting"].astype(str).to_numpy()
+        present = sorted(m for m in set(meetings) if m in input_words)
+        if present:
+            third_of, names = thirds(np.array([input_words[m] for m in present]), "words")
+            lookup = dict(zip(present, third_of.tolist(), strict=True))
+            codes = np.array([lookup.get(m, -1) for m in meetings])
+            out["input_length"] = _by_code(codes, names, x, y)
     return out
