@@ -60,8 +60,8 @@ def test_in_the_report_and_its_json(two_meetings):
     assert set(parts.evaluators) == set(report.evaluators)
     data = json.loads(report.to_json())
     # after the parts every report has had (test_report_types has the whole order)
-    parts = list(data)
-    assert parts[parts.index("score_distributions") + 1] == "rankings"
+    names = list(data)
+    assert names[names.index("score_distributions") + 1] == "rankings"
     assert data["score_distributions"]["evaluators"]["gpt-4-eval"]["counts"] == dict(
         parts.evaluators["gpt-4-eval"].counts
     )
