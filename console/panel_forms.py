@@ -8,10 +8,10 @@ from typing import Any
 
 from django import forms
 
-from analysis.statistics.panels import RULE_TEXT, RULES
 from console.forms import ProjectFormMixin
 from judging.evaluators import ConfigError
 from judging.models import Evaluator
+from judging.panel_rules import RULE_TEXT, RULES
 from judging.panels import checked_panel, possible_members
 from users.models import User
 

@@ -5,9 +5,9 @@ a panel here; the report makes its scores (analysis.report.panels)."""
 
 from __future__ import annotations
 
-from analysis.statistics.panels import RULES
 from judging.evaluators import ConfigError
 from judging.models import HUMAN_EVALUATORS, Evaluator, EvaluatorKind
+from judging.panel_rules import RULES
 
 # evaluators that give each response a score a panel can pool: not people (a
 # panel is a judge), not pairwise verdicts, not another panel

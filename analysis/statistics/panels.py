@@ -29,15 +29,10 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import lsq_linear
 
-RULES = ("mean", "median", "majority", "learned")
-RULE_TEXT = {
-    "mean": "the mean of the members' scores",
-    "median": "the median of the members' scores",
-    "majority": "the score most members gave (rounded to whole points; the median where "
-    "no score has the most votes)",
-    "learned": "weights learned on the human-labelled responses (least squares, weights "
-    "at least 0, cross-fitted by meeting)",
-}
+from judging.panel_rules import RULE_TEXT, RULES
+
+__all__ = ["RULES", "RULE_TEXT"]  # re-exported: the statistics' callers read them here
+
 MAX_FOLDS = 5
 SCALE = (1.0, 10.0)
 

@@ -10,11 +10,10 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
 from analysis.report.links import report_url
-from analysis.report.scope import default_selection
-from analysis.statistics.panels import RULE_TEXT
 from console.panel_forms import PanelForm
 from console.views.common import mine, scoped_object
 from judging.models import Evaluator
+from judging.panel_rules import RULE_TEXT
 from users.decorators import researcher_required
 from users.permissions import signed_in_user
 
@@ -53,6 +52,8 @@ def panel_new(request: HttpRequest) -> HttpResponse:
 
 @researcher_required
 def panel_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    from analysis.report.scope import default_selection  # pandas: loaded when asked
+
     panel = scoped_object(request, judge_panels(request), pk)
     config = panel.config if isinstance(panel.config, dict) else {}
     members = config.get("members", [])

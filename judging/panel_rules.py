@@ -1,0 +1,14 @@
+"""A judge panel's rules, by name, in words: the one list the console's
+form, the API's check (judging.panels) and the statistics
+(analysis.statistics.panels) read. No import here: the web server loads it
+at start-up."""
+
+RULES = ("mean", "median", "majority", "learned")
+RULE_TEXT = {
+    "mean": "the mean of the members' scores",
+    "median": "the median of the members' scores",
+    "majority": "the score most members gave (rounded to whole points; the median where "
+    "no score has the most votes)",
+    "learned": "weights learned on the human-labelled responses (least squares, weights "
+    "at least 0, cross-fitted by meeting)",
+}
