@@ -341,9 +341,17 @@ def rank_sets(
     return [(1 + int(above[s]), k - int(below[s])) for s in range(k)]
 
 
-# Below this many meetings no interval is given (the harness's rows at 5 meetings
-# and fewer; analysis.statistics.bootstrap.MIN_CLUSTERS_CORRELATION likewise)
+# Below this many meetings, and two per ranked system, no interval is given: the
+# harness's rows at 5 meetings and fewer, and SummEval's 16 systems at 6-20
+# articles (the simultaneous differences covered 0.002-0.81 there)
 MIN_CLUSTERS_RANKING = 6
+CLUSTERS_PER_SYSTEM = 2
+
+
+def clusters_needed(systems: int) -> int:
+    return max(MIN_CLUSTERS_RANKING, CLUSTERS_PER_SYSTEM * systems)
+
+
 METHOD = (
     "Bradley-Terry MLE (ties half a win each, FastChat's compute_bt); studentized "
     "meeting-clustered bootstrap: ratings, differences and rank-sets each 95% for all "
@@ -391,11 +399,12 @@ def bradley_terry(
         return {"computable": False, "reason": no_finite_rating(total, names)}
     first_of, second_of, weights = pairs(k)
     note = None
-    if boot.clusters < MIN_CLUSTERS_RANKING:
+    needed = clusters_needed(k)
+    if boot.clusters < needed:
         note = (
             f"not enough {clusters_are} for an interval: {boot.clusters}, "
-            f"{MIN_CLUSTERS_RANKING - boot.clusters} more (below {MIN_CLUSTERS_RANKING} "
-            "the coverage harness finds no interval that holds)"
+            f"{needed - boot.clusters} more (below {needed}, {MIN_CLUSTERS_RANKING} and two per "
+            "system, the coverage harness finds no interval that holds)"
         )
     rating_ci = np.full((k, 2), np.nan)
     diff_ci = np.full((len(first_of), 2), np.nan)

@@ -73,7 +73,7 @@ def test_the_planners_choice_never_costs_more_than_the_uniform_design(small_run)
 
 def test_bradley_terry_rows_hold_from_six_meetings(small_run):
     """Ratings, differences and rank-sets, for the gold and the judge, on
-    every dataset: nothing below 6 meetings, from 6 up nearly every replay (a
+    every dataset: nothing below 6 meetings and two per system, above it nearly every replay (a
     replay whose drawn meetings leave a system winning every comparison has no
     finite rating)."""
     rows = [r for r in small_run["rows"] if r["family"] == "bradley-terry"]
@@ -83,9 +83,10 @@ def test_bradley_terry_rows_hold_from_six_meetings(small_run):
         for name in ("ratings", "differences", "rank-sets")
         for side in ("gold", "judge")
     }
+    systems = {"paper-gold": 3, "paper-crowd": 3}  # the simulations rank 4
     for row in rows:
         clusters = int(row["setting"].split()[0])
-        if clusters < 6:
+        if clusters < max(6, 2 * systems.get(row["dataset"], 4)):
             assert row["reported"] == 0.0, row
         else:
             assert row["reported"] >= 0.95, row

@@ -81,15 +81,13 @@ class TestOnThePapersData:
         )
 
     def test_rank_sets_are_what_the_simultaneous_differences_allow(self):
-        """On the dev split's nine systems: a system's best rank is one more than
-        the systems whose lead over it is settled, its worst the systems less
-        those it settledly leads; the report reads back as it was written."""
-        report = build_report(
-            Selection(dataset_version="qa", split="dev", mode="st", evaluators=("gpt-4-eval",))
-        )
+        """On test2's three systems: a system's best rank is one more than the
+        systems whose lead over it is settled, its worst the systems less those
+        it settledly leads; the report reads back as it was written."""
+        report = build_report(TEST2)
         ranking = report.rankings.from_scores["gpt-4-eval"]
         k = len(ranking.systems)
-        assert k == 9
+        assert k == 3 and ranking.ci_note is None
         ahead = defaultdict(int)
         behind = defaultdict(int)
         for d in ranking.differences:
@@ -104,6 +102,9 @@ class TestOnThePapersData:
         for s in ranking.systems:
             assert s.rank_set == [1 + behind[s.system], k - ahead[s.system]]
             assert s.rank_set[0] <= s.rank <= s.rank_set[1]
-        # nine systems in ten meetings: 36 differences held at once leave wide sets
-        assert all(s.rank_set[1] - s.rank_set[0] >= 5 for s in ranking.systems)
+        # the dev split's nine systems in ten meetings: below two meetings a system
+        dev = build_report(
+            Selection(dataset_version="qa", split="dev", mode="st", evaluators=("gpt-4-eval",))
+        ).rankings.from_scores["gpt-4-eval"]
+        assert len(dev.systems) == 9 and "10, 8 more (below 18" in dev.ci_note
         assert AgreementReport.from_json(report.to_json()).rankings == report.rankings
