@@ -294,7 +294,15 @@ def report_of(
         ppi=judged["ppi"],
         planner=judged["planner"],
         score_distributions=ready(score_distributions(rs)),
-        rankings=ready(rankings_part(rs, verdicts, first=reference)),
+        rankings=ready(
+            rankings_part(
+                rs,
+                verdicts,
+                first=reference,
+                judges=list(scope.judges),
+                labelled_questions=selection.ppi_labelled,
+            )
+        ),
         rater_models=ready(rater_models_part(ratings))
         if selection.rater_models
         else NOT_ASKED_FOR_RATER_MODELS,

@@ -15,6 +15,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from analysis.report.prediction_powered import prediction_powered_part
+from analysis.report.selection import DEFAULT_LABELLED
 from analysis.statistics import bradley_terry as bt
 from analysis.statistics.bootstrap import DEFAULT_SEED, ClusterBootstrap
 from analysis.statistics.stats import not_computable
@@ -126,9 +128,14 @@ def rankings_part(
     resamples: int = RANKING_RESAMPLES,
     seed: int = DEFAULT_SEED,
     first: str | None = None,
+    judges: list[str] | None = None,
+    labelled_questions: int = DEFAULT_LABELLED,
 ) -> dict:
-    """The report's `rankings`: {"unit", "from_scores", "from_verdicts"};
-    `first`: the evaluator listed first (the reference), the rest by name."""
+    """The report's `rankings`: {"unit", "from_scores", "from_verdicts",
+    "prediction_powered"}; `first`: the evaluator listed first (the
+    reference), the rest by name; `judges`: those ranked by prediction-powered
+    rank-sets against the reference, from `labelled_questions` of its
+    questions."""
     scored = from_scores(rs, resamples, seed)
     if first in scored:
         scored = {first: scored[first]} | {k: v for k, v in scored.items() if k != first}
@@ -136,4 +143,7 @@ def rankings_part(
         "unit": UNIT,
         "from_scores": scored,
         "from_verdicts": from_verdicts(verdicts, rs, resamples, seed),
+        "prediction_powered": prediction_powered_part(
+            rs, first, judges or [], labelled_questions, seed
+        ),
     }

@@ -805,14 +805,79 @@ class BradleyTerryRanking(ReportPart):
     ci_note: str | None = None
 
 
+class PoweredSystem(ReportPart):
+    """One system's win rate (ties half) with its standard error, its rank
+    and rank-set (best, worst; None below the condition), and beside them its
+    win rate and rank by all the reference's battles and whether the
+    rank-set holds that rank (a tie there: the range of ranks it allows)."""
+
+    system: SystemName
+    win_rate: float
+    se: float | None
+    rank: int
+    rank_set: list[int] | None
+    all_labels_win_rate: float
+    all_labels_rank: int | list[int]
+    holds: bool | None
+
+
+class PoweredSide(ReportPart):
+    systems: list[PoweredSystem]
+    mean_rank_set_size: float | None
+    # lambda: the judge's weight (prediction-powered side only)
+    lam: float | None = Field(default=None, alias="lambda")
+
+
+class PoweredBattles(ReportPart):
+    labelled: int
+    unlabelled: int
+
+
+class PredictionPoweredRanking(ReportPart):
+    """analysis.statistics.prediction_powered_ranking.ranking for one judge:
+    the prediction-powered ranking and the labelled battles' alone."""
+
+    prediction_powered: PoweredSide
+    humans_alone: PoweredSide
+    battles: PoweredBattles
+    labelled_meetings: int
+    meetings: int
+    labelled_questions: int
+    questions: int
+    method: str
+    ci_note: str | None = None
+
+
+class PoweredLabels(ReportPart):
+    questions: int
+    seed: int
+    description: str
+
+
+class PredictionPoweredRankings(ReportPart):
+    """Per judge, prediction-powered rank-sets (Chatzi et al. 2024) from a
+    seeded sample of the reference's battles and all the judge's."""
+
+    reference: EvaluatorName
+    labelled: PoweredLabels
+    judges: dict[EvaluatorName, OrNot[PredictionPoweredRanking]]
+
+
+NO_PREDICTION_POWERED_YET = NotComputable.because(
+    "not in reports made before prediction-powered rank-sets"
+)
+
+
 class Rankings(ReportPart):
     """Bradley-Terry rankings per evaluator: from scores (on each question,
     every two systems meet, the higher score wins) and from pairwise verdicts
-    (the judges' consistent outcomes, the studies' majority per pair)."""
+    (the judges' consistent outcomes, the studies' majority per pair); and
+    each judge's prediction-powered rank-sets."""
 
     unit: str
     from_scores: dict[EvaluatorName, OrNot[BradleyTerryRanking]]
     from_verdicts: dict[EvaluatorName, OrNot[BradleyTerryRanking]]
+    prediction_powered: OrNot[PredictionPoweredRankings] = NO_PREDICTION_POWERED_YET
 
 
 NO_RANKINGS_YET = NotComputable.because("not in reports made before rankings")

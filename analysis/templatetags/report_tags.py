@@ -116,3 +116,19 @@ def rank_set(bounds: list | None) -> str:
     if worst == best + 1:
         return f"{{{best}, {worst}}}"
     return f"{{{best}, …, {worst}}}"
+
+
+@register.filter
+def rank_or_range(value: int | list | None) -> str:
+    """A rank (3) or, where a tie allows several, their range (2-3)."""
+    if value is None:
+        return "–"
+    if isinstance(value, list):
+        return f"{value[0]}-{value[1]}"
+    return str(value)
+
+
+@register.filter
+def get_system(rows: list, name: str) -> object:
+    """The row of `rows` (report parts with a `system`) for system `name`."""
+    return next((row for row in rows if row.system == name), None)

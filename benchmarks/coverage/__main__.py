@@ -42,6 +42,7 @@ FAMILIES = {
     "bradley-terry": "benchmarks.coverage.rows_bradley_terry:rows",
     "deferral": "benchmarks.coverage.rows_deferral:rows",
     "self-preference": "benchmarks.coverage.rows_self_preference:rows",
+    "ppr": "benchmarks.coverage.rows_ppr:rows",
 }
 
 

@@ -115,3 +115,24 @@ def test_self_preference_is_reported_on_the_papers_data_from_six_meetings(small_
     assert paper["5 clusters"]["reported"] == 0.0
     assert paper["8 clusters (all)"]["reported"] == 1.0
     assert paper["8 clusters (all)"]["status"] == "holds"
+
+
+def test_prediction_powered_rank_sets_are_replayed_beside_the_authors_covariance(small_run):
+    """Rank-sets with the judge and with the labels alone are promises on
+    every dataset; the authors' covariance is shown, not judged."""
+    rows = [r for r in small_run["rows"] if r["family"] == "ppr"]
+    assert {r["dataset"] for r in rows} == set(small_run["settings"]["datasets"])
+    by_statistic = {}
+    for row in rows:
+        by_statistic.setdefault(row["statistic"], []).append(row)
+    assert set(by_statistic) == {
+        "PPR rank-sets (simultaneous)",
+        "humans-alone rank-sets (simultaneous)",
+        "PPR rank-sets, the authors' covariance",
+    }
+    assert not any(r["judged"] for r in by_statistic["PPR rank-sets, the authors' covariance"])
+    paper = {r["setting"]: r for r in by_statistic["PPR rank-sets (simultaneous)"]}
+    assert set(paper) >= {"20 labelled questions of 130", "65 labelled questions of 130"}
+    for row in by_statistic["PPR rank-sets (simultaneous)"]:
+        assert row["judged"] and row["status"] == "holds", row
+        assert 0.0 <= row["extra"]["mean_lambda"] <= 1.0

@@ -1,0 +1,187 @@
+"""Prediction-powered rank-sets (analysis.statistics.prediction_powered_ranking),
+replayed as the report builds them.
+
+A dataset's scores become battles as the report makes them (`battles_from_
+scores`: on each question every two systems meet, the higher score wins),
+once with the reference's (gold) scores, the humans' outcomes, and once with
+the judge's, on the same questions. A replay is a study of all the dataset's
+clusters drawn with replacement (the estimand is the population of clusters,
+as in rows_bootstrap), every battle judged, and the human outcomes of L
+questions drawn at random (the report's labelled sample); the truth is each
+system's win rate over the whole pool's gold battles, and its rank there.
+
+Rows, per L:
+- "PPR rank-sets (simultaneous)": every system's rank-set holds its rank in
+  the pool at once (a rank the pool's tie allows counts); width: the mean
+  number of ranks a set holds;
+- "humans-alone rank-sets (simultaneous)": the same with lambda = 0 (the
+  labelled battles alone), beside it for the width the judge saves;
+- "PPR rank-sets, the authors' covariance": shown, not a promise: the
+  authors' Sigma (each part divided by all its battles squared, no
+  clustering), to show why Concord's departs from it.
+A replay with fewer labelled clusters than clusters_needed reports nothing,
+as the report would.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from benchmarks.coverage.datasets import Dataset
+from benchmarks.coverage.harness import Row, Settings
+
+LABELLED_QUESTIONS = (10, 20, 40, 80)
+SMALL_LABELLED_QUESTIONS = (20,)
+
+
+def labelled_counts(questions: int, small: bool) -> list[int]:
+    """The Ls replayed: those below half the dataset's questions, and half."""
+    half = questions // 2
+    sizes = SMALL_LABELLED_QUESTIONS if small else LABELLED_QUESTIONS
+    return sorted({size for size in sizes if size < half} | {half})
+
+
+class Pool:
+    """The dataset's battles (gold and judge on the same questions), grouped by
+    cluster, and the truth: the pool's gold win rates and each system's ranks."""
+
+    def __init__(self, dataset: Dataset) -> None:
+        from analysis.statistics import bradley_terry as bt
+        from analysis.statistics import prediction_powered_ranking as ppr
+
+        both = np.isfinite(dataset.gold) & np.isfinite(dataset.judge)
+        system, asked = dataset.system[both], dataset.question[both]
+        # the question as the battles' cluster, as the report makes them: each battle
+        # then carries its question, and the question its cluster
+        first, second, gold, question = bt.battles_from_scores(
+            system, asked, asked, dataset.gold[both]
+        )
+        first_j, second_j, judge, _ = bt.battles_from_scores(
+            system, asked, asked, dataset.judge[both]
+        )
+        if not (np.array_equal(first, first_j) and np.array_equal(second, second_j)):
+            raise AssertionError("gold and judge battles must align")
+        cluster_of = dict(zip(asked.tolist(), dataset.cluster[both].tolist(), strict=True))
+        cluster = np.array([cluster_of[q] for q in question.tolist()], int)
+        self.k = len(dataset.systems)
+        self.first, self.second, self.gold, self.judge = first, second, gold, judge
+        self.question, self.cluster = question, cluster
+        self.by_cluster = [np.flatnonzero(cluster == c) for c in range(len(dataset.clusters))]
+        self.theta = ppr.win_rates(first, second, gold, self.k)
+        above = (self.theta[None, :] > self.theta[:, None] + 1e-12).sum(axis=1)
+        level = (np.abs(self.theta[None, :] - self.theta[:, None]) <= 1e-12).sum(axis=1)
+        self.best, self.worst = 1 + above, above + level
+
+    def replay(self, drawn: np.ndarray, labelled_questions: int, rng: np.random.Generator) -> dict:
+        """One study: the drawn clusters' battles, L of its questions labelled."""
+        from analysis.statistics import prediction_powered_ranking as ppr
+
+        rows = [self.by_cluster[c] for c in drawn]
+        index = np.concatenate(rows)
+        copy = np.repeat(np.arange(len(drawn)), [len(r) for r in rows])
+        # a question drawn twice (its cluster drawn twice) is two questions of the study
+        _, study_question = np.unique(
+            np.column_stack([copy, self.question[index]]), axis=0, return_inverse=True
+        )
+        study_question = study_question.ravel()
+        questions = int(study_question.max()) + 1
+        chosen = rng.choice(questions, size=min(labelled_questions, questions), replace=False)
+        labelled = np.isin(study_question, chosen)
+        first, second = self.first[index], self.second[index]
+        gold, judge = self.gold[index], self.judge[index]
+        found = ppr.ranking(
+            first, second, gold, judge, labelled, copy, [str(s) for s in range(self.k)]
+        )
+        if found.get("computable", True) and "ci_note" not in found:
+            lam = found["prediction_powered"]["lambda"]
+            theta = ppr.estimate(first, second, gold, judge, labelled, copy, self.k, lam=lam).theta
+            found["authors"] = ppr.rank_sets(
+                theta, authors_covariance(first, second, gold, judge, labelled, self.k, lam)
+            )
+        return found
+
+    def covered(self, sets: np.ndarray) -> bool:
+        """Every set meets its system's pool ranks."""
+        return bool(((sets[:, 0] <= self.worst) & (sets[:, 1] >= self.best)).all())
+
+
+def authors_covariance(first, second, human, judge, labelled, k, lam) -> np.ndarray:
+    """The authors' Sigma: lambda^2 A A^T / N^2 + B B^T / n^2, one battle per
+    row (Concord's per-battle influences times each system's battles)."""
+    from analysis.statistics import prediction_powered_ranking as ppr
+
+    out = np.zeros((k, k))
+    for part, outcome, weight in (
+        (~labelled, judge, lam),
+        (labelled, None, 1.0),
+    ):
+        f, s = first[part], second[part]
+        n = len(f)
+        singles = np.arange(n)
+        if outcome is None:  # the rectifier: human - lambda * judge
+            influence = ppr.cluster_influence(f, s, human[part], singles, n, k)
+            influence = influence - lam * ppr.cluster_influence(f, s, judge[part], singles, n, k)
+        else:
+            influence = weight * ppr.cluster_influence(f, s, outcome[part], singles, n, k)
+        _, counts = ppr.points_by_system(f, s, np.zeros(n), k)
+        out += (influence.T @ influence) * np.outer(counts, counts) / n**2
+    return out
+
+
+def rows(dataset: Dataset, settings: Settings) -> list[Row]:
+    rng = np.random.default_rng(settings.seed)
+    pool = Pool(dataset)
+    out: list[Row] = []
+    questions = len(np.unique(pool.question))
+    for size in labelled_counts(questions, settings.small):
+        held = {"prediction_powered": [], "humans_alone": [], "authors": []}
+        widths: dict[str, list[float]] = {name: [] for name in held}
+        lambdas: list[float] = []
+        notes: set[str] = set()
+        for _ in range(settings.replays):
+            drawn = rng.integers(0, len(dataset.clusters), len(dataset.clusters))
+            found = pool.replay(drawn, size, rng)
+            if not found.get("computable", True) or "ci_note" in found:
+                notes.add((found.get("reason") or found["ci_note"]).split(":")[0])
+                for name in held:
+                    held[name].append(np.nan)
+                continue
+            lambdas.append(found["prediction_powered"]["lambda"])
+            for name in ("prediction_powered", "humans_alone"):
+                by_system = {int(s["system"]): s for s in found[name]["systems"]}
+                sets = np.array([by_system[s]["rank_set"] for s in range(pool.k)])
+                held[name].append(float(pool.covered(sets)))
+                widths[name].append(found[name]["mean_rank_set_size"])
+            sets = found["authors"]
+            held["authors"].append(float(pool.covered(sets)))
+            widths["authors"].append(float(np.mean(sets[:, 1] - sets[:, 0] + 1)))
+        setting = f"{size} labelled questions of {questions}"
+        note = "; ".join(sorted(notes))[:300]
+        for name, statistic, judged in (
+            ("prediction_powered", "PPR rank-sets (simultaneous)", True),
+            ("humans_alone", "humans-alone rank-sets (simultaneous)", True),
+            ("authors", "PPR rank-sets, the authors' covariance", False),
+        ):
+            values = np.array(held[name], float)
+            given = np.isfinite(values)
+            coverage = float(values[given].mean()) if given.any() else None
+            out.append(
+                Row(
+                    "ppr",
+                    statistic,
+                    dataset.name,
+                    setting,
+                    settings.replays,
+                    coverage,
+                    coverage_all=coverage,
+                    simultaneous=True,
+                    # the mean number of ranks a set holds, of the systems' count
+                    width=float(np.mean(widths[name])) if widths[name] else None,
+                    reported=float(given.mean()),
+                    promise="95% for all at once",
+                    judged=judged,
+                    note=note,
+                    extra={"mean_lambda": float(np.mean(lambdas))} if lambdas else {},
+                )
+            )
+    return out

@@ -1,0 +1,80 @@
+"""The report's prediction-powered rank-sets on the paper's data
+(analysis.report.prediction_powered): gpt-4-eval and prometheus-eval
+against the gold annotator's battles on test2's three systems."""
+
+from __future__ import annotations
+
+import pytest
+
+from analysis.report.build import build_report
+from analysis.report.render import to_html
+from analysis.report.selection import Selection
+from judging.importing import import_elitr_bench
+from tests.conftest import rolled_back_once
+
+pytestmark = pytest.mark.django_db
+
+PAPER_SYSTEMS = ("GPT-4", "LongAlpaca-7B", "Vicuna-13B-v1.5")
+
+
+@pytest.fixture(scope="module")
+def paper_once(django_db_setup, django_db_blocker, elitr_data):
+    with rolled_back_once(django_db_blocker):
+        import_elitr_bench(elitr_data, with_responses=True, languages=("en",))
+        yield
+
+
+@pytest.fixture
+def paper(paper_once, db):
+    return None
+
+
+def test_rank_sets_on_the_paper_data(paper):
+    """40 labelled questions of 130 (the default): both judges' rank-sets
+    hold the gold's ranks, lambda in [0, 1], and no set wider than the
+    gold's alone; the report page shows them."""
+    selection = Selection(dataset_version="qa", split="test2", mode="st", systems=PAPER_SYSTEMS)
+    report = build_report(selection)
+    part = report.model_dump(mode="json", by_alias=True)["rankings"]["prediction_powered"]
+    assert part["reference"] == "gold-human-eval"
+    assert sorted(part["judges"]) == ["gpt-4-eval", "prometheus-eval"]
+    for found in part["judges"].values():
+        assert found["labelled_questions"] == 40 and found["questions"] == 130
+        # every question answered by all three systems: three battles each
+        assert found["battles"] == {"labelled": 120, "unlabelled": 270}
+        assert found["labelled_meetings"] == 8 and found["ci_note"] is None
+        powered, alone = found["prediction_powered"], found["humans_alone"]
+        assert 0.0 <= powered["lambda"] <= 1.0 and alone["lambda"] is None
+        assert [s["system"] for s in powered["systems"]] == [
+            "GPT-4",
+            "Vicuna-13B-v1.5",
+            "LongAlpaca-7B",
+        ]
+        for side in (powered, alone):
+            assert all(s["holds"] for s in side["systems"])
+            assert all(s["se"] > 0 for s in side["systems"])
+        assert powered["mean_rank_set_size"] <= alone["mean_rank_set_size"]
+        # the all-label win rates: the gold's, the same for every judge
+        truth = {s["system"]: s["all_labels_win_rate"] for s in powered["systems"]}
+        assert truth["GPT-4"] == pytest.approx(0.7346153846, abs=1e-9)
+    page = to_html(report)
+    section = page[page.index('id="prediction-powered-ranking"') :]
+    assert "gpt-4-eval</b>: GPT-4 {1}, Vicuna-13B-v1.5 {2}, LongAlpaca-7B {3}" in section
+    assert "0.73, 1</td><td>yes</td>" in section
+
+
+def test_too_few_labelled_questions_give_no_rank_set(paper):
+    """5 labelled questions lie in at most 5 meetings, below the 6 three
+    systems need: the win rates are given, the rank-sets are not."""
+    selection = Selection(
+        dataset_version="qa", split="test2", mode="st", systems=PAPER_SYSTEMS, ppi_labelled=5
+    )
+    part = build_report(selection).model_dump(mode="json", by_alias=True)["rankings"][
+        "prediction_powered"
+    ]
+    found = part["judges"]["gpt-4-eval"]
+    assert found["ci_note"].startswith("not enough labelled meetings for rank-sets")
+    assert found["battles"]["labelled"] == 15
+    assert all(
+        s["rank_set"] is None and s["holds"] is None for s in found["prediction_powered"]["systems"]
+    )
