@@ -290,6 +290,7 @@ def report_of(
             calibration=judged["calibration"],
             self_consistency=judged["self_consistency"],
             reliability=judged["reliability"],
+            savings=judged["savings"],
         ),
         ppi=judged["ppi"],
         planner=judged["planner"],

@@ -16,6 +16,7 @@ from analysis.planning.planner import planner
 from analysis.report.scope import Scope
 from analysis.statistics import judge_diagnostics, ppi
 from analysis.statistics.bootstrap import ClusterBootstrap
+from analysis.statistics.savings import savings_ceiling
 from analysis.statistics.stats import not_computable
 
 
@@ -170,13 +171,20 @@ def gold_parts(
     out: dict[str, object] = {}
     if not judges:
         reason = not_computable("no judge in the selection besides the human evaluators")
-        return {"ppi": reason, "planner": reason, "calibration": reason, "reliability": reason}
+        return {
+            "ppi": reason,
+            "planner": reason,
+            "calibration": reason,
+            "reliability": reason,
+            "savings": reason,
+        }
     if reference is None:
         reason = not_computable("no reference: no human evaluator scores the selection")
-        out["calibration"] = out["reliability"] = reason
+        out["calibration"] = out["reliability"] = out["savings"] = reason
     else:
         calibration: dict[str, dict] = {}
         reliability: dict[str, dict] = {}
+        ceiling: dict[str, dict] = {}
         words = meeting_words(frame["meeting"].astype(str).unique())
         for judge in judges:
             both = frame[[reference, judge]].dropna()
@@ -184,7 +192,15 @@ def gold_parts(
                 both[judge].to_numpy(float), both[reference].to_numpy(float)
             )
             reliability[judge] = judge_diagnostics.reliability_by(frame, judge, reference, words)
+            ceiling[judge] = savings_ceiling(
+                boot,
+                system_codes,
+                len(system_names),
+                frame[judge].to_numpy(float),
+                frame[reference].to_numpy(float),
+            )
         out["calibration"], out["reliability"] = calibration, reliability
+        out["savings"] = ceiling
     if labels is None:
         reason = not_computable(
             f"no labels for PPI: {scope.ppi_labels or 'no human evaluator'} scores no response "

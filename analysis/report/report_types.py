@@ -494,6 +494,27 @@ class ReliabilityBy(ReportPart):
     input_length: dict[str, CategoryReliability] = {}
 
 
+class SavingsCeiling(ReportPart):
+    """analysis.statistics.savings.savings_ceiling: the judge's within-system
+    correlation with the reference, the largest share of labels PPI++ saves
+    with it (max(r, 0)^2) and what one label is then worth (1 / (1 - share);
+    None for a perfect judge), each with its 95% interval (None below 6
+    meetings, with ci_note)."""
+
+    within_system_r: float
+    r_ci95: list[float | None]
+    share_saved: float
+    share_saved_ci95: list[float | None]
+    labels_worth: float | None
+    labels_worth_ci95: list[float | None]
+    responses: int
+    clusters: int
+    ci_note: str | None = None
+
+
+NO_SAVINGS_YET = NotComputable.because("not in reports made before the savings ceiling")
+
+
 class Diagnostics(ReportPart):
     length_correlation: dict[EvaluatorName, OrNot[Correlation]]
     pairwise: OrNot[dict[EvaluatorName, JudgeDiagnostics]]
@@ -502,6 +523,7 @@ class Diagnostics(ReportPart):
     calibration: OrNot[dict[EvaluatorName, OrNot[Calibration]]]
     self_consistency: OrNot[dict[EvaluatorName, SelfConsistency]]
     reliability: OrNot[dict[EvaluatorName, ReliabilityBy]]
+    savings: OrNot[dict[EvaluatorName, OrNot[SavingsCeiling]]] = NO_SAVINGS_YET
 
 
 # --- Judge trust ------------------------------------------------------------------------------

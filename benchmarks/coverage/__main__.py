@@ -43,6 +43,7 @@ FAMILIES = {
     "deferral": "benchmarks.coverage.rows_deferral:rows",
     "self-preference": "benchmarks.coverage.rows_self_preference:rows",
     "ppr": "benchmarks.coverage.rows_ppr:rows",
+    "savings": "benchmarks.coverage.rows_savings:rows",
 }
 
 

@@ -136,3 +136,14 @@ def test_prediction_powered_rank_sets_are_replayed_beside_the_authors_covariance
     for row in by_statistic["PPR rank-sets (simultaneous)"]:
         assert row["judged"] and row["status"] == "holds", row
         assert 0.0 <= row["extra"]["mean_lambda"] <= 1.0
+
+
+def test_the_savings_ceiling_is_replayed_and_holds_from_six_meetings(small_run):
+    rows = [r for r in small_run["rows"] if r["family"] == "savings"]
+    assert {r["dataset"] for r in rows} == set(small_run["settings"]["datasets"])
+    paper = {r["setting"]: r for r in rows if r["dataset"] == "paper-gold"}
+    assert paper["5 clusters"]["reported"] == 0.0
+    assert paper["8 clusters (all)"]["reported"] == 1.0
+    assert 0.5 < paper["8 clusters (all)"]["extra"]["truth"] < 0.75
+    for row in rows:
+        assert row["status"] in ("holds", "not reported below its condition"), row

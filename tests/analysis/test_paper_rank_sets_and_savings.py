@@ -1,6 +1,7 @@
-"""The report's prediction-powered rank-sets on the paper's data
-(analysis.report.prediction_powered): gpt-4-eval and prometheus-eval
-against the gold annotator's battles on test2's three systems."""
+"""The report's prediction-powered rank-sets (analysis.report.prediction_
+powered) and savings ceiling (analysis.statistics.savings) on the paper's
+data: gpt-4-eval and prometheus-eval against the gold annotator on test2's
+three systems."""
 
 from __future__ import annotations
 
@@ -78,3 +79,24 @@ def test_too_few_labelled_questions_give_no_rank_set(paper):
     assert all(
         s["rank_set"] is None and s["holds"] is None for s in found["prediction_powered"]["systems"]
     )
+
+
+def test_the_savings_ceiling_on_the_paper_data(paper):
+    """gpt-4-eval's scores correlate with the gold's within each system
+    (r about 0.8): at most about two thirds fewer gold ratings, with an
+    interval from the 8 meetings; prometheus-eval's far less."""
+    selection = Selection(dataset_version="qa", split="test2", mode="st", systems=PAPER_SYSTEMS)
+    report = build_report(selection)
+    ceiling = report.model_dump(mode="json", by_alias=True)["diagnostics"]["savings"]
+    gpt4, prometheus = ceiling["gpt-4-eval"], ceiling["prometheus-eval"]
+    assert gpt4["responses"] == 390 and gpt4["clusters"] == 8 and gpt4["ci_note"] is None
+    assert 0.7 < gpt4["within_system_r"] < 0.9
+    low, high = gpt4["share_saved_ci95"]
+    assert 0 < low < gpt4["share_saved"] < high <= 1
+    assert gpt4["labels_worth"] == pytest.approx(1 / (1 - gpt4["share_saved"]))
+    assert prometheus["share_saved"] < gpt4["share_saved"] / 2
+    page = to_html(report)
+    table = page[page.index('id="savings"') :]
+    share = f"{gpt4['share_saved']:.0%}"
+    assert f"<td>gpt-4-eval</td><td>{gpt4['within_system_r']:.2f}" in table
+    assert share in table.split("</tr>")[1]
