@@ -52,3 +52,11 @@ def may_change(owned, user) -> bool:
     from users.projects import can_change
 
     return can_change(user, owned.project_id)
+
+
+@register.filter
+def get_item(mapping, key):
+    """mapping[key], or None (no mapping, or no such key)."""
+    if not isinstance(mapping, dict):
+        return None
+    return mapping.get(key)

@@ -30,6 +30,8 @@ from annotator.completion import completion_url
 from annotator.errors import StudyError
 from annotator.models import Participant, Study
 from annotator.prolific_api import ProlificError, prolific_client_or_none
+from analysis.report.study_reliability import DESCRIPTION as RELIABILITY_DESCRIPTION
+from analysis.report.study_reliability import study_rater_reliability
 from annotator.quality import participant_quality
 from annotator.selectors import device_access, progress
 from annotator.wording import refill_result_summary
@@ -124,12 +126,12 @@ def bonus_key(request: HttpRequest, study: Study, *, fresh: bool = False) -> str
 
 def study_context(request: HttpRequest, study: Study, note: dict | None = None) -> dict:
     now = timezone.now()
-    quality = participant_quality(study)
     rows = progress(study)
     wanted = sum(r.wanted for r in rows)
     base = public_base_url(request)
     quality = participant_quality(study)
     access = device_access(study, now)
+    reliability = study_rater_reliability(study) if quality else {"reason": "no participant yet"}
     context = {
         "study": study,
         "rows": [
@@ -153,6 +155,8 @@ def study_context(request: HttpRequest, study: Study, note: dict | None = None) 
         "other_device_hours": OTHER_DEVICE_HOURS,
         # each row with its participant's device access (annotator.selectors.device_access)
         "quality_rows": [(q, access.get(q.participant_id)) for q in quality],
+        "reliability": reliability,
+        "reliability_description": RELIABILITY_DESCRIPTION,
         "qc_plots": qc_plots(study, quality),
         "feedback": exports.feedback_rows(study),
         "arrivals": monitors.study_arrivals(study, now),

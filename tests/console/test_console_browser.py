@@ -115,6 +115,10 @@ def test_a_researcher_runs_a_study_and_runs_from_the_console(
     # the page was not reloaded: its live part shows both completions
     page.wait_for_selector("#progress-total:has-text('2 of 2 completed')", timeout=15_000)
     assert page.locator("#qc tr[data-participant]").count() == 2
+    # each participant's reliability column: none until two rate the same responses
+    header = page.locator("#qc th:has-text('reliability')")
+    assert "Dawid-Skene" in header.get_attribute("title")
+    assert page.inner_text("#qc tr[data-participant='SLOPPY'] td[data-reliability]") == "–"
     row = page.locator("#qc tr[data-participant='SLOPPY']")
     row.locator("input[name=reason]").fill("one score everywhere")
     row.locator("button[data-action=exclude]").click()
