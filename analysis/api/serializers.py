@@ -42,6 +42,7 @@ class SelectItemsSerializer(KnownFieldsMixin, serializers.Serializer):
     humans = serializers.CharField(required=False, help_text="Human evaluators, comma-separated.")
     include_flagged = serializers.BooleanField(required=False, default=False)
     rater_models = serializers.BooleanField(required=False, default=False)
+    length_control = serializers.BooleanField(required=False, default=False)
 
 
 class CreatedStudySerializer(serializers.Serializer):

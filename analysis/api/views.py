@@ -83,6 +83,12 @@ REPORT_PARAMETERS = [
         "per thousand ratings).",
     ),
     OpenApiParameter(
+        "length_control",
+        {"type": "boolean"},
+        description="Add length-controlled Bradley-Terry rankings from scores (FastChat's "
+        "contextual Bradley-Terry with the answers' length difference; default: not).",
+    ),
+    OpenApiParameter(
         "epsilon",
         {"type": "number", "minimum": 0, "maximum": 1},
         description="The alternative annotator test's cost-benefit margin (default: the "

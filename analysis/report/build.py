@@ -302,9 +302,10 @@ def report_of(
                 first=reference,
                 judges=list(scope.judges),
                 labelled_questions=selection.ppi_labelled,
+                length_controlled=selection.length_control,
             )
         ),
-        rater_models=ready(rater_models_part(ratings))
+        rater_models=ready(rater_models_part(ratings, scope.aggregates))
         if selection.rater_models
         else NOT_ASKED_FOR_RATER_MODELS,
         panels=ready(scope.panels) if scope.panels else NO_PANELS,
@@ -320,13 +321,17 @@ NOT_ASKED_FOR_RATER_MODELS = NotComputable.because(
 )
 
 
-def rater_models_part(ratings: dict[str, pd.DataFrame]) -> dict:
-    """Rater models for every evaluator with individual raters."""
+def rater_models_part(
+    ratings: dict[str, pd.DataFrame], aggregates: dict[str, dict] | None = None
+) -> dict:
+    """Rater models for every evaluator with individual raters, and their
+    labels as evaluators of the report (the scope's aggregates)."""
     if not ratings:
         return stats.not_computable("no evaluator with individual raters in the selection")
     return {
         "levels": LEVELS_TEXT,
         "evaluators": {name: rater_reliability(frame) for name, frame in ratings.items()},
+        "aggregates": aggregates or {},
     }
 
 

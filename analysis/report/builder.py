@@ -115,6 +115,13 @@ def builder_context(params, scope=None, *, user) -> dict:
         # only human evaluators are offered as the humans and the reference
         "judge_names": judges + humans,
         "human_names": humans,
+        # the rater models' labels this report made (analysis.report.aggregates): they
+        # may be its reference or PPI's labels once Rater models is ticked
+        "aggregate_names": sorted(
+            name
+            for name, account in (getattr(scope, "aggregates", None) or {}).items()
+            if "reason" not in account
+        ),
         # the field shows when there is a choice to make
         "projects": projects if len(projects) > 1 else [],
         "evaluator_kinds": dict(evaluators),
@@ -145,6 +152,7 @@ def builder_context(params, scope=None, *, user) -> dict:
             "target_width": _text(params, "target_width") or "1",
             "include_flagged": _text(params, "include_flagged").lower() in TRUE_WORDS,
             "rater_models": _text(params, "rater_models").lower() in TRUE_WORDS,
+            "length_control": _text(params, "length_control").lower() in TRUE_WORDS,
         },
         "default_reference": default_reference,
         "default_judges": list(getattr(scope, "judges", []) or []),

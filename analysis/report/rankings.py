@@ -18,6 +18,7 @@ import pandas as pd
 from analysis.report.prediction_powered import prediction_powered_part
 from analysis.report.selection import DEFAULT_LABELLED
 from analysis.statistics import bradley_terry as bt
+from analysis.statistics import style_control
 from analysis.statistics.bootstrap import DEFAULT_SEED, ClusterBootstrap
 from analysis.statistics.stats import not_computable
 
@@ -50,10 +51,12 @@ def ranking(
     systems: list[str],
     resamples: int,
     seed: int,
+    features: np.ndarray | None = None,
 ) -> dict:
     """One evaluator's battles (system codes into `systems`; per battle its
     meeting, as a code in the meetings' sorted order): the ranking of the
-    systems that met, its meetings resampled in that order."""
+    systems that met, its meetings resampled in that order; with `features`
+    (per battle: the length feature), length-controlled."""
     _, meeting_codes = np.unique(meetings, return_inverse=True)
     present = np.unique(np.concatenate([first, second]))
     local = np.full(len(systems), -1)
@@ -66,10 +69,16 @@ def ranking(
         meeting_codes,
         [systems[s] for s in present],
         boot,
+        features=None if features is None else features[:, None],
+        feature_names=None if features is None else ["length"],
     )
 
 
-def from_scores(rs: pd.DataFrame, resamples: int, seed: int) -> dict:
+def from_scores(
+    rs: pd.DataFrame, resamples: int, seed: int, length_controlled: bool = False
+) -> dict:
+    """Each evaluator's ranking from its scores; `length_controlled`: with the
+    answers' length difference held fixed (characters, FastChat's feature)."""
     systems, system_codes = _codes(rs["system"])
     # one question in one mode and version is one venue
     question_codes = (
@@ -93,7 +102,19 @@ def from_scores(rs: pd.DataFrame, resamples: int, seed: int) -> dict:
                 "no question answered by two or more of the systems it scored"
             )
             continue
-        out[evaluator] = ranking(first, second, outcome, cluster, systems, resamples, seed)
+        features = None
+        if length_controlled:
+            chars = rs["response_chars"].to_numpy(float)[mine]
+            if not np.isfinite(chars).all():
+                out[evaluator] = not_computable("an answer without a length")
+                continue
+            first_chars, second_chars = style_control.battle_values(
+                system_codes[mine], question_codes[mine], scores[mine], chars
+            )
+            features = style_control.length_feature(first_chars, second_chars)
+        out[evaluator] = ranking(
+            first, second, outcome, cluster, systems, resamples, seed, features=features
+        )
     return out
 
 
@@ -130,6 +151,7 @@ def rankings_part(
     first: str | None = None,
     judges: list[str] | None = None,
     labelled_questions: int = DEFAULT_LABELLED,
+    length_controlled: bool = False,
 ) -> dict:
     """The report's `rankings`: {"unit", "from_scores", "from_verdicts",
     "prediction_powered"}; `first`: the evaluator listed first (the
@@ -137,9 +159,20 @@ def rankings_part(
     rank-sets against the reference, from `labelled_questions` of its
     questions."""
     scored = from_scores(rs, resamples, seed)
+    controlled = from_scores(rs, resamples, seed, True) if length_controlled else None
     if first in scored:
         scored = {first: scored[first]} | {k: v for k, v in scored.items() if k != first}
+    if controlled is not None and first in controlled:
+        controlled = {first: controlled[first]} | {
+            k: v for k, v in controlled.items() if k != first
+        }
     return {
+        "length_controlled": not_computable(
+            "not asked for: tick Length-controlled rankings in the report builder "
+            "(length_control=1)"
+        )
+        if controlled is None
+        else controlled,
         "unit": UNIT,
         "from_scores": scored,
         "from_verdicts": from_verdicts(verdicts, rs, resamples, seed),

@@ -112,6 +112,7 @@ class SelectionStamp(ReportPart):
     target_width: float
     include_flagged: bool
     rater_models: bool = False  # absent from stamps made before rater models
+    length_control: bool = False  # absent from stamps made before length control
 
 
 class Stamp(ReportPart):
@@ -814,8 +815,18 @@ class RatingDifference(ReportPart):
     ci95: list[float | None]
 
 
+class StyleCovariate(ReportPart):
+    """A style feature's weight in the log-odds of winning (per root mean
+    square of the feature), with its 95% interval."""
+
+    name: str
+    weight: float
+    ci95: list[float | None]
+
+
 class BradleyTerryRanking(ReportPart):
-    """analysis.statistics.bradley_terry.bradley_terry on one evaluator's battles."""
+    """analysis.statistics.bradley_terry.bradley_terry on one evaluator's
+    battles; with `covariates`, style-controlled (analysis.statistics.style_control)."""
 
     systems: list[RankedSystem]
     differences: list[RatingDifference]
@@ -825,6 +836,7 @@ class BradleyTerryRanking(ReportPart):
     undefined_resamples: int
     method: str
     ci_note: str | None = None
+    covariates: list[StyleCovariate] | None = None
 
 
 class PoweredSystem(ReportPart):
@@ -900,6 +912,10 @@ class Rankings(ReportPart):
     from_scores: dict[EvaluatorName, OrNot[BradleyTerryRanking]]
     from_verdicts: dict[EvaluatorName, OrNot[BradleyTerryRanking]]
     prediction_powered: OrNot[PredictionPoweredRankings] = NO_PREDICTION_POWERED_YET
+    # from scores, the answers' length difference held fixed (when asked for)
+    length_controlled: OrNot[dict[EvaluatorName, OrNot[BradleyTerryRanking]]] = (
+        NotComputable.because("not asked for")
+    )
 
 
 NO_RANKINGS_YET = NotComputable.because("not in reports made before rankings")
@@ -929,11 +945,23 @@ class EvaluatorRaterModels(ReportPart):
     labels_differing_from_mean: dict[str, int]
 
 
+class AggregateEvaluator(ReportPart):
+    """A rater model's labels as an evaluator of this report (analysis.report.aggregates)."""
+
+    source: EvaluatorName
+    model: str
+    description: str
+    responses: int
+    raters: int
+
+
 class RaterModels(ReportPart):
-    """analysis.statistics.rater_models per human evaluator with individual raters."""
+    """analysis.statistics.rater_models per human evaluator with individual
+    raters, and their labels as evaluators ("NAME:offsets", "NAME:dawid-skene")."""
 
     levels: str
     evaluators: dict[EvaluatorName, OrNot[EvaluatorRaterModels]]
+    aggregates: dict[EvaluatorName, OrNot[AggregateEvaluator]] = Field(default_factory=dict)
 
 
 NO_RATER_MODELS_YET = NotComputable.because("not in reports made before rater models")

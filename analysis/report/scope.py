@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from analysis.report.aggregates import aggregate_source
 from analysis.report.selection import Selection, SelectionError
 from judging.models import HUMAN_KINDS
 
@@ -78,6 +79,8 @@ class Scope:
     coverage: dict[str, int] = field(default_factory=dict)  # responses each evaluator scores
     ppi_labels: str | None = None
     panels: dict[str, dict] = field(default_factory=dict)  # analysis.report.panels' accounts
+    # analysis.report.aggregates' accounts (rater models' labels as evaluators)
+    aggregates: dict[str, dict] = field(default_factory=dict)
 
     @property
     def left_out(self) -> list[LeftOutRater]:
@@ -204,7 +207,22 @@ def check(selection: Selection) -> None:
     everything = set().union(*named.values())
     if not everything:
         return
-    known = set(evaluators.filter(name__in=everything).values_list("name", flat=True))
+    derived = {name: aggregate_source(name) for name in everything}
+    derived = {name: source for name, source in derived.items() if source}
+    for name, source in derived.items():
+        if not selection.rater_models:
+            raise SelectionError(
+                f"{name}: the rater models' labels of {source}, made when the report fits the "
+                "rater models (rater_models=1)."
+            )
+        if name in named["judges"] or name in named["evaluators"]:
+            raise SelectionError(
+                f"{name}: the rater models' labels of {source} may be a human evaluator, the "
+                f"reference or PPI's labels; select {source} itself."
+            )
+    stored = (everything - set(derived)) | set(derived.values())
+    known = set(evaluators.filter(name__in=stored).values_list("name", flat=True))
+    known |= {name for name, source in derived.items() if source in known}
     for part, names in named.items():
         unknown = sorted(names - known)
         if unknown:
@@ -214,7 +232,11 @@ def check(selection: Selection) -> None:
             raise SelectionError(f"{word} {', '.join(unknown)}.")
     if selection.evaluators:
         for part in ("judges", "humans", "reference", "ppi_labels"):
-            outside = sorted(named[part] - named["evaluators"])
+            outside = sorted(
+                name
+                for name in named[part] - named["evaluators"]
+                if derived.get(name) not in named["evaluators"]
+            )
             if outside:
                 raise SelectionError(
                     f"{part}: {', '.join(outside)} not among the selected evaluators; add them to "
@@ -355,12 +377,26 @@ def resolve(selection: Selection, table: pd.DataFrame | None = None) -> Scope:
         )
     raters = rater_statuses(sorted(set(names) | named))
     table, raters = leave_out(table, raters, selection.include_flagged)
-    scope = Scope(selection=selection, table=table, raters=raters)
+    aggregates: dict[str, dict] = {}
+    if selection.rater_models:
+        from analysis.report.aggregates import with_aggregates
+
+        present = sorted(str(n) for n in table["evaluator"].unique()) if len(table) else []
+        kinds = {
+            name: entry.kind
+            for name, entry in evaluator_info(present, table).items()
+            if is_human(entry)
+        }
+        table, aggregates = with_aggregates(table, kinds)
+    scope = Scope(selection=selection, table=table, raters=raters, aggregates=aggregates)
     if table.empty:
         scope.reference_rule = "no judgment matches the selection"
         return scope
     names = sorted(str(n) for n in table["evaluator"].unique())
     info = evaluator_info(names, table)
+    for name, account in aggregates.items():
+        if name in info:  # a mean over its raters: never one person's judgment (the alt-test)
+            info[name] = EvaluatorInfo(info[name].kind, max(2, account["raters"]))
     scope.info = info
     scope.responses = int(table["response_id"].nunique())
     scope.coverage = {
@@ -384,7 +420,9 @@ def resolve(selection: Selection, table: pd.DataFrame | None = None) -> Scope:
             "the selection"
         )
     else:
-        scope.reference = choose_reference(scope.coverage, humans, info)
+        # a rater model's labels are the reference only when chosen
+        stored = [h for h in humans if h not in aggregates]
+        scope.reference = choose_reference(scope.coverage, stored, info)
         scope.reference_rule = (
             "the human evaluator scoring the most responses of the selection; ties: experts "
             "first, then the oldest evaluator"

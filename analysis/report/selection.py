@@ -63,6 +63,7 @@ PARAMETERS = (
     "target_width",
     "include_flagged",
     "rater_models",
+    "length_control",
 )
 
 
@@ -112,6 +113,9 @@ class Selection:
     # Whether the report fits the rater models (crowd-kit: seconds per thousand
     # ratings, so only when asked for)
     rater_models: bool = False
+    # Whether the Bradley-Terry rankings from scores also come length-controlled
+    # (one logistic fit per resample and meeting: seconds on large selections)
+    length_control: bool = False
 
     def setting(self) -> tuple[str, ...]:
         """The parts of the responses' setting that are given: benchmark,
@@ -225,6 +229,11 @@ class Selection:
         rater_models = flag(
             options, "rater_models", "1 (fit the rater models) or 0 (not, the default)"
         )
+        length_control = flag(
+            options,
+            "length_control",
+            "1 (length-controlled rankings too) or 0 (not, the default)",
+        )
         reference = text("reference")
         alias = text("gold_evaluator")  # the parameter's former name, still accepted
         if reference and alias and reference != alias:
@@ -252,6 +261,7 @@ class Selection:
             target_width=width if width is not None else 1.0,
             include_flagged=include_flagged,
             rater_models=rater_models,
+            length_control=length_control,
         )
 
 

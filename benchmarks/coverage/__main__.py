@@ -40,6 +40,7 @@ FAMILIES = {
     "ranking": "benchmarks.coverage.rows_adaptive:ranking_rows",
     "sequence": "benchmarks.coverage.rows_adaptive:sequence_rows",
     "bradley-terry": "benchmarks.coverage.rows_bradley_terry:rows",
+    "bt-length": "benchmarks.coverage.rows_bt_length:rows",
     "deferral": "benchmarks.coverage.rows_deferral:rows",
     "self-preference": "benchmarks.coverage.rows_self_preference:rows",
     "ppr": "benchmarks.coverage.rows_ppr:rows",

@@ -144,7 +144,9 @@ def paper(data: Path = PAPER_DATA, crowd: bool = False) -> Dataset:
         scale=(1.0, 10.0),
         real=True,
         stresses="the paper's data" + (", crowd noise" if crowd else ""),
-        extra={"gold_as": "paper-gold"} if crowd else {},
+        # each answer's length in characters, for the length-controlled rankings
+        extra=({"gold_as": "paper-gold"} if crowd else {})
+        | {"length": np.array([len(r.text) for r in rows], float)},
         question=np.unique([f"{r.meeting_id}/{r.question_id}" for r in rows], return_inverse=True)[
             1
         ],

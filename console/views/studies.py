@@ -14,6 +14,8 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
 from analysis.report.links import report_links, study_selection
+from analysis.report.study_reliability import DESCRIPTION as RELIABILITY_DESCRIPTION
+from analysis.report.study_reliability import study_rater_reliability
 from annotator import exports
 from annotator.actions.arrival import OTHER_DEVICE_HOURS, check_allow_other_device
 from annotator.actions.items import sample_per_task
@@ -30,8 +32,6 @@ from annotator.completion import completion_url
 from annotator.errors import StudyError
 from annotator.models import Participant, Study
 from annotator.prolific_api import ProlificError, prolific_client_or_none
-from analysis.report.study_reliability import DESCRIPTION as RELIABILITY_DESCRIPTION
-from analysis.report.study_reliability import study_rater_reliability
 from annotator.quality import participant_quality
 from annotator.selectors import device_access, progress
 from annotator.wording import refill_result_summary

@@ -100,3 +100,37 @@ def test_the_savings_ceiling_on_the_paper_data(paper):
     share = f"{gpt4['share_saved']:.0%}"
     assert f"<td>gpt-4-eval</td><td>{gpt4['within_system_r']:.2f}" in table
     assert share in table.split("</tr>")[1]
+
+
+def test_length_controlled_rankings_on_the_paper_data(paper):
+    """Asked for (length_control=1): every evaluator's ranking from scores
+    also comes with the answers' length difference held fixed, its weight
+    with an interval; not asked, the reason says how to ask."""
+    plain = build_report(
+        Selection(dataset_version="qa", split="test2", mode="st", systems=PAPER_SYSTEMS)
+    )
+    assert "length_control=1" in plain.rankings.length_controlled.reason
+    selection = Selection(
+        dataset_version="qa", split="test2", mode="st", systems=PAPER_SYSTEMS, length_control=True
+    )
+    report = build_report(selection)
+    assert report.stamp.selection.length_control is True
+    controlled = report.model_dump(mode="json", by_alias=True)["rankings"]["length_controlled"]
+    assert set(controlled) == {
+        "gold-human-eval",
+        "silver-human-eval",
+        "gpt-4-eval",
+        "prometheus-eval",
+    }
+    gold = controlled["gold-human-eval"]
+    assert gold["battles"] == 390 and gold["clusters"] == 8 and gold["ci_note"] is None
+    (length,) = gold["covariates"]
+    assert length["name"] == "length" and length["ci95"][0] < length["weight"] < length["ci95"][1]
+    assert [s["system"] for s in gold["systems"]][0] == "GPT-4"
+    assert all(s["rank_set"][0] is not None for s in gold["systems"])
+    page = to_html(report)
+    section = page[page.index('id="length-controlled"') :]
+    assert (
+        "The length difference&#x27;s weight" in section
+        or "The length difference's weight" in section
+    )

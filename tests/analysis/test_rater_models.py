@@ -157,3 +157,78 @@ def test_the_report_fits_them_when_asked_and_says_how_to_ask(two_meetings, resea
     )
     page = researcher_client.get("/analysis/report/?split=test2")
     assert b'name="rater_models"' in page.content
+
+
+@pytest.mark.django_db
+def test_the_models_labels_are_evaluators_a_report_may_take_as_its_reference(
+    two_meetings, researcher_client
+):
+    """With rater_models=1, a crowd with individual raters gives two more
+    human evaluators, "crowd:offsets" and "crowd:dawid-skene": never the
+    default reference, but the reference when chosen (then every judge is
+    read against the offset-corrected scores), and left out of the alt-test
+    as a mean of several raters. Asked for without the rater models, or as a
+    judge, the selection is refused with the reason."""
+    from analysis.report.build import build_report
+    from analysis.report.scores import score_table
+    from analysis.report.selection import Selection, SelectionError
+    from analysis.statistics.ratings import individual_ratings
+    from judging.models import Evaluator, Judgment
+
+    gold = dict(
+        Judgment.objects.filter(evaluator__name="gold-human-eval").values_list(
+            "response_id", "score"
+        )
+    )
+    crowd = Evaluator.objects.create(name="crowd", kind="crowd_human")
+    rng = np.random.default_rng(0)
+    Judgment.objects.bulk_create(
+        Judgment(
+            evaluator=crowd,
+            response_id=response,
+            rater=rater,
+            score=float(np.clip(score, 1, 10)),
+            raw_score=float(np.clip(score, 1, 10)),
+            raw_scale_min=1,
+            raw_scale_max=10,
+        )
+        for response, value in gold.items()
+        for rater, score in (
+            ("fair", value),
+            ("harsh", value - 3),
+            ("random", rng.integers(1, 11)),
+        )
+    )
+    plain = build_report(Selection(split="test2", rater_models=True))
+    aggregates = plain.rater_models.aggregates
+    assert set(aggregates) == {"crowd:offsets", "crowd:dawid-skene"}
+    assert aggregates["crowd:offsets"].raters == 3
+    assert plain.scope.reference == "gold-human-eval"  # never an aggregate by default
+    assert {"crowd:offsets", "crowd:dawid-skene"} <= set(plain.scope.humans)
+
+    chosen = build_report(Selection(split="test2", rater_models=True, reference="crowd:offsets"))
+    assert chosen.scope.reference == "crowd:offsets"
+    assert "crowd:offsets" not in chosen.trust.judges
+    # the offset-corrected scores, as the offset model gives them by hand
+    table = score_table(Selection(split="test2"))
+    _, corrected = rm.rater_offsets(individual_ratings(table)["crowd"])
+    means = chosen.mean_scores
+    for system in means:
+        mine = table[(table["evaluator"] == "crowd") & (table["system"] == system)]
+        expected = corrected.reindex(mine["response_id"].unique()).mean()
+        assert means[system]["crowd:offsets"] == pytest.approx(expected)
+    # the alt-test's crowd: the three raters, never the aggregates
+    humans = chosen.model_dump(mode="json")["trust"]["humans"]
+    assert humans["crowd"]["raters"] == 3
+    for name in ("crowd:offsets", "crowd:dawid-skene"):
+        assert humans[name]["raters"] == 0
+        assert humans[name]["role"] == "a mean of 3 ratings per response, not one rater's"
+    with pytest.raises(SelectionError, match="rater_models=1"):
+        build_report(Selection(split="test2", reference="crowd:offsets"))
+    with pytest.raises(SelectionError, match="select crowd itself"):
+        build_report(Selection(split="test2", rater_models=True, judges=("crowd:dawid-skene",)))
+    page = researcher_client.get(
+        "/analysis/report/?split=test2&rater_models=1&reference=crowd:offsets"
+    )
+    assert page.status_code == 200
+    assert b'id="aggregate-evaluators"' in page.content
