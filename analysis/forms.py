@@ -18,3 +18,6 @@ class SelectItemsForm(forms.Form):
     gold_annotators = forms.CharField(
         required=False, max_length=2000, help_text="Usernames, comma-separated (gold studies)."
     )
+    # method "deferred": whose abstentions, at which target agreement 1 - alpha
+    judge = forms.CharField(required=False, max_length=200)
+    alpha = forms.FloatField(required=False)  # one of DEFERRAL_ALPHAS; none: 0.2

@@ -100,6 +100,8 @@ def select_items_page(request: HttpRequest) -> HttpResponse:
             )
         chosen = dict(form.cleaned_data)
         chosen["gold_annotators"] = tuple(chosen["gold_annotators"].split(","))
+        if chosen.get("alpha") is None:
+            chosen["alpha"] = 0.2
         study = create_study(selection, actor=request.user, **chosen)
     except (SelectionError, StudyError) as error:
         return render(

@@ -89,6 +89,7 @@ class Study(models.Model):
         RANDOM = "random", "Stratified random sample (the report's planner)"
         DISAGREEMENT = "disagreement", "Sampled by the judges' disagreement (the report's planner)"
         UNCERTAINTY = "uncertainty", "Sampled by the judges' uncertainty (the report's planner)"
+        DEFERRED = "deferred", "What a deferring judge leaves to humans (not a probability sample)"
 
     sampling = models.CharField(
         max_length=12,

@@ -4,7 +4,14 @@ answers."""
 
 from rest_framework import serializers
 
-from analysis.report.selection import ITEM_METHODS, LANGUAGES, MAX_ITEMS, MODES, VERSIONS
+from analysis.report.selection import (
+    DEFERRAL_ALPHAS,
+    ITEM_METHODS,
+    LANGUAGES,
+    MAX_ITEMS,
+    MODES,
+    VERSIONS,
+)
 from annotator.models import Study
 from core.serializers import KnownFieldsMixin
 
@@ -15,6 +22,18 @@ class SelectItemsSerializer(KnownFieldsMixin, serializers.Serializer):
     kind = serializers.ChoiceField(choices=Study.Kind.values)
     name = serializers.CharField(max_length=200)
     raters_per_task = serializers.IntegerField(min_value=1, max_value=1000, default=1)
+    judge = serializers.CharField(
+        max_length=200,
+        required=False,
+        default="",
+        help_text="Method deferred: the judge whose abstentions humans rate.",
+    )
+    alpha = serializers.FloatField(
+        required=False,
+        default=0.2,
+        help_text="Method deferred: the target agreement 1 - alpha whose threshold defers "
+        f"(one of {', '.join(map(str, DEFERRAL_ALPHAS))}).",
+    )
     gold_annotators = serializers.ListField(
         child=serializers.CharField(max_length=150),
         required=False,

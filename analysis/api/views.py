@@ -155,7 +155,11 @@ def select_items_api(request: Request) -> Response:
     body = SelectItemsSerializer(data=request.data)
     body.is_valid(raise_exception=True)
     data = dict(body.validated_data)
-    action = {key: data.pop(key) for key in ("method", "count", "kind", "name", "raters_per_task")}
+    action = {
+        key: data.pop(key)
+        for key in ("method", "count", "kind", "name", "raters_per_task", "judge", "alpha")
+        if key in data
+    }
     action["gold_annotators"] = tuple(data.pop("gold_annotators", ()))
     study = create_study(selection_for(user, Selection.from_options(data)), actor=user, **action)
     responses = sorted(study.responses.values_list("pk", flat=True))

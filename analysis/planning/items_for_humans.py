@@ -13,7 +13,11 @@ probabilities (Zrnic & Candes, ICML 2024, "Active Statistical Inference"):
   samples (the mean over judges of the standard deviation over seeds; needs
   a judging run with several seeds at temperature > 0);
 - `random`: a stratified random sample, the same share of every (system,
-  meeting) cell (largest remainders), the unbiased baseline.
+  meeting) cell (largest remainders), the unbiased baseline;
+- `deferred`: what a deferring judge leaves to humans (analysis.report.
+  deferral: the responses whose spread exceeds its threshold for a target
+  agreement), the most uncertain first. Not a probability sample: no
+  inclusion probability is recorded, and PPI says so rather than weigh them.
 
 For the first two, the probabilities are proportional to the spread mixed
 with a uniform floor (FLOOR of the weight is spread evenly, so that no
@@ -151,6 +155,7 @@ def choose_items(
     method: str,
     count: int,
     seed: int = DEFAULT_SEED,
+    deferred: pd.Series | None = None,
 ) -> Pick:
     """The response ids to rate, each frame response's inclusion probability,
     and per chosen id the spread that weighed it (none for a random pick).
@@ -169,6 +174,16 @@ def choose_items(
     if method == "random":
         chosen, probabilities = stratified_sample(frame, count, seed)
         return Pick(chosen, probabilities)
+    if method == "deferred":
+        if deferred is None or deferred.empty:
+            raise SelectionError(
+                "deferred: the judge defers no response of the selection at this target; "
+                "choose a higher agreement (a lower alpha) or another method."
+            )
+        # the most uncertain first (no signal: infinitely), then by id
+        ranked = sorted(deferred.items(), key=lambda item: (-item[1], item[0]))[:count]
+        chosen = sorted(rid for rid, _ in ranked)
+        return Pick(chosen, pd.Series(dtype=float), {rid: float(s) for rid, s in ranked})
     if method == "disagreement":
         if len(judges) < 2:
             raise SelectionError(
@@ -203,6 +218,8 @@ def create_study(
     actor: User | None = None,
     seed: int = DEFAULT_SEED,
     gold_annotators: tuple[str, ...] = (),
+    judge: str = "",
+    alpha: float = 0.2,
 ) -> Study:
     """Pick `count` responses of the selection by `method` and create a study
     of kind gold or crowd that rates exactly those (closed, ready to open).
@@ -237,7 +254,15 @@ def create_study(
     wide = rs.pivot(index="response_id", columns="evaluator", values="score")
     wide.columns = [str(c) for c in wide.columns]
     frame = response_frame(rs, wide)
-    pick = choose_items(table, frame, scope.judges, method, count, seed)
+    deferred = None
+    if method == "deferred":
+        from analysis.report.deferral import deferred_spreads
+
+        try:
+            deferred = deferred_spreads(scope, rs, wide, judge, float(alpha))
+        except ValueError as error:
+            raise SelectionError(f"deferred: {error}") from None
+    pick = choose_items(table, frame, scope.judges, method, count, seed, deferred)
     chosen = pick.chosen
 
     responses = list(

@@ -28,13 +28,14 @@ import pandas as pd
 from analysis.planning.items_for_humans import sample_spread, spread_by_response
 from analysis.report.panels import PANEL_KIND
 from analysis.report.scope import Scope
+from analysis.report.selection import DEFERRAL_ALPHAS
 from analysis.statistics import deferral
 
 # points of the 1-10 scale: on the paper's test2 responses the crowd's mean
 # score is within 2 points of the expert's on 81% of them, within 1 on 54%
 TOLERANCE = 2.0
 DELTA = 0.05
-ALPHAS = (0.1, 0.2, 0.3)
+ALPHAS = DEFERRAL_ALPHAS
 
 
 def not_computable(reason: str) -> dict:
@@ -147,3 +148,33 @@ def one_judge(
         "responses": int(len(scored)),
         "levels": levels,
     }
+
+
+def deferred_spreads(
+    scope: Scope, rs: pd.DataFrame, wide: pd.DataFrame, judge: str, alpha: float
+) -> pd.Series:
+    """The responses of the selection `judge` defers at target agreement
+    1 - alpha (the report's threshold), each with its spread (infinite where
+    it has no confidence signal): what it leaves to humans. Raises ValueError
+    with the reason when the judge cannot defer."""
+    if alpha not in ALPHAS:
+        raise ValueError(f"alpha {alpha}: choose from {', '.join(map(str, ALPHAS))}.")
+    if judge not in scope.judges or judge not in wide.columns:
+        raise ValueError(
+            f"judge {judge!r}: choose one of the selection's judges "
+            f"({', '.join(scope.judges) or 'none'})."
+        )
+    part = deferral_part(scope, rs, wide)
+    if part.get("computable") is False:
+        raise ValueError(part["reason"])
+    found = part[judge]
+    if found.get("computable") is False:
+        raise ValueError(found["reason"])
+    level = next(entry for entry in found["levels"] if entry["alpha"] == alpha)
+    table = scope.table
+    seeded = table[table["judgment_seed"].notna().to_numpy()]
+    confidence, _ = confidence_signal(scope, judge, wide, seeded)
+    scored = wide[judge].dropna().index
+    spread = (-confidence).reindex(scored).fillna(np.inf)
+    limit = level["max_spread_kept"]
+    return spread if limit is None else spread[spread > limit + 1e-12]

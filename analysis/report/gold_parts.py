@@ -88,6 +88,14 @@ def labelled_design(
             "random sample (the planner's 'random') or pick items through the planner, which "
             "records their probabilities.",
         }
+    if study.sampling == Study.Sampling.DEFERRED:
+        return {
+            "kind": "refused",
+            "reason": f"PPI needs its labelled set to be a random sample or to carry its "
+            f"inclusion probabilities: {what}, the responses a deferring judge left to humans "
+            "(study {study.pk}): not a probability sample, they are the judge's hardest. Label "
+            "a random sample (the planner's 'random') for PPI.",
+        }
     stored = dict(
         InclusionProbability.objects.filter(study=study).values_list("response_id", "probability")
     )

@@ -34,7 +34,8 @@ MAX_WIDTH = 9.0  # the whole 1-10 scale
 MAX_LABELLED = 100_000
 DEFAULT_LABELLED = 40
 # How the planner's action picks responses for humans (analysis.planning.items_for_humans)
-ITEM_METHODS = ("disagreement", "uncertainty", "random")
+ITEM_METHODS = ("disagreement", "uncertainty", "random", "deferred")
+DEFERRAL_ALPHAS = (0.1, 0.2, 0.3)  # the targets the report shows (analysis.report.deferral)
 MAX_ITEMS = 10_000
 TRUE_WORDS = ("1", "true", "yes", "on")
 FALSE_WORDS = ("0", "false", "no", "off", "")

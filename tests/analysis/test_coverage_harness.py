@@ -147,3 +147,19 @@ def test_the_savings_ceiling_is_replayed_and_holds_from_six_meetings(small_run):
     assert 0.5 < paper["8 clusters (all)"]["extra"]["truth"] < 0.75
     for row in rows:
         assert row["status"] in ("holds", "not reported below its condition"), row
+
+
+def test_length_controlled_rankings_are_replayed_with_the_length_weight(small_run):
+    rows = [r for r in small_run["rows"] if r["family"] == "bt-length"]
+    assert {r["dataset"] for r in rows} == set(small_run["settings"]["datasets"])
+    statistics = {r["statistic"] for r in rows}
+    for side in ("gold", "judge"):
+        assert {
+            f"BT length-controlled ratings (simultaneous) ({side})",
+            f"BT length-controlled rank-sets (simultaneous) ({side})",
+            f"BT length-controlled weight ({side})",
+        } <= statistics
+    paper = [r for r in rows if r["dataset"] == "paper-gold" and r["setting"] == "8 clusters (all)"]
+    assert paper and all(r["reported"] == 1.0 for r in paper)
+    for row in rows:
+        assert row["status"] in ("holds", "not reported below its condition"), row

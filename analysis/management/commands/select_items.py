@@ -10,7 +10,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from analysis.management.selection_options import add_selection_arguments
-from analysis.report.selection import ITEM_METHODS, Selection, SelectionError
+from analysis.report.selection import DEFERRAL_ALPHAS, ITEM_METHODS, Selection, SelectionError
 
 
 class Command(BaseCommand):
@@ -25,6 +25,16 @@ class Command(BaseCommand):
         add_selection_arguments(parser, reference_help="The reference evaluator.")
         parser.add_argument("--judges", help="Comma-separated judges (default: every non-human).")
         parser.add_argument("--humans", help="Comma-separated human evaluators (not judges).")
+        parser.add_argument(
+            "--judge", default="", help="Method deferred: the judge whose abstentions to rate."
+        )
+        parser.add_argument(
+            "--alpha",
+            type=float,
+            choices=DEFERRAL_ALPHAS,
+            default=0.2,
+            help="Method deferred: the target agreement 1 - alpha whose threshold defers (0.2).",
+        )
         parser.add_argument(
             "--gold-annotators",
             default="",
@@ -47,6 +57,8 @@ class Command(BaseCommand):
                 name=options["name"],
                 raters_per_task=options["raters"],
                 gold_annotators=tuple(options["gold_annotators"].split(",")),
+                judge=options["judge"],
+                alpha=options["alpha"],
             )
         except (SelectionError, StudyError) as error:
             raise CommandError(str(error)) from None
