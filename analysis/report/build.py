@@ -305,7 +305,7 @@ def report_of(
                 length_controlled=selection.length_control,
             )
         ),
-        rater_models=ready(rater_models_part(ratings, scope.aggregates))
+        rater_models=ready(rater_models_part(ratings, scope.aggregates, verdicts))
         if selection.rater_models
         else NOT_ASKED_FOR_RATER_MODELS,
         panels=ready(scope.panels) if scope.panels else NO_PANELS,
@@ -322,16 +322,30 @@ NOT_ASKED_FOR_RATER_MODELS = NotComputable.because(
 
 
 def rater_models_part(
-    ratings: dict[str, pd.DataFrame], aggregates: dict[str, dict] | None = None
+    ratings: dict[str, pd.DataFrame],
+    aggregates: dict[str, dict] | None = None,
+    verdicts: pd.DataFrame | None = None,
 ) -> dict:
-    """Rater models for every evaluator with individual raters, and their
-    labels as evaluators of the report (the scope's aggregates)."""
-    if not ratings:
+    """Rater models for every evaluator with individual raters, their labels
+    as evaluators of the report (the scope's aggregates), and for every human
+    pairwise study's raters on their verdicts."""
+    from analysis.statistics.pairwise import rater_outcomes
+    from analysis.statistics.rater_models import pairwise_reliability
+
+    per_rater = (
+        rater_outcomes(verdicts) if verdicts is not None and len(verdicts) else pd.DataFrame()
+    )
+    pairwise = {
+        str(name): pairwise_reliability(group)
+        for name, group in (per_rater.groupby("evaluator") if len(per_rater) else [])
+    }
+    if not ratings and not pairwise:
         return stats.not_computable("no evaluator with individual raters in the selection")
     return {
         "levels": LEVELS_TEXT,
         "evaluators": {name: rater_reliability(frame) for name, frame in ratings.items()},
         "aggregates": aggregates or {},
+        "pairwise": pairwise,
     }
 
 

@@ -945,6 +945,24 @@ class EvaluatorRaterModels(ReportPart):
     labels_differing_from_mean: dict[str, int]
 
 
+class PairwiseRaterReliability(ReportPart):
+    """One rater of a pairwise study: verdicts, Dawid-Skene's chance of the
+    true outcome, MACE's chance of competence, GLAD's expertise alpha."""
+
+    verdicts: int
+    dawid_skene: float
+    mace: float
+    glad: float
+
+
+class PairwiseRaterModels(ReportPart):
+    items: int
+    raters: int
+    per_rater: dict[str, PairwiseRaterReliability]
+    # per model: pairs whose label differs from the raters' majority
+    labels_differing_from_majority: dict[str, int]
+
+
 class AggregateEvaluator(ReportPart):
     """A rater model's labels as an evaluator of this report (analysis.report.aggregates)."""
 
@@ -962,6 +980,8 @@ class RaterModels(ReportPart):
     levels: str
     evaluators: dict[EvaluatorName, OrNot[EvaluatorRaterModels]]
     aggregates: dict[EvaluatorName, OrNot[AggregateEvaluator]] = Field(default_factory=dict)
+    # human pairwise studies' raters, on their verdicts (win, tie, loss)
+    pairwise: dict[EvaluatorName, OrNot[PairwiseRaterModels]] = Field(default_factory=dict)
 
 
 NO_RATER_MODELS_YET = NotComputable.because("not in reports made before rater models")

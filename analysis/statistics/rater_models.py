@@ -204,3 +204,53 @@ def rater_reliability(ratings: pd.DataFrame) -> dict:
         },
         "labels_differing_from_mean": differing,
     }
+
+
+def pairwise_reliability(per_rater: pd.DataFrame) -> dict:
+    """Dawid-Skene, MACE and GLAD on one human pairwise study's verdicts
+    (analysis.statistics.pairwise.rater_outcomes: one outcome per pair and
+    rater, win, tie or loss of the response against its opponent): per rater
+    their verdicts and each model's reliability; per model, the pairs whose
+    label differs from the raters' majority (a tie where the vote ties).
+    Pairs judged by MIN_RATERS_PER_ITEM raters or more."""
+    from analysis.statistics.pairwise import majority_outcome
+
+    task = per_rater["response_id"].astype(str) + "|" + per_rater["opponent_id"].astype(str)
+    labels = pd.DataFrame(
+        {
+            "worker": per_rater["rater"].astype(str).to_numpy(),
+            "task": task.to_numpy(),
+            "label": per_rater["outcome"].astype(str).to_numpy(),
+        }
+    )
+    per_task = labels.groupby("task")["worker"].transform("nunique")
+    labels = labels[per_task >= MIN_RATERS_PER_ITEM]
+    items = int(labels["task"].nunique()) if len(labels) else 0
+    raters = int(labels["worker"].nunique()) if len(labels) else 0
+    if items == 0 or raters < 2:
+        return {
+            "computable": False,
+            "reason": f"{items} pairs judged by {MIN_RATERS_PER_ITEM} raters or more; "
+            "a rater model needs some",
+        }
+    majority = labels.groupby("task")["label"].agg(majority_outcome)
+    found, differing = {}, {}
+    for name, model in (("dawid_skene", dawid_skene), ("mace", mace), ("glad", glad)):
+        reliability, labelled = model(labels)
+        found[name] = reliability
+        differing[name] = int((labelled.reindex(majority.index) != majority).sum())
+    counts = labels["worker"].value_counts()
+    return {
+        "items": items,
+        "raters": raters,
+        "per_rater": {
+            rater: {
+                "verdicts": int(counts[rater]),
+                "dawid_skene": found["dawid_skene"][rater],
+                "mace": found["mace"][rater],
+                "glad": found["glad"][rater],
+            }
+            for rater in sorted(found["dawid_skene"])
+        },
+        "labels_differing_from_majority": differing,
+    }

@@ -232,3 +232,40 @@ def test_the_models_labels_are_evaluators_a_report_may_take_as_its_reference(
     )
     assert page.status_code == 200
     assert b'id="aggregate-evaluators"' in page.content
+
+
+def test_pairwise_verdicts_find_the_spammers_and_the_contrarian():
+    """A simulated pairwise crowd (300 pairs, five of 12 raters each): eight
+    careful raters (90% the true outcome), two who answer at random and one
+    who answers the opposite. Every model puts the random raters and the
+    contrarian below the careful ones; GLAD's alpha for the contrarian is
+    negative (against the others); ties of the vote count as ties."""
+    rng = np.random.default_rng(4)
+    outcomes = np.array(["win", "tie", "loss"])
+    opposite = {"win": "loss", "loss": "win", "tie": "tie"}
+    careful = [f"c{i}" for i in range(8)]
+    spammers, contrarian = ["s1", "s2"], "x"
+    raters = careful + spammers + [contrarian]
+    rows = []
+    for pair in range(300):
+        truth = rng.choice(outcomes, p=[0.45, 0.1, 0.45])
+        for rater in rng.choice(raters, size=5, replace=False):
+            if rater in spammers:
+                said = rng.choice(outcomes)
+            elif rater == contrarian:
+                said = opposite[truth]
+            else:
+                said = truth if rng.random() < 0.9 else rng.choice(outcomes)
+            rows.append(
+                {"response_id": pair, "opponent_id": 1000 + pair, "rater": rater, "outcome": said}
+            )
+    found = rm.pairwise_reliability(pd.DataFrame(rows))
+    assert found["raters"] == 11 and found["items"] == 300
+    per_rater = found["per_rater"]
+    for model in ("dawid_skene", "mace", "glad"):
+        worst_careful = min(per_rater[r][model] for r in careful)
+        assert all(per_rater[r][model] < worst_careful for r in [*spammers, contrarian]), model
+    assert per_rater[contrarian]["glad"] < 0
+    assert set(found["labels_differing_from_majority"]) == {"dawid_skene", "mace", "glad"}
+    single = rm.pairwise_reliability(pd.DataFrame(rows[:1]))
+    assert single["computable"] is False

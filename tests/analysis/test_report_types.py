@@ -285,6 +285,10 @@ class TestEveryPart:
         assert set(panel.per_rater) == set("abcdef")
         assert panel.per_rater["f"].ratings < panel.per_rater["e"].ratings
         assert set(panel.labels_differing_from_mean) == {"dawid_skene", "mace", "glad", "offsets"}
+        # the pairwise crowd's three raters, on their verdicts
+        crowd = report.rater_models.pairwise[CROWD]
+        assert set(crowd.per_rater) == {"p1", "p2", "p3"} and crowd.raters == 3
+        assert all(r.verdicts == crowd.items for r in crowd.per_rater.values())
 
     def test_json_model_json_gives_the_same_text(self, every_part):
         text = every_part.to_json()
