@@ -359,6 +359,11 @@ def clusters_needed(systems: int) -> int:
 BATTLES_PER_PAIR = 5
 
 
+# A style-controlled ranking estimates the features' weights as well: on the paper's
+# 8 meetings its intervals covered 0.935-0.939 (1,000 replays), the plain ones 0.97
+MIN_CLUSTERS_CONTROLLED = 10
+
+
 def battles_needed(systems: int) -> int:
     return BATTLES_PER_PAIR * systems * (systems - 1) // 2
 
@@ -438,7 +443,14 @@ def bradley_terry(
     unit = np.hstack([np.eye(k), np.zeros((k, covariates))])
     note = None
     needed = clusters_needed(k)
-    if boot.clusters < needed:
+    if features is not None and boot.clusters < max(needed, MIN_CLUSTERS_CONTROLLED):
+        needed = max(needed, MIN_CLUSTERS_CONTROLLED)
+        note = (
+            f"not enough {clusters_are} for a style-controlled interval: {boot.clusters}, "
+            f"{needed - boot.clusters} more (below {MIN_CLUSTERS_CONTROLLED}, the coverage "
+            "harness finds the intervals short: 0.935-0.939 on the paper's 8 meetings)"
+        )
+    elif boot.clusters < needed:
         note = (
             f"not enough {clusters_are} for an interval: {boot.clusters}, "
             f"{needed - boot.clusters} more (below {needed}, {MIN_CLUSTERS_RANKING} and two per "

@@ -159,7 +159,10 @@ def test_length_controlled_rankings_are_replayed_with_the_length_weight(small_ru
             f"BT length-controlled rank-sets (simultaneous) ({side})",
             f"BT length-controlled weight ({side})",
         } <= statistics
-    paper = [r for r in rows if r["dataset"] == "paper-gold" and r["setting"] == "8 clusters (all)"]
-    assert paper and all(r["reported"] == 1.0 for r in paper)
+    # below 10 meetings no style-controlled interval: the paper's 8 covered 0.935-0.939
+    paper = [r for r in rows if r["dataset"] == "paper-gold"]
+    assert paper and all(r["reported"] == 0.0 for r in paper)
+    whole = [r for r in rows if r["setting"] == "20 clusters (all)"]
+    assert whole and all(r["reported"] == 1.0 for r in whole)
     for row in rows:
         assert row["status"] in ("holds", "not reported below its condition"), row

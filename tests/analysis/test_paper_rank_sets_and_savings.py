@@ -123,11 +123,16 @@ def test_length_controlled_rankings_on_the_paper_data(paper):
         "prometheus-eval",
     }
     gold = controlled["gold-human-eval"]
-    assert gold["battles"] == 390 and gold["clusters"] == 8 and gold["ci_note"] is None
+    assert gold["battles"] == 390 and gold["clusters"] == 8
+    # 8 meetings: the ratings and the length's weight, no interval (10 needed)
+    assert gold["ci_note"].startswith(
+        "not enough meetings for a style-controlled interval: 8, 2 more"
+    )
     (length,) = gold["covariates"]
-    assert length["name"] == "length" and length["ci95"][0] < length["weight"] < length["ci95"][1]
+    assert length["name"] == "length" and length["ci95"] == [None, None]
+    assert -1.0 < length["weight"] < 1.0
     assert [s["system"] for s in gold["systems"]][0] == "GPT-4"
-    assert all(s["rank_set"][0] is not None for s in gold["systems"])
+    assert all(s["rank_set"] == [None, None] for s in gold["systems"])
     page = to_html(report)
     section = page[page.index('id="length-controlled"') :]
     assert (
