@@ -31,6 +31,14 @@ from benchmarks.coverage.rows_bootstrap import cluster_counts
 SIDES = ("gold", "judge")
 
 
+def rank_range(theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each system's ranks in the pool by `theta` (higher first): (best,
+    worst), equal unless it ties."""
+    above = (theta[None, :] > theta[:, None] + 1e-12).sum(axis=1)
+    level = (np.abs(theta[None, :] - theta[:, None]) <= 1e-12).sum(axis=1)
+    return 1 + above, above + level
+
+
 class Battles:
     """One side's battles, grouped by cluster, and the pool's truth."""
 
@@ -52,10 +60,7 @@ class Battles:
         return bool(np.isfinite(self.theta).all())
 
     def rank_range(self) -> tuple[np.ndarray, np.ndarray]:
-        """Each system's ranks in the pool: (best, worst), equal unless it ties."""
-        above = (self.theta[None, :] > self.theta[:, None] + 1e-12).sum(axis=1)
-        level = (np.abs(self.theta[None, :] - self.theta[:, None]) <= 1e-12).sum(axis=1)
-        return 1 + above, above + level
+        return rank_range(self.theta)
 
     def replay(self, drawn: np.ndarray, resamples: int, seed: int) -> dict:
         from analysis.statistics import bradley_terry as bt

@@ -28,6 +28,7 @@ import numpy as np
 from benchmarks.coverage.datasets import Dataset
 from benchmarks.coverage.harness import Row, Settings
 from benchmarks.coverage.rows_bootstrap import cluster_counts
+from benchmarks.coverage.rows_bradley_terry import rank_range
 
 SIDES = ("gold", "judge")
 
@@ -67,9 +68,7 @@ class Pool:
         return bool(np.isfinite(self.theta).all())
 
     def rank_range(self) -> tuple[np.ndarray, np.ndarray]:
-        above = (self.theta[None, :] > self.theta[:, None] + 1e-12).sum(axis=1)
-        level = (np.abs(self.theta[None, :] - self.theta[:, None]) <= 1e-12).sum(axis=1)
-        return 1 + above, above + level
+        return rank_range(self.theta)
 
     def replay(self, drawn: np.ndarray, resamples: int, seed: int) -> tuple[dict, float]:
         """One study's ranking, and the truth's weight on its feature's scale."""

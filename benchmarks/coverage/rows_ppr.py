@@ -29,6 +29,7 @@ import numpy as np
 
 from benchmarks.coverage.datasets import Dataset
 from benchmarks.coverage.harness import Row, Settings
+from benchmarks.coverage.rows_bradley_terry import rank_range
 
 LABELLED_QUESTIONS = (10, 20, 40, 80)
 SMALL_LABELLED_QUESTIONS = (20,)
@@ -68,9 +69,7 @@ class Pool:
         self.question, self.cluster = question, cluster
         self.by_cluster = [np.flatnonzero(cluster == c) for c in range(len(dataset.clusters))]
         self.theta = ppr.win_rates(first, second, gold, self.k)
-        above = (self.theta[None, :] > self.theta[:, None] + 1e-12).sum(axis=1)
-        level = (np.abs(self.theta[None, :] - self.theta[:, None]) <= 1e-12).sum(axis=1)
-        self.best, self.worst = 1 + above, above + level
+        self.best, self.worst = rank_range(self.theta)
 
     def replay(self, drawn: np.ndarray, labelled_questions: int, rng: np.random.Generator) -> dict:
         """One study: the drawn clusters' battles, L of its questions labelled."""
