@@ -42,6 +42,7 @@ import pandas as pd
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
 
+from analysis.planning.spreads import sample_spread, spread_by_response
 from analysis.report.selection import ITEM_METHODS as METHODS
 from analysis.report.selection import MAX_ITEMS, Selection, SelectionError
 from users.projects import can_change
@@ -61,29 +62,6 @@ class Pick:
     chosen: list  # response ids, sorted
     probabilities: pd.Series  # per response of the frame (index: response id)
     scores: dict = field(default_factory=dict)  # per chosen response: the spread that weighed it
-
-
-def spread_by_response(frame: pd.DataFrame, judges: list[str]) -> pd.Series:
-    """Per response, the standard deviation (ddof 0) of the judges' scores,
-    over responses with 2 or more of them."""
-    scores = frame[judges]
-    known = scores.notna().sum(axis=1)
-    return scores.std(axis=1, ddof=0)[known >= 2]
-
-
-def sample_spread(table: pd.DataFrame, judges: list[str]) -> pd.Series:
-    """Per response, the mean over judges of the standard deviation (ddof 1)
-    of the judge's repeated samples (seeds), over responses with a judge
-    sampled twice or more."""
-    rows = table[table["evaluator"].isin(judges) & (table["rater"] == "")]
-    rows = rows[rows["judgment_seed"].notna()]
-    samples = (
-        rows.groupby(["response_id", "evaluator", "judgment_seed"], observed=True)["score"]
-        .mean()
-        .reset_index()
-    )
-    spread = samples.groupby(["response_id", "evaluator"], observed=True)["score"].std(ddof=1)
-    return spread.dropna().groupby(level=0).mean()
 
 
 def stratified_sample(frame: pd.DataFrame, count: int, seed: int) -> tuple[list, pd.Series]:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis.planning.items_for_humans import sample_spread, spread_by_response
+from analysis.planning.spreads import sample_spread, spread_by_response
 from analysis.report.panels import PANEL_KIND
 from analysis.report.scope import Scope
 from analysis.report.selection import DEFERRAL_ALPHAS

@@ -38,21 +38,17 @@ from __future__ import annotations
 
 import contextlib
 import math
-from dataclasses import dataclass
-from functools import cached_property
 
 import numpy as np
 from scipy import stats
 
 from analysis.statistics.bootstrap import LARGE_T, ClusterBootstrap
+from analysis.statistics.bt_fits import DIVERGED, Fits
 
 ELO_PER_UNIT = 400 / math.log(10)  # Elo points per unit of log-odds
 ELO_MEAN = 1000.0
 NEWTON_STEPS = 60
 MAX_STEP = 4.0  # log-odds per step: a strength that runs away does so visibly
-# a strength beyond this (log-odds from the mean, odds of e^25) has no finite MLE:
-# the fit ran away; a finite MLE of real data lies far inside
-DIVERGED = 25.0
 GRADIENT_TOLERANCE = 1e-10  # per comparison
 
 
@@ -161,39 +157,6 @@ def elo(theta: np.ndarray) -> np.ndarray:
     return ELO_MEAN + ELO_PER_UNIT * np.asarray(theta)
 
 
-@dataclass
-class Fits:
-    """The strengths of the data, of the data less each meeting, of each
-    resample, and of each resample less each of its drawn meetings."""
-
-    data: np.ndarray  # (K,)
-    leave_one_out: np.ndarray  # (C, K)
-    resampled: np.ndarray  # (R, K)
-    resampled_leave_one_out: np.ndarray  # (R, C, K); NaN where a meeting was not drawn
-    counts: np.ndarray  # (R, C): how often each meeting was drawn
-
-    @cached_property
-    def data_covariance(self) -> np.ndarray:
-        """The data's meeting-jackknife covariance of the strengths (K, K)."""
-        centred = self.leave_one_out - self.data[None, :]
-        return jackknife_covariance(centred, np.ones(len(self.leave_one_out)))
-
-    @cached_property
-    def resampled_covariance(self) -> np.ndarray:
-        """Each resample's jackknife covariance (R, K, K)."""
-        # centred on the resample's own fit (the covariance does not move; sums of
-        # squares of values near 0 lose nothing to cancellation)
-        centred = self.resampled_leave_one_out - self.resampled[:, None, :]
-        return jackknife_covariance(np.nan_to_num(centred), self.counts)
-
-    @cached_property
-    def undefined(self) -> np.ndarray:
-        """Resamples with no finite fit, or a drawn meeting whose leave-one-out has none."""
-        drawn = self.counts > 0
-        inner = np.isnan(self.resampled_leave_one_out).any(axis=2) & drawn
-        return ~np.isfinite(self.resampled).all(axis=1) | inner.any(axis=1)
-
-
 # Up to this many meetings each resample's leave-one-out fits are exact fits;
 # beyond, one linearised step each (linear_leave_one_out), whose error is of
 # order 1 / meetings^2 against a standard error of order 1 / meetings^(1/2)
@@ -257,23 +220,6 @@ def fits(boot: ClusterBootstrap, per_cluster: np.ndarray, block: int = 200_000) 
         resampled_leave_one_out=np.concatenate(inner) if inner else np.zeros((0, clusters, k)),
         counts=counts,
     )
-
-
-def jackknife_covariance(values: np.ndarray, slots: np.ndarray) -> np.ndarray:
-    """The jackknife covariance of the strengths: values (..., C, K) with one
-    copy of meeting c left out, slots (..., C) copies of each. (..., K, K);
-    a contrast w's jackknife variance is w' cov w, as jackknife_se's square
-    of the contrast's leave-one-out values (one product per resample instead
-    of one pass per contrast)."""
-    # a meeting with no copy weighs nothing (its value must be finite: 0 * NaN is NaN)
-    slots = np.asarray(slots, float)
-    counts = slots.sum(axis=-1)
-    weighted = slots[..., None] * values
-    mean = weighted.sum(axis=-2) / counts[..., None]
-    spread = np.swapaxes(weighted, -1, -2) @ values - counts[..., None, None] * (
-        mean[..., :, None] * mean[..., None, :]
-    )
-    return ((counts - 1) / counts)[..., None, None] * spread
 
 
 def contrast_t(found: Fits, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -359,9 +305,16 @@ def clusters_needed(systems: int) -> int:
 BATTLES_PER_PAIR = 5
 
 
-# A style-controlled ranking estimates the features' weights as well: on the paper's
-# 8 meetings its intervals covered 0.935-0.939 (1,000 replays), the plain ones 0.97
-MIN_CLUSTERS_CONTROLLED = 10
+# A style-controlled ranking estimates the features' weights as well, and its
+# intervals fell short in the coverage harness: 0.935-0.939 on the paper's 8 meetings
+# (1,000 replays; the plain ones 0.97), 0.930-0.937 on 7 of 84 simulated rows from 10
+# meetings, under 0.85 on the CI mode's smaller biased-judge population. Until an
+# interval holds, the ratings and the weights are given without one.
+STYLE_CONTROLLED_NOTE = (
+    "no style-controlled interval: the coverage harness found them short (0.935 on the "
+    "paper's 8 meetings, under 0.94 on some simulated populations); the ratings and the "
+    "length weight are estimates"
+)
 
 
 def battles_needed(systems: int) -> int:
@@ -443,13 +396,8 @@ def bradley_terry(
     unit = np.hstack([np.eye(k), np.zeros((k, covariates))])
     note = None
     needed = clusters_needed(k)
-    if features is not None and boot.clusters < max(needed, MIN_CLUSTERS_CONTROLLED):
-        needed = max(needed, MIN_CLUSTERS_CONTROLLED)
-        note = (
-            f"not enough {clusters_are} for a style-controlled interval: {boot.clusters}, "
-            f"{needed - boot.clusters} more (below {MIN_CLUSTERS_CONTROLLED}, the coverage "
-            "harness finds the intervals short: 0.935-0.939 on the paper's 8 meetings)"
-        )
+    if features is not None:
+        note = STYLE_CONTROLLED_NOTE
     elif boot.clusters < needed:
         note = (
             f"not enough {clusters_are} for an interval: {boot.clusters}, "

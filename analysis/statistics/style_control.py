@@ -25,7 +25,7 @@ import numpy as np
 from scipy.special import expit
 
 from analysis.statistics.bootstrap import ClusterBootstrap
-from analysis.statistics.bradley_terry import DIVERGED, Fits
+from analysis.statistics.bt_fits import DIVERGED, Fits
 
 NEWTON_STEPS = 60
 MAX_STEP = 4.0

@@ -159,10 +159,8 @@ def test_length_controlled_rankings_are_replayed_with_the_length_weight(small_ru
             f"BT length-controlled rank-sets (simultaneous) ({side})",
             f"BT length-controlled weight ({side})",
         } <= statistics
-    # below 10 meetings no style-controlled interval: the paper's 8 covered 0.935-0.939
-    paper = [r for r in rows if r["dataset"] == "paper-gold"]
-    assert paper and all(r["reported"] == 0.0 for r in paper)
-    whole = [r for r in rows if r["setting"] == "20 clusters (all)"]
-    assert whole and all(r["reported"] == 1.0 for r in whole)
+    # no style-controlled interval is given: the rows say so, and why
+    assert all(r["reported"] == 0.0 for r in rows)
+    assert any("no style-controlled interval" in r["note"] for r in rows)
     for row in rows:
         assert row["status"] in ("holds", "not reported below its condition"), row

@@ -23,6 +23,7 @@ from scipy.optimize import minimize
 from scipy.special import expit
 
 from analysis.statistics import bradley_terry as bt
+from analysis.statistics import bt_fits
 from analysis.statistics import style_control as sc
 from analysis.statistics.bootstrap import ClusterBootstrap
 
@@ -189,15 +190,16 @@ def test_the_jackknife_refits_up_to_60_meetings_and_steps_beyond():
     data = sc.newton(x, outcome, np.ones((1, n)))
     linear = sc.to_strengths(sc._leave_one_out(x, outcome, np.ones((1, n)), data, codes, 20)[0], k)
     slots = np.ones(meetings)
-    stepped = np.sqrt(np.diag(bt.jackknife_covariance(linear, slots)))
-    refitted = np.sqrt(np.diag(bt.jackknife_covariance(exact, slots)))
+    stepped = np.sqrt(np.diag(bt_fits.jackknife_covariance(linear, slots)))
+    refitted = np.sqrt(np.diag(bt_fits.jackknife_covariance(exact, slots)))
     assert np.max(np.abs(stepped / refitted - 1)) < 0.06
 
 
 def test_bradley_terry_with_length_control_recovers_the_ratings_and_weight():
     """Battles whose longer answer wins more often (weight 0.6 per unit of
-    the scaled feature): the controlled fit finds the weight inside its
-    interval and the systems' ratings without the length's pull."""
+    the scaled feature): the controlled fit finds the weight and the
+    systems' ratings without the length's pull (within 30 Elo points), where
+    the plain fit over-rates the long-winded system."""
     rng = np.random.default_rng(12)
     k, n, meetings = 4, 6000, 30
     first, second, _, len_a, len_b = battles(rng, k, n)
@@ -223,12 +225,14 @@ def test_bradley_terry_with_length_control_recovers_the_ratings_and_weight():
     )
     plain = bt.bradley_terry(first, second, outcome, codes, names, boot)
     (weight,) = controlled["covariates"]
-    assert weight["name"] == "length" and weight["ci95"][0] < 0.6 < weight["ci95"][1]
+    assert weight["name"] == "length" and abs(weight["weight"] - 0.6) < 0.1
+    # no interval until the harness finds one that holds (the module says why)
+    assert controlled["ci_note"] == bt.STYLE_CONTROLLED_NOTE and weight["ci95"] == [None, None]
     rating = {s["system"]: s for s in controlled["systems"]}
     plain_rating = {s["system"]: s for s in plain["systems"]}
     truth = 1000 + 400 / math.log(10) * (skill - skill.mean())
     for i, name in enumerate(names):
-        assert rating[name]["ci95"][0] < truth[i] < rating[name]["ci95"][1]
+        assert abs(rating[name]["rating"] - truth[i]) < 30
     # the long-winded system is over-rated without the control
     assert plain_rating["d"]["rating"] > truth[3] + 50
     assert controlled["method"] == bt.METHOD_CONTROLLED
