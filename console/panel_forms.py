@@ -1,6 +1,7 @@
 """The console's form for a judge panel: a name, its members (ticked among the
-judges, metrics and imported judge scores the user may read) and its rule;
-checked as the API checks a panel (judging.panels.checked_panel)."""
+judges, metrics and imported judge scores the user may read, or among the
+pairwise judges) and its rule; checked as the API checks a panel
+(judging.panels.checked_panel)."""
 
 from __future__ import annotations
 
@@ -22,8 +23,9 @@ class PanelForm(ProjectFormMixin, forms.Form):
         queryset=Evaluator.objects.none(),
         widget=forms.CheckboxSelectMultiple,
         to_field_name="name",
-        help_text="Two or more judges that score each answer (pairwise judges and people "
-        "cannot be members). The panel scores an answer where every member scored it.",
+        help_text="Two or more judges that score each answer, or two or more pairwise "
+        "judges (people cannot be members). The panel scores an answer where every member "
+        "scored it; a panel of pairwise judges gives the majority verdict on a pair.",
     )
     rule = forms.ChoiceField(
         choices=[(rule, f"{rule}: {RULE_TEXT[rule]}") for rule in RULES],
@@ -51,5 +53,6 @@ class PanelForm(ProjectFormMixin, forms.Form):
                     {"members": [m.name for m in members], "rule": data["rule"]}
                 )
             except ConfigError as error:
-                self.add_error("members", str(error))
+                message = str(error)
+                self.add_error("rule" if message.startswith("rule:") else "members", message)
         return data

@@ -147,6 +147,7 @@ def test_the_demo_study_follows_the_data_it_imported(settings, tmp_path, monkeyp
     assert panel.kind == "panel" and panel.config == {
         "members": ["gpt-4-eval", "prometheus-eval"],
         "rule": "mean",
+        "pairwise": False,
     }
 
 

@@ -184,10 +184,11 @@ def benchmark_report(slug: str, split: str, projects: list[int] | None = None) -
 
 
 def _rankings(datasets: list[Dataset], projects: list[int] | None) -> list[dict[str, Any]]:
-    """Each metric's and human evaluator's Bradley-Terry ranking of the
-    systems (analysis.statistics.bradley_terry): on every question, every two
-    systems meet, the higher per-answer score winning; clustered by document,
-    as the agreement report's rankings are by meeting."""
+    """Each metric's, judge's, judge panel's and human evaluator's
+    Bradley-Terry ranking of the systems (analysis.statistics.bradley_terry):
+    on every question, every two systems meet, the higher per-answer score
+    winning; clustered by document, as the agreement report's rankings are by
+    meeting."""
     import numpy as np
 
     from analysis.report.rankings import RANKING_RESAMPLES
@@ -196,7 +197,7 @@ def _rankings(datasets: list[Dataset], projects: list[int] | None) -> list[dict[
 
     rows = (
         Judgment.objects.filter(response__run__dataset__in=datasets)
-        .filter(evaluator__kind__in=("metric", *HUMAN_KINDS))
+        .filter(evaluator__kind__in=(*RANKED_KINDS, *HUMAN_KINDS))
         .filter(**({} if projects is None else {"response__run__project__in": projects}))
         .values_list(
             "evaluator__name",
@@ -204,9 +205,12 @@ def _rankings(datasets: list[Dataset], projects: list[int] | None) -> list[dict[
             "response__question_id",
             "response__question__document_id",
             "score",
+            "response_id",
         )
     )
     found = list(rows)
+    panels, refused = _panel_rows(found, projects)
+    found += panels
     out = []
     for name in sorted({row[0] for row in found}):
         mine = [row for row in found if row[0] == name]
@@ -224,15 +228,81 @@ def _rankings(datasets: list[Dataset], projects: list[int] | None) -> list[dict[
             first, second, outcome, cluster, [str(s) for s in systems], boot, "documents"
         )
         out.append({"evaluator": name, "documents": len(documents), **ranking})
-    return out
+    out += [{"evaluator": name, "computable": False, "reason": why} for name, why in refused]
+    return sorted(out, key=lambda r: r["evaluator"])
+
+
+# judges whose scores a benchmark's rankings read beside the metrics and people
+RANKED_KINDS = ("metric", "llm_rubric", "imported")
+
+
+def _panels_of(projects: list[int] | None, pairwise: bool) -> dict[str, tuple[list[str], str]]:
+    """The judge panels of `projects` (None: every one) and the shared ones,
+    of pairwise judges or of scores."""
+    from django.db.models import Q
+
+    from analysis.report.panels import PANEL_KIND, is_pairwise, panel_members
+
+    panels = Evaluator.objects.filter(kind=PANEL_KIND)
+    if projects is not None:
+        panels = panels.filter(Q(project__isnull=True) | Q(project__in=projects))
+    return {
+        name: panel_members(config)
+        for name, config in panels.values_list("name", "config")
+        if is_pairwise(config) == pairwise
+    }
+
+
+def _panel_rows(found: list[tuple], projects: list[int] | None) -> tuple[list[tuple], list]:
+    """Each panel of scores as judgment rows (its rule over its members' mean
+    score per response, where every member scored it), and the panels that
+    cannot be made here, with the reason (a learned panel learns from the
+    agreement report's reference; a member with no score on this split)."""
+    import numpy as np
+
+    from analysis.statistics import panels as panel_statistics
+
+    per_member: dict[str, dict[int, list]] = defaultdict(dict)
+    about: dict[int, tuple] = {}
+    for name, system, question, document, score, response in found:
+        cell = per_member[name].setdefault(response, [0.0, 0])
+        cell[0] += score
+        cell[1] += 1
+        about[response] = (system, question, document)
+    rows: list[tuple] = []
+    refused: list[tuple[str, str]] = []
+    for name, (members, rule) in sorted(_panels_of(projects, pairwise=False).items()):
+        present = [m for m in members if m in per_member]
+        if not present:  # a panel of another benchmark's judges
+            continue
+        if rule == "learned":
+            refused.append((name, "a learned panel is ranked in the agreement report, where "
+                            "its weights are learned from the reference's scores"))  # fmt: skip
+            continue
+        if len(present) < len(members):
+            absent = ", ".join(m for m in members if m not in per_member)
+            refused.append((name, f"no score on this split from {absent}"))
+            continue
+        shared = sorted(set.intersection(*(set(per_member[m]) for m in members)))
+        if not shared:
+            refused.append((name, "no answer of this split is scored by every member"))
+            continue
+        table = np.array(
+            [[per_member[m][r][0] / per_member[m][r][1] for m in members] for r in shared]
+        )
+        combined = panel_statistics.combine(table, rule)
+        rows += [(name, *about[r], float(v), r) for r, v in zip(shared, combined, strict=True)]
+    return rows, refused
 
 
 def _win_rates(datasets: list[Dataset], projects: list[int] | None) -> list[dict[str, Any]]:
-    """Each pairwise judge's win rates per task, counted as the judge counts
-    (L-Eval's: per order, ties a half)."""
+    """Each pairwise judge's and pairwise panel's win rates per task, counted
+    as the judge counts (L-Eval's: per order, ties a half; a panel as its members)."""
+    from analysis.report.panels import with_pairwise_panels
     from analysis.statistics.pairwise import verdict_table, win_rates
     from judging.evaluators import JudgeConfig
 
+    pairwise = _panels_of(projects, pairwise=True)
     rows = []
     for dataset in datasets:
         response_ids = list(
@@ -240,19 +310,33 @@ def _win_rates(datasets: list[Dataset], projects: list[int] | None) -> list[dict
             .filter(**({} if projects is None else {"run__project__in": projects}))
             .values_list("pk", flat=True)
         )
-        table = verdict_table(response_ids=response_ids)
+        table = with_pairwise_panels(verdict_table(response_ids=response_ids), pairwise)
         if table.empty:
             continue
         for name in sorted(table["evaluator"].unique()):
             evaluator = Evaluator.objects.get(name=name)
             if evaluator.kind in HUMAN_KINDS:
                 counting = "per_verdict"
+            elif name in pairwise:
+                counting = _panel_counting(pairwise[name][0])
             else:
                 counting = JudgeConfig.from_dict(evaluator.config).counting
             rates = win_rates(table[table["evaluator"] == name], counting).get(name, {})
             for system, summary in sorted(rates.items()):
                 rows.append({"judge": name, "task": dataset.task, "system": system, **summary})
     return rows
+
+
+def _panel_counting(members: list[str]) -> str:
+    """A pairwise panel counts as its members do (L-Eval's judge: per order),
+    or by the consistent rule where they count differently."""
+    from judging.evaluators import JudgeConfig
+
+    countings = {
+        JudgeConfig.from_dict(config).counting
+        for config in Evaluator.objects.filter(name__in=members).values_list("config", flat=True)
+    }
+    return countings.pop() if len(countings) == 1 else "consistent"
 
 
 def _kendall(datasets: list[Dataset], projects: list[int] | None) -> list[dict[str, Any]]:

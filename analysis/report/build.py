@@ -246,6 +246,7 @@ def report_of(
     pairwise = ready(pairwise_parts(verdicts))
     ratings = individual_ratings(table)
     judged = ready(trust.build(scope, rs, wide, pairwise, ratings=ratings))
+    panels = panels_part(scope, verdicts)
     return AgreementReport(
         schema_version=SCHEMA_VERSION,
         stamp=stamp(selection, table, verdicts, bootstrap),
@@ -308,11 +309,20 @@ def report_of(
         rater_models=ready(rater_models_part(ratings, scope.aggregates, verdicts))
         if selection.rater_models
         else NOT_ASKED_FOR_RATER_MODELS,
-        panels=ready(scope.panels) if scope.panels else NO_PANELS,
+        panels=ready(panels) if panels else NO_PANELS,
         deferral=ready(deferral_part(scope, rs, wide)),
         self_preference=ready(self_preference_part(scope, rs, wide)),
         probes=ready(probes_part(scope, rs)),
     )
+
+
+def panels_part(scope: Scope, verdicts: pd.DataFrame) -> dict[str, dict]:
+    """Every panel's account: the panels of scores (made with the scope) and of
+    pairwise judges (made with the verdicts)."""
+    from analysis.report.panels import pairwise_panel_accounts, pairwise_panels_for
+
+    pairwise = pairwise_panels_for(scope.selection)
+    return {**scope.panels, **(pairwise_panel_accounts(verdicts, pairwise) if pairwise else {})}
 
 
 NOT_ASKED_FOR_RATER_MODELS = NotComputable.because(
@@ -365,17 +375,21 @@ def stamp(
 def pairwise_verdicts(selection: Selection, response_ids: set) -> pd.DataFrame:
     """The pairwise verdicts on the selection's responses, of every evaluator
     that has some (LLM judges and human studies; only the selection's
-    evaluators when it names them)."""
+    evaluators and its pairwise panels' members when it names them), and
+    the pairwise panels' majority verdicts (analysis.report.panels)."""
+    from analysis.report.panels import pairwise_panels_for, with_pairwise_panels
     from analysis.statistics.pairwise import verdict_table
     from judging.models import Evaluator
 
+    panels = pairwise_panels_for(selection)
     evaluators = Evaluator.objects.filter(verdicts__isnull=False).distinct()
     if selection.evaluators:
-        evaluators = evaluators.filter(name__in=selection.evaluators)
+        members = {m for names, _ in panels.values() for m in names}
+        evaluators = evaluators.filter(name__in={*selection.evaluators, *members})
     pks = list(evaluators.values_list("pk", flat=True))
     if not pks:  # nothing to read: no query with the selection's response ids
         return verdict_table([], [])
-    return verdict_table(pks, response_ids)
+    return with_pairwise_panels(verdict_table(pks, response_ids), panels)
 
 
 def pairwise_parts(table: pd.DataFrame) -> dict:

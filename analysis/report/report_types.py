@@ -1011,6 +1011,9 @@ class JudgePanel(ReportPart):
     weights: PanelWeights | None
     member_cost_per_response: dict[EvaluatorName, float | None]
     cost_per_response: float | None
+    # a panel of pairwise judges: its verdicts join the pairwise parts, and
+    # `responses` counts the responses it compared with the baseline's
+    pairwise: bool = False
 
 
 NO_PANELS = NotComputable.because(

@@ -20,6 +20,12 @@ weights: cross-prediction-powered inference (Zrnic & Candès 2024, arXiv
 2309.16598), so that the alt-test, the correlations and PPI read a panel that
 never saw the label it is compared with. The weights the report shows are fitted
 on every labelled response.
+
+A panel of pairwise judges pools verdicts (first, second, tie) by majority, as
+PoLL does: in each presentation order of a pair, each member's verdict (the
+majority over its seeds), then the verdict most members gave, a tie where no
+verdict has the most votes. The panel's two orders are kept, so that its
+consistency, position bias and win rates are counted as any pairwise judge's.
 """
 
 from __future__ import annotations
@@ -27,11 +33,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 from scipy.optimize import lsq_linear
 
-from judging.panel_rules import RULE_TEXT, RULES
+from judging.panel_rules import PAIRWISE_RULE_TEXT, PAIRWISE_RULES, RULE_TEXT, RULES
 
-__all__ = ["RULES", "RULE_TEXT"]  # re-exported: the statistics' callers read them here
+__all__ = [
+    "PAIRWISE_RULES",
+    "PAIRWISE_RULE_TEXT",
+    "RULES",
+    "RULE_TEXT",
+]  # re-exported: the statistics' callers read them here
 
 MAX_FOLDS = 5
 SCALE = (1.0, 10.0)
@@ -147,3 +159,39 @@ def learned(
         )
         scores[~labelled] = predict(averaged, members[~labelled])
     return LearnedPanel(scores, fit_weights(x, y), k)
+
+
+# --- Panels of pairwise judges ------------------------------------------------------------------
+
+VERDICT_KEYS = ["response_id", "opponent_id", "order"]
+
+
+def top_or_tie(votes: pd.DataFrame) -> pd.Series:
+    """Per row of vote counts (one column per verdict): the verdict with the
+    most votes, or "tie" where two or more share the most."""
+    top = votes.max(axis=1)
+    leaders = votes.eq(top, axis=0).sum(axis=1)
+    return votes.idxmax(axis=1).where(leaders == 1, "tie")
+
+
+def majority_verdicts(verdicts: pd.DataFrame, members: list[str]) -> pd.DataFrame:
+    """The panel's verdict on each pair (response_id, opponent_id) in each
+    order that every member judged: columns response_id, opponent_id, order,
+    winner, system, baseline. `verdicts`: the members' rows of a verdict table
+    (analysis.statistics.pairwise.verdict_table's columns)."""
+    columns = [*VERDICT_KEYS, "winner", "system", "baseline"]
+    mine = verdicts[verdicts["evaluator"].astype(str).isin(members)]
+    if mine.empty:
+        return pd.DataFrame(columns=columns)
+    mine = mine.assign(evaluator=mine["evaluator"].astype(str))
+    per_seed = mine.groupby(["evaluator", *VERDICT_KEYS, "winner"]).size()
+    each_member = top_or_tie(per_seed.unstack("winner", fill_value=0)).rename("winner")
+    counts = each_member.reset_index().groupby([*VERDICT_KEYS, "winner"]).size()
+    votes = counts.unstack("winner", fill_value=0)
+    complete = votes[votes.sum(axis=1) == len(members)]
+    if complete.empty:
+        return pd.DataFrame(columns=columns)
+    winners = top_or_tie(complete).rename("winner").reset_index()
+    systems = mine.drop_duplicates(VERDICT_KEYS)[[*VERDICT_KEYS, "system", "baseline"]]
+    joined = winners.merge(systems, on=VERDICT_KEYS, how="left")
+    return joined[columns].sort_values(VERDICT_KEYS, ignore_index=True)

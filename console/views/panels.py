@@ -13,7 +13,7 @@ from analysis.report.links import report_url
 from console.panel_forms import PanelForm
 from console.views.common import mine, scoped_object
 from judging.models import Evaluator
-from judging.panel_rules import RULE_TEXT
+from judging.panel_rules import PAIRWISE_RULE_TEXT, RULE_TEXT
 from users.decorators import researcher_required
 from users.permissions import signed_in_user
 
@@ -57,6 +57,7 @@ def panel_detail(request: HttpRequest, pk: int) -> HttpResponse:
     panel = scoped_object(request, judge_panels(request), pk)
     config = panel.config if isinstance(panel.config, dict) else {}
     members = config.get("members", [])
+    pairwise = config.get("pairwise") is True
     # the report of the setting with the most human scores, the panel beside its members
     selection = default_selection(panel.project.slug if panel.project else None)
     report = report_url(dataclasses.replace(selection, judges=(panel.name, *members)))
@@ -67,7 +68,10 @@ def panel_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "panel": panel,
             "members": members,
             "rule": config.get("rule", "mean"),
-            "rule_text": RULE_TEXT.get(config.get("rule", "mean"), ""),
+            "rule_text": (PAIRWISE_RULE_TEXT if pairwise else RULE_TEXT).get(
+                config.get("rule", "mean"), ""
+            ),
+            "pairwise": pairwise,
             "report_url": report,
             "nav": "judges",
         },

@@ -243,5 +243,75 @@ def test_rankings_with_intervals_on_the_page(zeroscrolls, client, researcher):
     assert experts["ci_note"].startswith("not enough documents for an interval: 2, 4 more")
     client.force_login(researcher)
     html = client.get("/analysis/benchmark/zeroscrolls/?split=validation").content.decode()
-    assert "Rankings with intervals (Bradley-Terry)" in html
-    assert "not enough documents for an interval" in html
+    title, page = html.split("</title>", 1)
+    assert "Rankings" not in title  # once rendered into the page's <title>
+    assert "Rankings with intervals (Bradley-Terry)" in page
+    assert "not enough documents for an interval" in page
+
+
+def test_judges_and_panels_are_ranked_beside_the_metrics(zeroscrolls):
+    """A panel of a metric and an LLM judge (mean) ranks the systems as the
+    same mean scores stored as an evaluator of their own would; a learned
+    panel says why it is not ranked here."""
+    from judging.panels import checked_panel
+
+    judge = Evaluator.objects.create(name="rubric judge", kind="llm_rubric")
+    twin = Evaluator.objects.create(name="the panel's scores", kind="imported")
+    f1 = Evaluator.objects.get(name="metric: zeroscrolls.f1")
+    for i, response in enumerate(Response.objects.order_by("pk")):
+        mine = float(1 + (i * 7) % 10)
+        Judgment.objects.create(
+            evaluator=judge, response=response, score=mine, raw_score=mine,
+            raw_scale_min=1, raw_scale_max=10,
+        )  # fmt: skip
+        metric = Judgment.objects.get(evaluator=f1, response=response).score
+        Judgment.objects.create(
+            evaluator=twin, response=response, score=(metric + mine) / 2,
+            raw_score=(metric + mine) / 2, raw_scale_min=0, raw_scale_max=100,
+        )  # fmt: skip
+    for name, rule in (("metric and judge", "mean"), ("learned pair", "learned")):
+        Evaluator.objects.create(
+            name=name,
+            kind="panel",
+            config=checked_panel({"members": [f1.name, judge.name], "rule": rule}),
+        )
+    rankings = {r["evaluator"]: r for r in benchmark_report("zeroscrolls", "validation").rankings}
+    assert "rubric judge" in rankings
+    panel, same = rankings["metric and judge"], rankings["the panel's scores"]
+    assert {k: v for k, v in panel.items() if k != "evaluator"} == {
+        k: v for k, v in same.items() if k != "evaluator"
+    }
+    assert rankings["learned pair"]["computable"] is False
+    assert "learned from the reference" in rankings["learned pair"]["reason"]
+
+
+def test_a_pairwise_panel_has_win_rates_counted_as_its_members(tmp_path):
+    """Two L-Eval judges that agree on every verdict but one: the panel's
+    per-order win rate counts their majority (a tie where they differ)."""
+    from judging.panels import checked_panel
+
+    test_leval_win_rates_against_the_baseline_as_leval_counts(tmp_path)
+    from judging.models import PairwiseVerdict
+
+    first = Evaluator.objects.get(name="leval judge")
+    second = Evaluator.objects.create(
+        name="second leval judge", kind="llm_pairwise", config=first.config
+    )
+    verdicts = list(PairwiseVerdict.objects.filter(evaluator=first).order_by("pk"))
+    for index, verdict in enumerate(verdicts):
+        # the second judge differs once: a tie where the first judge gave "first"
+        winner = "tie" if index == 0 else verdict.winner
+        PairwiseVerdict.objects.create(
+            evaluator=second, response=verdict.response, opponent=verdict.opponent,
+            seed=0, order=verdict.order, winner=winner,
+        )  # fmt: skip
+    Evaluator.objects.create(
+        name="two leval judges",
+        kind="panel",
+        config=checked_panel({"members": ["leval judge", "second leval judge"]}),
+    )
+    rates = {r["judge"]: r for r in benchmark_report("leval", "test").win_rates}
+    panel = rates["two leval judges"]
+    assert panel["counting"] == "per_order" and panel["n"] == 8
+    # the first judge's 6 wins and 2 ties, one win now split between win and tie: a tie
+    assert (panel["wins"], panel["ties"], panel["losses"]) == (5, 3, 0)

@@ -231,4 +231,5 @@ def test_the_api_checks_a_panel_and_stores_nothing_it_refuses(researcher_api):
     assert Evaluator.objects.get(name="panel").config == {
         "members": ["judge-a", "judge-b"],
         "rule": "mean",
+        "pairwise": False,
     }

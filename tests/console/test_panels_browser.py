@@ -59,7 +59,11 @@ def test_a_researcher_of_a_second_project_makes_a_panel_and_reads_it_in_the_repo
     page.wait_for_url(re.compile(r"/console/judges/panels/\d+/$"))
     panel = Evaluator.objects.get(name="gpt4+prometheus")
     assert panel.kind == "panel" and panel.project == team_data
-    assert panel.config == {"members": ["gpt-4-eval", "prometheus-eval"], "rule": "learned"}
+    assert panel.config == {
+        "members": ["gpt-4-eval", "prometheus-eval"],
+        "rule": "learned",
+        "pairwise": False,
+    }
     assert page.inner_text("#panel-rule") == "learned"
 
     page.click("#panel-report")
@@ -73,6 +77,79 @@ def test_a_researcher_of_a_second_project_makes_a_panel_and_reads_it_in_the_repo
     assert "not recorded for every member" in part  # imported scores: no cost
     # the panel is a judge of the report, beside its members
     assert "judges gpt-4-eval, gpt4+prometheus, prometheus-eval;" in body
+
+
+def pairwise_judges(project: Project) -> list[str]:
+    """Two pairwise judges of `project`, each with a verdict in both orders on
+    every test2 answer of one system against another's to the same question."""
+    from generation.models import Response
+    from judging.models import PairwiseVerdict
+
+    responses = Response.objects.filter(
+        run__dataset__split="test2", run__mode="st", run__dataset__version="qa"
+    ).select_related("run__system")
+    systems = sorted({r.run.system.name for r in responses})
+    by_question: dict[tuple[str, int], Response] = {
+        (r.run.system.name, r.question_id): r for r in responses
+    }
+    names = ["battle-judge-a", "battle-judge-b"]
+    rows = []
+    for index, name in enumerate(names):
+        judge = Evaluator.objects.create(name=name, kind="llm_pairwise", project=project)
+        for (system, question), response in by_question.items():
+            opponent = by_question.get((systems[0], question))
+            if system == systems[0] or opponent is None:
+                continue
+            for order in (0, 1):
+                winner = ("first", "second")[(order + index + question) % 2]
+                rows.append(
+                    PairwiseVerdict(
+                        evaluator=judge,
+                        response=response,
+                        opponent=opponent,
+                        seed=1,
+                        order=order,
+                        winner=winner,
+                    )
+                )
+    PairwiseVerdict.objects.bulk_create(rows)
+    return names
+
+
+def test_a_researcher_makes_a_panel_of_pairwise_judges(browser, live_server, team_data):
+    judges = pairwise_judges(team_data)
+    page = sign_in(browser, live_server, path="/console/judges/panels/new/")
+    page.fill("#id_name", "two battle judges")
+    for name in judges:
+        page.check(f"input[name=members][value='{name}']")
+    # a verdict has no mean: refused on the rule, nothing stored
+    page.check("input[name=rule][value='mean']")
+    page.click("#submit")
+    page.wait_for_selector("#field-rule .errorlist")
+    assert "a verdict has no mean" in page.inner_text("#field-rule .errorlist")
+    assert not Evaluator.objects.filter(name="two battle judges").exists()
+    # a pairwise judge with a scoring judge: refused on the members
+    page.check("input[name=members][value='gpt-4-eval']")
+    page.check("input[name=rule][value='majority']")
+    page.click("#submit")
+    page.wait_for_selector("#field-members .errorlist")
+    assert "all score answers or all compare" in page.inner_text("#field-members .errorlist")
+
+    page.uncheck("input[name=members][value='gpt-4-eval']")
+    page.click("#submit")
+    page.wait_for_url(re.compile(r"/console/judges/panels/\d+/$"))
+    panel = Evaluator.objects.get(name="two battle judges")
+    assert panel.project == team_data
+    assert panel.config == {"members": judges, "rule": "majority", "pairwise": True}
+    assert "Its members are pairwise judges" in page.inner_text("body")
+
+    page.click("#panel-report")
+    page.wait_for_selector("#panels")
+    body = page.inner_text("body")
+    part = body[body.index("Judge panels") :]
+    assert "Members: battle-judge-a, battle-judge-b (pairwise judges). Rule: majority" in part
+    # the two judges never agree in an order: every panel verdict is a tie
+    assert "Responses compared with the baseline's:" in part
 
 
 def test_a_viewer_gets_no_panel_button_and_the_form_refuses_him(browser, live_server, team_data):
