@@ -19,6 +19,7 @@ import pandas as pd
 
 from analysis.report import trust
 from analysis.report.deferral import deferral_part
+from analysis.report.pairwise_deferral import deferral_with_pairwise, pairwise_deferral
 from analysis.report.probes import probes_part
 from analysis.report.rankings import rankings_part
 from analysis.report.report_types import (
@@ -310,10 +311,20 @@ def report_of(
         if selection.rater_models
         else NOT_ASKED_FOR_RATER_MODELS,
         panels=ready(panels) if panels else NO_PANELS,
-        deferral=ready(deferral_part(scope, rs, wide)),
+        deferral=ready(
+            deferral_with_pairwise(
+                deferral_part(scope, rs, wide),
+                pairwise_deferral(verdicts, rs, pairwise_members(panels)),
+            )
+        ),
         self_preference=ready(self_preference_part(scope, rs, wide)),
         probes=ready(probes_part(scope, rs)),
     )
+
+
+def pairwise_members(panels: dict[str, dict]) -> dict[str, list[str]]:
+    """The members of each computable panel of pairwise judges."""
+    return {name: account["members"] for name, account in panels.items() if account.get("pairwise")}
 
 
 def panels_part(scope: Scope, verdicts: pd.DataFrame) -> dict[str, dict]:

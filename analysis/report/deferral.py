@@ -10,10 +10,10 @@ response when its score is within TOLERANCE points of the reference's.
 
 The labelled responses are split by meeting: the meetings in sorted order,
 every other one to choose the threshold on (calibration), the rest held out.
-Humans label meetings, so the threshold's tests count the calibration
-responses by their meetings' design effect (analysis.statistics.deferral;
-without it the coverage harness finds the guarantee broken on MT-bench and
-SummEval).
+Humans label meetings, so each of the threshold's tests is also a clustered
+score test over the calibration meetings (analysis.statistics.deferral;
+without clustering the coverage harness finds the guarantee broken on
+MT-bench and SummEval).
 The report shows, per target agreement 1 - alpha, the threshold, the share of
 held-out responses the judge keeps, its agreement on them (with a
 Clopper-Pearson 95% interval), and how many responses of the selection it
@@ -101,18 +101,48 @@ def one_judge(
     disagrees = (
         np.abs(scored.reindex(ids).to_numpy() - labels[labelled].to_numpy()) > TOLERANCE + 1e-9
     )
-    their_meetings = meetings.reindex(ids).to_numpy()
+    found = guarantee(
+        judge,
+        confidence.reindex(ids).to_numpy(),
+        disagrees,
+        meetings.reindex(ids).to_numpy(),
+        confidence.to_numpy(),
+        unsignalled=int(len(scored) - len(confidence)),
+    )
+    if found.get("computable") is False:
+        return found
+    return {"signal": signal, "tolerance": TOLERANCE} | found
+
+
+def guarantee(
+    judge: str,
+    values: np.ndarray,
+    disagrees: np.ndarray,
+    their_meetings: np.ndarray,
+    all_confidence: np.ndarray,
+    unsignalled: int = 0,
+) -> dict:
+    """The thresholds and their check, from the labelled responses' (or
+    pairs') confidence, disagreement and meeting; `all_confidence`: every one
+    the judge has a signal for (what it defers is counted there), and
+    `unsignalled` how many it judged without a signal (always deferred)."""
     names = np.unique(their_meetings)
     if len(names) < 2:
         return not_computable(
             f"{judge}: labels on {len(names)} meeting(s): choosing a threshold on some meetings "
             "and checking it on others takes 2 or more"
         )
+    fewest = deferral.fewest_meetings(DELTA)
+    if len(names[::2]) < fewest:
+        return not_computable(
+            f"{judge}: labels on {len(names)} meetings, {len(names[::2])} to choose the "
+            f"threshold on: a guarantee that holds when people label whole meetings needs "
+            f"{fewest} or more there ({2 * fewest - 1} labelled meetings); with fewer, no "
+            "threshold can pass, however well the judge agrees"
+        )
     calibration = np.isin(their_meetings, names[::2])
     held = ~calibration
     codes = np.searchsorted(names, their_meetings)[calibration]
-    values = confidence.reindex(ids).to_numpy()
-    all_confidence = confidence.to_numpy()
     levels = []
     for alpha in ALPHAS:
         chosen = deferral.choose_threshold(
@@ -132,20 +162,18 @@ def one_judge(
                 "held_out_kept_share": float(keep.mean()),
                 "held_out_agreement": agreeing / int(keep.sum()) if keep.any() else None,
                 "held_out_ci95": [low, high] if keep.any() else None,
-                # the judge's scored responses without a signal are deferred too
-                "deferred": deferred_with_signal + int(len(scored) - len(confidence)),
+                # the judge's responses without a signal are deferred too
+                "deferred": deferred_with_signal + unsignalled,
             }
         )
     return {
-        "signal": signal,
-        "tolerance": TOLERANCE,
         "delta": DELTA,
         "calibration_responses": int(calibration.sum()),
         "calibration_meetings": int(len(names[::2])),
         "held_out_responses": int(held.sum()),
         "held_out_meetings": int(len(names) - len(names[::2])),
         "held_out_agreement_without_deferral": float(1 - disagrees[held].mean()),
-        "responses": int(len(scored)),
+        "responses": int(len(all_confidence) + unsignalled),
         "levels": levels,
     }
 

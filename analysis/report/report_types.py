@@ -1040,10 +1040,11 @@ class DeferralLevel(ReportPart):
 
 
 class DeferringJudge(ReportPart):
-    """analysis.report.deferral on one judge."""
+    """analysis.report.deferral on one judge (analysis.report.pairwise_deferral
+    on a pairwise judge: no tolerance, its outcomes compared with a study's)."""
 
     signal: str
-    tolerance: float
+    tolerance: float | None
     delta: float
     calibration_responses: int
     calibration_meetings: int
@@ -1052,6 +1053,7 @@ class DeferringJudge(ReportPart):
     held_out_agreement_without_deferral: float
     responses: int
     levels: list[DeferralLevel]
+    compared_with: EvaluatorName | None = None  # a pairwise judge: the human study
 
 
 NO_DEFERRAL_YET = NotComputable.because("not in reports made before deferring judges")

@@ -24,6 +24,21 @@ Rows, per design:
 - "deferral guarantee (labels by meeting)": K clusters drawn with
   replacement, all their responses labelled, as a study labels meetings.
 The width column holds the mean share of the population the judge keeps.
+
+"Deferral at the boundary" rows choose alpha a hair below the population's
+disagreement at one of the most confident thresholds: a threshold whose test
+passes there breaks the promise, so these rows measure each test's level
+where it is hardest. (With alpha at shares of the overall disagreement, the
+earlier design-effect test held everywhere, but at the boundary it passed up
+to 11% of the time.)
+
+The same rows for a panel of two pairwise judges, "pairwise" in the
+statistic's name (analysis.report.pairwise_deferral): every two systems' answers to one question
+make a pair; the humans' outcome is the sign of the gold difference (equal:
+a tie), each judge's the sign of its own; the panel of the two judges gives
+their outcome where they agree and a tie where not, and its spread is the
+share of its members whose outcome differs from the panel's (0, 0.5 or 1). A
+pair belongs to its question's cluster; "responses" in a setting are pairs.
 """
 
 from __future__ import annotations
@@ -40,6 +55,7 @@ DELTA = 0.05
 LABELS = (200, 500)
 SMALL_LABELS = (200,)
 SHARES = (0.85, 1.0)  # alpha as a share of the judge's disagreement over the dataset
+BOUNDARY_LEVELS = 3
 
 
 def problem(dataset: Dataset) -> tuple[np.ndarray, np.ndarray]:
@@ -51,21 +67,81 @@ def problem(dataset: Dataset) -> tuple[np.ndarray, np.ndarray]:
     return confidence, disagrees
 
 
+def pairs_of(dataset: Dataset) -> tuple[np.ndarray, np.ndarray]:
+    """Every two items of one question from different systems: (first, second)."""
+    firsts, seconds = [], []
+    question = np.asarray(dataset.question)
+    order = np.argsort(question, kind="stable")
+    bounds = np.flatnonzero(np.diff(question[order])) + 1
+    for items in np.split(order, bounds):
+        a, b = np.triu_indices(len(items), k=1)
+        different = dataset.system[items[a]] != dataset.system[items[b]]
+        firsts.append(items[a][different])
+        seconds.append(items[b][different])
+    return np.concatenate(firsts), np.concatenate(seconds)
+
+
+def pairwise_problem(dataset: Dataset) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each pair's confidence (minus the panel's dissent), whether the panel's
+    outcome differs from the humans', and the pair's cluster."""
+    first, second = pairs_of(dataset)
+    human = np.sign(dataset.gold[first] - dataset.gold[second])
+    one = np.sign(dataset.judge[first] - dataset.judge[second])
+    two = np.sign(dataset.second[first] - dataset.second[second])
+    panel = np.where(one == two, one, 0)
+    dissent = ((one != panel).astype(float) + (two != panel)) / 2
+    return -dissent, panel != human, dataset.cluster[first]
+
+
 def rows(dataset: Dataset, settings: Settings) -> list[Row]:
+    confidence, disagrees = problem(dataset)
+    scored = guarantee_rows(dataset, settings, confidence, disagrees, dataset.cluster, "")
+    confidence, disagrees, cluster = pairwise_problem(dataset)
+    return scored + guarantee_rows(dataset, settings, confidence, disagrees, cluster, "pairwise ")
+
+
+def targets(confidence: np.ndarray, disagrees: np.ndarray) -> list[tuple[str, float, str]]:
+    """(statistic's words, alpha, its description): alpha at SHARES of the
+    judge's disagreement, and at the boundary of the BOUNDARY_LEVELS most
+    confident thresholds that keep 10% or more: a hair (1e-9) below the
+    population's disagreement there, so that keeping that threshold breaks
+    the promise, and its test should pass at most delta of the time."""
+    out = [("deferral guarantee", round(s * float(disagrees.mean()), 3), "") for s in SHARES]
+    levels = 0
+    for level in np.unique(confidence)[::-1]:
+        keep = confidence >= level
+        rate = float(disagrees[keep].mean())
+        if keep.mean() < 0.1 or not 0.02 <= rate <= 0.98:
+            continue
+        out.append(("deferral at the boundary", rate - 1e-9, f", keeping {keep.mean():.0%}"))
+        levels += 1
+        if levels == BOUNDARY_LEVELS:
+            break
+    return out
+
+
+def guarantee_rows(
+    dataset: Dataset,
+    settings: Settings,
+    confidence: np.ndarray,
+    disagrees: np.ndarray,
+    cluster: np.ndarray,
+    kind: str,
+) -> list[Row]:
     from analysis.statistics import deferral
 
     rng = np.random.default_rng(settings.seed)
-    confidence, disagrees = problem(dataset)
-    by_cluster = [np.flatnonzero(dataset.cluster == c) for c in range(len(dataset.clusters))]
+    by_cluster = [np.flatnonzero(cluster == c) for c in range(len(dataset.clusters))]
     designs: list[tuple[str, str, object]] = []
     for n in SMALL_LABELS if settings.small else LABELS:
         if n < len(confidence):
-            designs.append(("independent labels", f"{n} responses", n))
+            designs.append(("independent labels", f"{n} {'pairs' if kind else 'responses'}", n))
     for k in cluster_counts(dataset, settings.small):
         designs.append(("labels by meeting", f"{k} clusters", k))
     out: list[Row] = []
-    for (design, setting, size), share in itertools.product(designs, SHARES):
-        alpha = round(share * float(disagrees.mean()), 3)
+    for (design, setting, size), (words, alpha, where) in itertools.product(
+        designs, targets(confidence, disagrees)
+    ):
         held = np.ones(settings.replays)
         share_kept = np.full(settings.replays, np.nan)
         for r in range(settings.replays):
@@ -92,9 +168,9 @@ def rows(dataset: Dataset, settings: Settings) -> list[Row]:
         out.append(
             Row(
                 "deferral",
-                f"deferral guarantee ({design})",
+                f"{words}, {kind}({design})" if kind else f"{words} ({design})",
                 dataset.name,
-                f"{setting}, alpha {alpha:g}",
+                f"{setting}, alpha {alpha:.3g}{where}",
                 settings.replays,
                 float(held.mean()),
                 width=float(np.nanmean(share_kept)) if given.any() else None,

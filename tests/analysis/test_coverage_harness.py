@@ -94,14 +94,17 @@ def test_bradley_terry_rows_hold_from_six_meetings(small_run):
 
 
 def test_the_deferring_judges_guarantee_rows_cover_both_designs(small_run):
-    """Labels drawn one by one and by meeting, two alphas each, on every
-    dataset; each a decision row whose promise held (or the judge kept
-    nothing) in the replays."""
+    """Labels drawn one by one and by meeting, two alphas each and the
+    boundaries of the most confident thresholds, for judges of scores and
+    panels of pairwise judges, on every dataset; each a decision row whose
+    promise held (or the judge kept nothing) in the replays."""
     rows = [r for r in small_run["rows"] if r["family"] == "deferral"]
     assert {r["dataset"] for r in rows} == set(small_run["settings"]["datasets"])
     assert {r["statistic"] for r in rows} == {
-        "deferral guarantee (independent labels)",
-        "deferral guarantee (labels by meeting)",
+        f"deferral {words}{kind} ({design})"
+        for words in ("guarantee", "at the boundary")
+        for kind in ("", ", pairwise")
+        for design in ("independent labels", "labels by meeting")
     }
     for row in rows:
         assert row["judged"] and row["status"] == "holds", row

@@ -131,22 +131,45 @@ def test_clopper_pearson_is_scipys():
 
 
 @pytest.mark.parametrize("seed", range(5))
-def test_the_design_effect_is_the_cluster_robust_variance_over_the_binomials(seed):
-    """statsmodels' cluster-robust variance of an intercept-only regression of
-    the disagreements is the ratio estimator's linearised variance."""
+def test_the_clustered_score_is_a_plain_computation_by_meeting(seed):
+    """The score statistic from the prefix sums equals (alpha - rate) over the
+    cluster-robust standard error at alpha computed meeting by meeting, and at
+    the observed rate its variance is statsmodels' cluster-robust variance of
+    an intercept-only regression (the same estimator, at another centre)."""
     import statsmodels.api as sm
 
     rng = np.random.default_rng(seed)
     meetings = np.repeat(np.arange(12), rng.integers(5, 40, 12))
     wrong = rng.random(len(meetings)) < rng.uniform(0.05, 0.6, 12)[meetings]
+    sums = tuple(c[-1] for c in deferral.prefix_cluster_sums(meetings, wrong))
+    e = np.bincount(meetings, wrong).astype(float)
+    n = np.bincount(meetings).astype(float)
+    for alpha in (0.1, 0.3, wrong.mean(), 0.6):
+        variance = 12 / 11 * np.sum((e - alpha * n) ** 2) / n.sum() ** 2
+        variance = max(variance, alpha * (1 - alpha) / n.sum())
+        expected = (alpha - wrong.mean()) / np.sqrt(variance)
+        assert deferral.clustered_score(sums, alpha) == pytest.approx(expected, rel=1e-10)
     fit = sm.OLS(wrong.astype(float), np.ones((len(wrong), 1))).fit(
         cov_type="cluster", cov_kwds={"groups": meetings}
     )
     rate = wrong.mean()
-    expected = max(1.0, fit.bse[0] ** 2 / (rate * (1 - rate) / len(wrong)))
-    got = deferral.design_effect(np.bincount(meetings, wrong), np.bincount(meetings, minlength=12))
-    assert got == pytest.approx(expected, rel=1e-10)
-    assert got > 1  # meetings that differ widen it
+    at_rate = 12 / 11 * np.sum((e - rate * n) ** 2) / n.sum() ** 2
+    # statsmodels' small-sample factor also has (N - 1) / (N - k) with k = 1: none
+    assert at_rate == pytest.approx(fit.bse[0] ** 2, rel=1e-10)
+
+
+def test_the_clustered_bound_is_where_the_test_stops_rejecting():
+    rng = np.random.default_rng(4)
+    meetings = np.repeat(np.arange(9), 30)
+    wrong = rng.random(len(meetings)) < rng.uniform(0.05, 0.3, 9)[meetings]
+    every = deferral.prefix_cluster_sums(meetings, wrong)
+    sums = tuple(float(c[-1]) for c in every)
+    bound = deferral.clustered_bound(sums, 0.05)
+    assert wrong.mean() < bound < 1
+    passes = lambda alpha: bool(  # noqa: E731
+        deferral.clustered_passes(tuple(np.array([c]) for c in sums), alpha, 0.05)[0]
+    )
+    assert passes(bound + 1e-6) and not passes(bound - 1e-6)
 
 
 def test_the_clustered_threshold_is_never_laxer_than_the_binomial_one():
@@ -163,14 +186,14 @@ def test_the_clustered_threshold_is_never_laxer_than_the_binomial_one():
             assert plain.threshold is not None and plain.threshold <= clustered.threshold
 
 
-def test_every_prefixs_design_effect_is_the_plain_function_on_that_prefix():
+def test_every_prefixs_cluster_sums_are_the_plain_ones_on_that_prefix():
     rng = np.random.default_rng(9)
     codes = rng.integers(0, 7, 300)
     wrong = rng.random(300) < rng.uniform(0.05, 0.7, 7)[codes]
-    effects = deferral.prefix_design_effects(codes, wrong)
+    every = deferral.prefix_cluster_sums(codes, wrong)
     for i in range(300):
-        expected = deferral.design_effect(
-            np.bincount(codes[: i + 1], wrong[: i + 1], minlength=7),
-            np.bincount(codes[: i + 1], minlength=7),
-        )
-        assert effects[i] == pytest.approx(expected, rel=1e-9, abs=1e-12), i
+        e = np.bincount(codes[: i + 1], wrong[: i + 1], minlength=7)
+        n = np.bincount(codes[: i + 1], minlength=7)
+        expected = (e.sum(), (e**2).sum(), (e * n).sum(), (n**2).sum(), (n > 0).sum(), i + 1)
+        got = tuple(float(c[i]) for c in every)
+        assert got == pytest.approx(expected, rel=1e-12, abs=1e-12), i

@@ -24,6 +24,15 @@ from tests.browsing import sign_in
 from users.models import User
 
 SELECTION = Selection(dataset_version="qa", split="test2", mode="st")
+# a guarantee by meeting needs 7 calibration meetings: 13 labelled or more
+MEETINGS = 14
+
+
+@pytest.fixture
+def fourteen_meetings(tmp_path, db):
+    import_elitr_bench(
+        write_synthetic_elitr(tmp_path / "data", meetings=MEETINGS), with_responses=True
+    )
 
 
 def make_panel() -> None:
@@ -44,7 +53,7 @@ def spreads(alpha: float = 0.2):
 
 
 @pytest.mark.django_db
-def test_the_study_rates_the_most_uncertain_of_what_the_judge_defers(two_meetings, researcher):
+def test_the_study_rates_the_most_uncertain_of_what_the_judge_defers(fourteen_meetings, researcher):
     make_panel()
     deferred = spreads()
     report = build_report(SELECTION)
@@ -79,7 +88,7 @@ def test_the_study_rates_the_most_uncertain_of_what_the_judge_defers(two_meeting
     ],
 )
 def test_a_judge_that_cannot_defer_is_refused_and_nothing_is_made(
-    two_meetings, researcher, judge, alpha, message
+    fourteen_meetings, researcher, judge, alpha, message
 ):
     make_panel()
     with pytest.raises(SelectionError, match=message):
@@ -98,7 +107,7 @@ def test_a_judge_that_cannot_defer_is_refused_and_nothing_is_made(
 
 
 @pytest.mark.django_db
-def test_the_api_takes_the_judge_and_the_target(two_meetings, researcher):
+def test_the_api_takes_the_judge_and_the_target(fourteen_meetings, researcher):
     make_panel()
     client = APIClient()
     client.force_authenticate(researcher)
@@ -125,7 +134,9 @@ def test_the_api_takes_the_judge_and_the_target(two_meetings, researcher):
 def test_a_researcher_sends_the_panels_abstentions_to_an_expert(
     browser, live_server, transactional_db, tmp_path
 ):
-    import_elitr_bench(write_synthetic_elitr(tmp_path / "data", meetings=2), with_responses=True)
+    import_elitr_bench(
+        write_synthetic_elitr(tmp_path / "data", meetings=MEETINGS), with_responses=True
+    )
     User.objects.create_user("rita", password="pw-rita-123", role="researcher")
     make_panel()
     page = sign_in(

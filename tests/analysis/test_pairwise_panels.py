@@ -271,3 +271,16 @@ def test_the_check_keeps_verdicts_and_scores_apart():
         checked_panel({"members": ["battles-a", "battles-b"], "rule": "mean"})
     with pytest.raises(ConfigError, match="pairwise: true"):
         checked_panel({"members": ["battles-a", "battles-b"], "pairwise": False})
+
+
+def test_pairwise_judges_and_panels_defer_beside_the_judges_of_scores(panel):
+    """The six battles lie in one meeting: the report's deferral part holds the
+    pairwise judge and the panel, each saying why no threshold can be chosen
+    and checked (analysis.report.pairwise_deferral; the thresholds themselves:
+    tests/analysis/test_pairwise_deferral.py)."""
+    report = build_report(SELECTION)
+    for judge in (JUDGE, PANEL):
+        assert report.deferral[judge].reason == (
+            f"{judge}: labels on 1 meeting(s): choosing a threshold on some meetings and "
+            "checking it on others takes 2 or more"
+        )
