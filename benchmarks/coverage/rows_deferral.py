@@ -56,6 +56,7 @@ LABELS = (200, 500)
 SMALL_LABELS = (200,)
 SHARES = (0.85, 1.0)  # alpha as a share of the judge's disagreement over the dataset
 BOUNDARY_LEVELS = 3
+SMALL_BOUNDARY_LEVELS = 1  # the CI mode: the most confident threshold's boundary
 
 
 def problem(dataset: Dataset) -> tuple[np.ndarray, np.ndarray]:
@@ -100,9 +101,11 @@ def rows(dataset: Dataset, settings: Settings) -> list[Row]:
     return scored + guarantee_rows(dataset, settings, confidence, disagrees, cluster, "pairwise ")
 
 
-def targets(confidence: np.ndarray, disagrees: np.ndarray) -> list[tuple[str, float, str]]:
+def targets(
+    confidence: np.ndarray, disagrees: np.ndarray, boundaries: int = BOUNDARY_LEVELS
+) -> list[tuple[str, float, str]]:
     """(statistic's words, alpha, its description): alpha at SHARES of the
-    judge's disagreement, and at the boundary of the BOUNDARY_LEVELS most
+    judge's disagreement, and at the boundary of the `boundaries` most
     confident thresholds that keep 10% or more: a hair (1e-9) below the
     population's disagreement there, so that keeping that threshold breaks
     the promise, and its test should pass at most delta of the time."""
@@ -115,7 +118,7 @@ def targets(confidence: np.ndarray, disagrees: np.ndarray) -> list[tuple[str, fl
             continue
         out.append(("deferral at the boundary", rate - 1e-9, f", keeping {keep.mean():.0%}"))
         levels += 1
-        if levels == BOUNDARY_LEVELS:
+        if levels == boundaries:
             break
     return out
 
@@ -140,7 +143,12 @@ def guarantee_rows(
         designs.append(("labels by meeting", f"{k} clusters", k))
     out: list[Row] = []
     for (design, setting, size), (words, alpha, where) in itertools.product(
-        designs, targets(confidence, disagrees)
+        designs,
+        targets(
+            confidence,
+            disagrees,
+            SMALL_BOUNDARY_LEVELS if settings.small else BOUNDARY_LEVELS,
+        ),
     ):
         held = np.ones(settings.replays)
         share_kept = np.full(settings.replays, np.nan)
