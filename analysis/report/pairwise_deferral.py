@@ -55,15 +55,18 @@ def pairwise_deferral(
     """Per pairwise judge (and panel of them, `members` by panel): the deferring
     judge's thresholds and their check against the human pairwise study with
     the most pairs; {} without a human pairwise study."""
-    from analysis.statistics.pairwise import judge_pair_outcomes, majority_outcomes
+    from analysis.statistics.pairwise import (
+        judge_pair_outcomes,
+        majority_outcomes,
+        study_with_most_pairs,
+    )
 
     if verdicts.empty:
         return {}
     humans = majority_outcomes(verdicts)
     if humans.empty:
         return {}
-    counts = humans.groupby("evaluator").size()
-    study = str(counts[counts == counts.max()].sort_index().index[0])
+    study = study_with_most_pairs(humans)
     labels = humans[humans["evaluator"] == study].set_index(PAIR)["outcome"]
     outcomes = judge_pair_outcomes(verdicts)
     if outcomes.empty:

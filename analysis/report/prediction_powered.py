@@ -50,11 +50,30 @@ def judge_ranking(
     )
     if len(first) == 0:
         return not_computable("no question answered by two or more systems both scored")
+    meetings = _codes(meeting_of.loc[on].reset_index(drop=True))
+    return powered(first, second, gold, judged, on, meetings, names, labelled_questions, seed)
+
+
+def powered(
+    first: np.ndarray,
+    second: np.ndarray,
+    gold: np.ndarray,
+    judged: np.ndarray,
+    on: np.ndarray,
+    meetings: np.ndarray,
+    names: list[str],
+    labelled_questions: int,
+    seed: int,
+) -> dict:
+    """The ranking from battles (system codes into `names`; per battle the
+    reference's and the judge's points, its question `on` and meeting code):
+    a seeded sample of `labelled_questions` questions (at most half) keeps the
+    reference's outcomes, and each rank-set is checked against the ranks by
+    all the reference's battles."""
     questions = np.unique(on)
     size = min(labelled_questions, len(questions) // 2)
     rng = np.random.default_rng(seed)
     labelled = np.isin(on, rng.choice(questions, size=size, replace=False))
-    meetings = _codes(meeting_of.loc[on].reset_index(drop=True))
     found = ppr.ranking(first, second, gold, judged, labelled, meetings, names)
     if not found.get("computable", True):
         return found

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.report.prediction_powered import prediction_powered_part
+from analysis.report.prediction_powered_pairwise import prediction_powered_from_verdicts
 from analysis.report.selection import DEFAULT_LABELLED
 from analysis.statistics import bradley_terry as bt
 from analysis.statistics import style_control
@@ -23,7 +24,6 @@ from analysis.statistics.bootstrap import DEFAULT_SEED, ClusterBootstrap
 from analysis.statistics.stats import not_computable
 
 UNIT = "Elo points: 400 per factor of 10 in the odds of winning, the systems' mean at 1000"
-POINTS = {"win": 1.0, "tie": 0.5, "loss": 0.0}
 # the resamples the coverage harness replays the rankings with (its Settings.resamples):
 # more would only smooth the max-t quantile, at 2.5x the time on 10^5 responses
 RANKING_RESAMPLES = 400
@@ -119,7 +119,7 @@ def from_scores(
 
 
 def from_verdicts(verdicts: pd.DataFrame, rs: pd.DataFrame, resamples: int, seed: int) -> dict:
-    from analysis.statistics.pairwise import judge_pair_outcomes, majority_outcomes
+    from analysis.statistics.pairwise import OUTCOME_POINTS, judge_pair_outcomes, majority_outcomes
 
     if verdicts.empty:
         return {}
@@ -131,7 +131,7 @@ def from_verdicts(verdicts: pd.DataFrame, rs: pd.DataFrame, resamples: int, seed
         names = sorted(set(group["system"].astype(str)) | set(group["baseline"].astype(str)))
         first = np.searchsorted(names, group["system"].astype(str).to_numpy())
         second = np.searchsorted(names, group["baseline"].astype(str).to_numpy())
-        outcome = group["outcome"].map(POINTS).to_numpy(float)
+        outcome = group["outcome"].map(OUTCOME_POINTS).to_numpy(float)
         same = first == second  # a system judged against itself says nothing of the ranking
         _, meetings = np.unique(
             meeting_of.loc[group["response_id"]].to_numpy(), return_inverse=True
@@ -154,7 +154,8 @@ def rankings_part(
     length_controlled: bool = False,
 ) -> dict:
     """The report's `rankings`: {"unit", "from_scores", "from_verdicts",
-    "prediction_powered"}; `first`: the evaluator listed first (the
+    "prediction_powered", "prediction_powered_from_verdicts",
+    "length_controlled"}; `first`: the evaluator listed first (the
     reference), the rest by name; `judges`: those ranked by prediction-powered
     rank-sets against the reference, from `labelled_questions` of its
     questions."""
@@ -178,5 +179,8 @@ def rankings_part(
         "from_verdicts": from_verdicts(verdicts, rs, resamples, seed),
         "prediction_powered": prediction_powered_part(
             rs, first, judges or [], labelled_questions, seed
+        ),
+        "prediction_powered_from_verdicts": prediction_powered_from_verdicts(
+            verdicts, rs, labelled_questions, seed
         ),
     }

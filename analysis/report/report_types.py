@@ -890,7 +890,8 @@ class PoweredLabels(ReportPart):
 
 class PredictionPoweredRankings(ReportPart):
     """Per judge, prediction-powered rank-sets (Chatzi et al. 2024) from a
-    seeded sample of the reference's battles and all the judge's."""
+    seeded sample of the reference's battles and all the judge's (from scores:
+    the reference evaluator's; from verdicts: a human pairwise study's)."""
 
     reference: EvaluatorName
     labelled: PoweredLabels
@@ -912,6 +913,10 @@ class Rankings(ReportPart):
     from_scores: dict[EvaluatorName, OrNot[BradleyTerryRanking]]
     from_verdicts: dict[EvaluatorName, OrNot[BradleyTerryRanking]]
     prediction_powered: OrNot[PredictionPoweredRankings] = NO_PREDICTION_POWERED_YET
+    # per LLM pairwise judge, against the human pairwise study with the most pairs
+    prediction_powered_from_verdicts: OrNot[PredictionPoweredRankings] = NotComputable.because(
+        "not in reports made before rank-sets from pairwise verdicts"
+    )
     # from scores, the answers' length difference held fixed (when asked for)
     length_controlled: OrNot[dict[EvaluatorName, OrNot[BradleyTerryRanking]]] = (
         NotComputable.because("not asked for")

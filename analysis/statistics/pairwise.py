@@ -29,6 +29,8 @@ from judging.models import HUMAN_KINDS, PairwiseVerdict, verdict_outcome
 HUMAN_COUNTINGS = ("per_verdict", "majority")
 COUNTINGS = JUDGE_COUNTINGS + HUMAN_COUNTINGS
 OUTCOMES = ("win", "tie", "loss")
+# an outcome's points to the judged response, as battles count them (Bradley-Terry, PPR)
+OUTCOME_POINTS = {"win": 1.0, "tie": 0.5, "loss": 0.0}
 PAIR = ["response_id", "opponent_id"]
 
 
@@ -151,6 +153,13 @@ def majority_outcomes(table: pd.DataFrame) -> pd.DataFrame:
         ],
         axis=1,
     ).reset_index()
+
+
+def study_with_most_pairs(majorities: pd.DataFrame) -> str:
+    """The human study that judged the most pairs (`majority_outcomes`' rows;
+    the first by name among equals): the reference pairwise judges answer to."""
+    counts = majorities.groupby("evaluator").size()
+    return str(counts[counts == counts.max()].sort_index().index[0])
 
 
 def _summary(tally: dict[str, int], baseline: str, counting: str) -> dict:

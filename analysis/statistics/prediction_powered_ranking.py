@@ -163,8 +163,11 @@ def estimate(
         )
     theta = human_rate + lam * (judge_rate_unlabelled - judge_rate_labelled)
     influence = human_part + lam * judge_difference
-    correction = clusters / (clusters - 1) if clusters > 1 else np.inf
-    return Estimate(theta, correction * influence.T @ influence, float(lam), clusters)
+    if clusters < 2:  # one meeting: no spread between meetings to estimate
+        return Estimate(theta, np.full((k, k), np.nan), float(lam), clusters)
+    return Estimate(
+        theta, clusters / (clusters - 1) * influence.T @ influence, float(lam), clusters
+    )
 
 
 def separated(theta: np.ndarray, covariance: np.ndarray, alpha: float = ALPHA) -> np.ndarray:

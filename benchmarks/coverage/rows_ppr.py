@@ -18,7 +18,11 @@ Rows, per L:
   labelled battles alone), beside it for the width the judge saves;
 - "PPR rank-sets, the authors' covariance": shown, not a promise: the
   authors' Sigma (each part divided by all its battles squared, no
-  clustering), to show why Concord's departs from it.
+  clustering), to show why Concord's departs from it;
+- "... against a baseline": the first two again with the battles of the
+  pairwise studies' design (every system against one baseline, here the
+  system of the median pool win rate), as the report's rank-sets from
+  pairwise verdicts make them (analysis.report.prediction_powered_pairwise).
 A replay with fewer labelled clusters than clusters_needed reports nothing,
 as the report would.
 """
@@ -46,7 +50,7 @@ class Pool:
     """The dataset's battles (gold and judge on the same questions), grouped by
     cluster, and the truth: the pool's gold win rates and each system's ranks."""
 
-    def __init__(self, dataset: Dataset) -> None:
+    def __init__(self, dataset: Dataset, against_baseline: bool = False) -> None:
         from analysis.statistics import bradley_terry as bt
         from analysis.statistics import prediction_powered_ranking as ppr
 
@@ -62,6 +66,14 @@ class Pool:
         )
         if not (np.array_equal(first, first_j) and np.array_equal(second, second_j)):
             raise AssertionError("gold and judge battles must align")
+        if against_baseline:
+            # the pairwise studies' design: every system meets one baseline, the
+            # system of the median win rate by all the gold battles
+            rates = ppr.win_rates(first, second, gold, len(dataset.systems))
+            self.baseline = int(np.argsort(rates, kind="stable")[len(rates) // 2])
+            keep = (first == self.baseline) | (second == self.baseline)
+            first, second, gold, judge = first[keep], second[keep], gold[keep], judge[keep]
+            question = question[keep]
         cluster_of = dict(zip(asked.tolist(), dataset.cluster[both].tolist(), strict=True))
         cluster = np.array([cluster_of[q] for q in question.tolist()], int)
         self.k = len(dataset.systems)
@@ -71,7 +83,13 @@ class Pool:
         self.theta = ppr.win_rates(first, second, gold, self.k)
         self.best, self.worst = rank_range(self.theta)
 
-    def replay(self, drawn: np.ndarray, labelled_questions: int, rng: np.random.Generator) -> dict:
+    def replay(
+        self,
+        drawn: np.ndarray,
+        labelled_questions: int,
+        rng: np.random.Generator,
+        authors: bool = True,
+    ) -> dict:
         """One study: the drawn clusters' battles, L of its questions labelled."""
         from analysis.statistics import prediction_powered_ranking as ppr
 
@@ -91,7 +109,7 @@ class Pool:
         found = ppr.ranking(
             first, second, gold, judge, labelled, copy, [str(s) for s in range(self.k)]
         )
-        if found.get("computable", True) and "ci_note" not in found:
+        if found.get("computable", True) and "ci_note" not in found and authors:
             lam = found["prediction_powered"]["lambda"]
             theta = ppr.estimate(first, second, gold, judge, labelled, copy, self.k, lam=lam).theta
             found["authors"] = ppr.rank_sets(
@@ -129,17 +147,30 @@ def authors_covariance(first, second, human, judge, labelled, k, lam) -> np.ndar
 
 def rows(dataset: Dataset, settings: Settings) -> list[Row]:
     rng = np.random.default_rng(settings.seed)
-    pool = Pool(dataset)
+    out: list[Row] = []
+    for design, pool in (("", Pool(dataset)), (" against a baseline", Pool(dataset, True))):
+        out += design_rows(dataset, settings, pool, design, rng)
+    return out
+
+
+def design_rows(
+    dataset: Dataset, settings: Settings, pool: Pool, design: str, rng: np.random.Generator
+) -> list[Row]:
+    """The rows of one battle design: every two systems ("") or each against
+    the baseline (" against a baseline", without the authors' covariance)."""
+    authors = not design
     out: list[Row] = []
     questions = len(np.unique(pool.question))
     for size in labelled_counts(questions, settings.small):
-        held = {"prediction_powered": [], "humans_alone": [], "authors": []}
+        held: dict[str, list[float]] = {"prediction_powered": [], "humans_alone": []}
+        if authors:
+            held["authors"] = []
         widths: dict[str, list[float]] = {name: [] for name in held}
         lambdas: list[float] = []
         notes: set[str] = set()
         for _ in range(settings.replays):
             drawn = rng.integers(0, len(dataset.clusters), len(dataset.clusters))
-            found = pool.replay(drawn, size, rng)
+            found = pool.replay(drawn, size, rng, authors)
             if not found.get("computable", True) or "ci_note" in found:
                 notes.add((found.get("reason") or found["ci_note"]).split(":")[0])
                 for name in held:
@@ -151,16 +182,19 @@ def rows(dataset: Dataset, settings: Settings) -> list[Row]:
                 sets = np.array([by_system[s]["rank_set"] for s in range(pool.k)])
                 held[name].append(float(pool.covered(sets)))
                 widths[name].append(found[name]["mean_rank_set_size"])
-            sets = found["authors"]
-            held["authors"].append(float(pool.covered(sets)))
-            widths["authors"].append(float(np.mean(sets[:, 1] - sets[:, 0] + 1)))
+            if authors:
+                sets = found["authors"]
+                held["authors"].append(float(pool.covered(sets)))
+                widths["authors"].append(float(np.mean(sets[:, 1] - sets[:, 0] + 1)))
         setting = f"{size} labelled questions of {questions}"
         note = "; ".join(sorted(notes))[:300]
         for name, statistic, judged in (
-            ("prediction_powered", "PPR rank-sets (simultaneous)", True),
-            ("humans_alone", "humans-alone rank-sets (simultaneous)", True),
+            ("prediction_powered", f"PPR rank-sets{design} (simultaneous)", True),
+            ("humans_alone", f"humans-alone rank-sets{design} (simultaneous)", True),
             ("authors", "PPR rank-sets, the authors' covariance", False),
         ):
+            if name not in held:
+                continue
             values = np.array(held[name], float)
             given = np.isfinite(values)
             coverage = float(values[given].mean()) if given.any() else None

@@ -122,7 +122,9 @@ def test_self_preference_is_reported_on_the_papers_data_from_six_meetings(small_
 
 def test_prediction_powered_rank_sets_are_replayed_beside_the_authors_covariance(small_run):
     """Rank-sets with the judge and with the labels alone are promises on
-    every dataset; the authors' covariance is shown, not judged."""
+    every dataset, with every two systems meeting and with each meeting a
+    baseline (the pairwise studies' design); the authors' covariance is
+    shown, not judged."""
     rows = [r for r in small_run["rows"] if r["family"] == "ppr"]
     assert {r["dataset"] for r in rows} == set(small_run["settings"]["datasets"])
     by_statistic = {}
@@ -132,13 +134,19 @@ def test_prediction_powered_rank_sets_are_replayed_beside_the_authors_covariance
         "PPR rank-sets (simultaneous)",
         "humans-alone rank-sets (simultaneous)",
         "PPR rank-sets, the authors' covariance",
+        "PPR rank-sets against a baseline (simultaneous)",
+        "humans-alone rank-sets against a baseline (simultaneous)",
     }
     assert not any(r["judged"] for r in by_statistic["PPR rank-sets, the authors' covariance"])
     paper = {r["setting"]: r for r in by_statistic["PPR rank-sets (simultaneous)"]}
     assert set(paper) >= {"20 labelled questions of 130", "65 labelled questions of 130"}
-    for row in by_statistic["PPR rank-sets (simultaneous)"]:
-        assert row["judged"] and row["status"] == "holds", row
-        assert 0.0 <= row["extra"]["mean_lambda"] <= 1.0
+    for statistic in (
+        "PPR rank-sets (simultaneous)",
+        "PPR rank-sets against a baseline (simultaneous)",
+    ):
+        for row in by_statistic[statistic]:
+            assert row["judged"] and row["status"] == "holds", row
+            assert 0.0 <= row["extra"]["mean_lambda"] <= 1.0
 
 
 def test_the_savings_ceiling_is_replayed_and_holds_from_six_meetings(small_run):

@@ -356,3 +356,29 @@ def test_statistics_that_cannot_be_computed():
         "computable": False,
         "reason": "every verdict is a tie: no answer won",
     }
+
+
+def test_the_report_ranks_the_pairwise_judges_against_the_study(battles):
+    """Prediction-powered rank-sets from verdicts, in the report and its HTML:
+    6 pairs on 4 questions of one meeting, 2 questions labelled (at most half);
+    too few labelled meetings for rank-sets, so win rates only, and why."""
+    report = build_report(SELECTION)
+    powered = report.rankings.prediction_powered_from_verdicts
+    assert powered.reference == CROWD
+    assert set(powered.judges) == {JUDGE, LAZY}
+    mine = powered.judges[JUDGE]
+    assert (mine.questions, mine.labelled_questions, mine.meetings) == (4, 2, 1)
+    assert mine.battles.labelled + mine.battles.unlabelled == 6
+    assert "not enough labelled meetings for rank-sets" in mine.ci_note
+    assert all(s.rank_set is None for s in mine.prediction_powered.systems)
+    # the lazy judge judged E1 only: 1 question, none labelled
+    assert powered.judges[LAZY].computable is False
+    html = to_html(report)
+    section = html[html.index('id="prediction-powered-from-verdicts"') :]
+    assert f"a few of {CROWD}'s pairs" in section
+    assert "not enough labelled meetings for rank-sets" in section
+
+    only_judges = build_report(replace(SELECTION, evaluators=("gold-human-eval", JUDGE)))
+    assert only_judges.rankings.prediction_powered_from_verdicts == NotComputable.because(
+        "no human pairwise study in the selection: its verdicts are the reference"
+    )

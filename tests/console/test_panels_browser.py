@@ -116,8 +116,37 @@ def pairwise_judges(project: Project) -> list[str]:
     return names
 
 
+def crowd_study(project: Project) -> str:
+    """A crowd pairwise study of `project` on the pairs the judges judged: three
+    raters per pair, each seeing one order, the judged answer winning twice."""
+    from judging.models import PairwiseVerdict
+
+    crowd = Evaluator.objects.create(name="crowd pairs", kind="crowd_human", project=project)
+    pairs = {
+        (v.response_id, v.opponent_id)
+        for v in PairwiseVerdict.objects.filter(evaluator__name="battle-judge-a")
+    }
+    rows = []
+    for response, opponent in sorted(pairs):
+        for rater, (order, winner) in enumerate([(0, "first"), (1, "second"), (0, "second")]):
+            rows.append(
+                PairwiseVerdict(
+                    evaluator=crowd,
+                    response_id=response,
+                    opponent_id=opponent,
+                    seed=0,
+                    order=order,
+                    winner=winner,
+                    rater=f"p{rater}",
+                )
+            )
+    PairwiseVerdict.objects.bulk_create(rows)
+    return crowd.name
+
+
 def test_a_researcher_makes_a_panel_of_pairwise_judges(browser, live_server, team_data):
     judges = pairwise_judges(team_data)
+    crowd = crowd_study(team_data)
     page = sign_in(browser, live_server, path="/console/judges/panels/new/")
     page.fill("#id_name", "two battle judges")
     for name in judges:
@@ -150,6 +179,11 @@ def test_a_researcher_makes_a_panel_of_pairwise_judges(browser, live_server, tea
     assert "Members: battle-judge-a, battle-judge-b (pairwise judges). Rule: majority" in part
     # the two judges never agree in an order: every panel verdict is a tie
     assert "Responses compared with the baseline's:" in part
+    # each pairwise judge, the panel too, ranked from a few of the crowd's pairs
+    section = body[body.index("Prediction-powered rank-sets from pairwise verdicts") :]
+    assert f"from a few of {crowd}'s pairs" in section
+    for name in [*judges, "two battle judges"]:
+        assert name in section
 
 
 def test_a_viewer_gets_no_panel_button_and_the_form_refuses_him(browser, live_server, team_data):
