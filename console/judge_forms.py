@@ -48,6 +48,7 @@ CONFIG_FIELDS = (
     "template",
     "baseline",
     "counting",
+    "logprobs",
 )
 
 
@@ -125,6 +126,14 @@ class JudgeForm(ProjectFormMixin, forms.Form):
         help_text="Pairwise only: how the two orders of a pair make its result.",
     )
 
+    logprobs = forms.BooleanField(
+        required=False,
+        label="Token probabilities",
+        help_text="Ask the server for each answer token's log-probability (OpenAI, vLLM and "
+        "TGI servers give them): the probability of each score it writes becomes the judge's "
+        "confidence, by which it can defer the responses it is unsure of to a human.",
+    )
+
     def __init__(self, *args: Any, instance: Evaluator | None = None, **kwargs: Any) -> None:
         self.instance = instance
         if instance is not None and not kwargs.get("data") and not (args and args[0]):
@@ -178,6 +187,8 @@ class JudgeForm(ProjectFormMixin, forms.Form):
             config["counting"] = data.get("counting") or "consistent"
         config["temperature"] = data["temperature"]
         config["max_tokens"] = data["max_tokens"]
+        if data.get("logprobs"):
+            config["logprobs"] = True
         for key in ("price_input_per_million", "price_output_per_million"):
             if data.get(key) is not None:
                 config[key] = float(data[key])
@@ -197,5 +208,7 @@ class JudgeForm(ProjectFormMixin, forms.Form):
                 field = "template"
             if field is None and "baseline" in words.lower():
                 field = "baseline"
+            if field is None and "token probabilities" in words:
+                field = "logprobs"
             self.add_error(field if field in self.fields else None, words)
         return data

@@ -22,6 +22,7 @@ from judging.evaluators.config import JudgeConfig
 from judging.locks import lock_judge_item
 from judging.models import JudgeItem, JudgingRun
 from judging.parsers import Verdict
+from judging.token_probability import answer_probability
 
 
 class ReviewError(Invalid, ValueError):
@@ -100,6 +101,8 @@ def do_reparse_item(item: JudgeItem, protocol: ModelJudge, value: int | Verdict)
     """Record an answer that now parses. Only with the item's row lock held
     (check_reparse_run)."""
     assert item.call is not None  # check_reparse_run takes only items with a call
-    protocol.record(item.run, item, value, item.call.raw_output)
+    protocol.record(
+        item.run, item, value, item.call.raw_output, answer_probability(item.call, protocol)
+    )
     item.status, item.outcome, item.detail = JudgeItem.Status.DONE, "ok", "re-parsed"
     item.save(update_fields=["status", "outcome", "detail"])

@@ -33,6 +33,7 @@ from judging.evaluators import JudgeConfig, ModelJudge, judge_for
 from judging.models import JudgeItem, JudgingRun, Judgment, PairwiseVerdict
 from judging.parsers import PARSER_VERSION
 from judging.prompts.templates import TEMPLATE_VERSION
+from judging.token_probability import answer_probability
 from llm.batch import WAITING, collect_batch, poll_batch, submit_batch, unanswered
 from llm.budget import Budget
 from llm.calls import HALT_WORDS, Halt, ModelCaller, Request, Stopped
@@ -218,6 +219,7 @@ class ResultWriter:
                 row = self.protocol.result_row(
                     self.run, item, self.protocol.check_answer(result.value), result.call.raw_output
                 )
+                row.probability = answer_probability(result.call, self.protocol)
                 rows.setdefault(type(row), []).append(row)
             item.status, item.outcome, item.detail = result.status, result.outcome, result.detail
             item.call = result.call

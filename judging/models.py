@@ -115,6 +115,12 @@ class Judgment(models.Model):
     raw_scale_min = models.FloatField()
     raw_scale_max = models.FloatField()
     feedback = models.TextField(blank=True)
+    probability = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="The probability the judge's tokens gave this score (asked for with "
+        "logprobs; judging.token_probability).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -131,6 +137,11 @@ class Judgment(models.Model):
             ),
             models.CheckConstraint(
                 condition=Q(score__gte=1) & Q(score__lte=10), name="judgment_score_in_range"
+            ),
+            models.CheckConstraint(
+                condition=Q(probability__isnull=True)
+                | (Q(probability__gte=0) & Q(probability__lte=1)),
+                name="judgment_probability_valid",
             ),
             models.CheckConstraint(
                 condition=Q(raw_score__gte=F("raw_scale_min"))
@@ -304,6 +315,12 @@ class PairwiseVerdict(models.Model):
     )
     winner = models.CharField(max_length=6, choices=Winner.choices)
     feedback = models.TextField(blank=True)
+    probability = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="The probability the judge's tokens gave this verdict (asked for with "
+        "logprobs; judging.token_probability).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -316,6 +333,11 @@ class PairwiseVerdict(models.Model):
             models.CheckConstraint(condition=Q(order__in=[0, 1]), name="verdict_order_valid"),
             models.CheckConstraint(
                 condition=Q(winner__in=["first", "second", "tie"]), name="verdict_winner_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(probability__isnull=True)
+                | (Q(probability__gte=0) & Q(probability__lte=1)),
+                name="verdict_probability_valid",
             ),
         ]
 

@@ -51,6 +51,9 @@ class ParsedScore:
     outcome: str
     score: int | None
     detail: str = ""
+    # where in the answer the score was read (characters): its tokens'
+    # probability is the judge's confidence (judging.token_probability)
+    span: tuple[int, int] | None = None
 
     @property
     def ok(self) -> bool:
@@ -67,6 +70,7 @@ class ParsedVerdict:
     outcome: str
     verdict: Verdict | None
     detail: str = ""
+    span: tuple[int, int] | None = None  # where the verdict's letter was read
 
     @property
     def ok(self) -> bool:
@@ -78,34 +82,35 @@ class ParsedVerdict:
         return self.verdict
 
 
-def _integer(candidates: list[str], low: int, high: int, what: str) -> ParsedScore:
-    if not candidates:
+def _integer(found: list[re.Match], low: int, high: int, what: str) -> ParsedScore:
+    if not found:
         return ParsedScore("parse_failure", None, f"no {what} in the answer")
-    raw = candidates[-1]  # the last one: the final verdict after any discussion
+    last = found[-1]  # the last one: the final verdict after any discussion
+    raw = last.group(1)
     if not INTEGER.match(raw):
         return ParsedScore("parse_failure", None, f"{what} holds {raw!r}, not an integer")
     value = int(float(raw))
     if not low <= value <= high:
         return ParsedScore("out_of_range", value, f"score {value} outside {low}-{high}")
-    return ParsedScore("ok", value)
+    return ParsedScore("ok", value, span=last.span(1))
 
 
 def parse_boxed(text: str, low: int = 1, high: int = 10) -> ParsedScore:
     """The GPT-4 rubric judge's answer: the score in the last \\boxed{N}."""
-    return _integer(BOXED.findall(text or ""), low, high, "\\boxed{} score")
+    return _integer(list(BOXED.finditer(text or "")), low, high, "\\boxed{} score")
 
 
 def parse_prometheus(text: str, low: int = 1, high: int = 5) -> ParsedScore:
     """Prometheus' answer: 'Feedback: ... [RESULT] N' (the last one)."""
-    return _integer(RESULT.findall(text or ""), low, high, "[RESULT] score")
+    return _integer(list(RESULT.finditer(text or "")), low, high, "[RESULT] score")
 
 
 def parse_verdict(text: str) -> ParsedVerdict:
     """A pairwise verdict [[A]], [[B]] or [[C]] (tie): the last one."""
-    found = VERDICT.findall(text or "")
+    found = list(VERDICT.finditer(text or ""))
     if not found:
         return ParsedVerdict("parse_failure", None, "no [[A]], [[B]] or [[C]] verdict")
-    return ParsedVerdict("ok", JUDGE_LETTERS[found[-1]])
+    return ParsedVerdict("ok", JUDGE_LETTERS[found[-1].group(1)], span=found[-1].span(1))
 
 
 def parse_leval_verdict(text: str) -> ParsedVerdict:
@@ -114,6 +119,7 @@ def parse_leval_verdict(text: str) -> ParsedVerdict:
     names [[A]] and then [[B]] is A."""
     text = text or ""
     for letter in ("A", "B", "C"):
-        if f"[[{letter}]]" in text:
-            return ParsedVerdict("ok", JUDGE_LETTERS[letter])
+        at = text.find(f"[[{letter}]]")
+        if at >= 0:
+            return ParsedVerdict("ok", JUDGE_LETTERS[letter], span=(at + 2, at + 3))
     return ParsedVerdict("parse_failure", None, "no [[A]], [[B]] or [[C]] verdict")

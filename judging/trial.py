@@ -20,6 +20,7 @@ from judging.evaluators.base import ModelJudge
 from judging.evaluators.judges import Pairwise, ScoringJudge
 from judging.model_judging import judge_caller
 from judging.parsers import Verdict
+from judging.token_probability import answer_probability
 from llm.calls import Stopped
 from llm.models import LLMCall
 from llm.policy import BreakerOpen
@@ -52,6 +53,8 @@ class TrialAnswer:
     detail: str
     order: int = 0  # pairwise: 0 shows the judged answer first (A), 1 the baseline's
     winner: str = ""  # pairwise: the system whose answer won, or "tie"
+    # with logprobs: the probability the judge's tokens gave what was read
+    probability: float | None = None
 
 
 def judge_of(config: dict) -> ModelJudge[Any]:
@@ -223,3 +226,5 @@ def read(judge: ModelJudge[Any], item: TrialItem, call: LLMCall, answer: TrialAn
         answer.winner = winner(item, answer.order, parsed.value)
     elif parsed.ok and isinstance(parsed.value, int):
         answer.score = parsed.value
+    if parsed.ok:
+        answer.probability = answer_probability(call, judge)

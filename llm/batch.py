@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 
 from llm.calls import ModelCaller, Request
 from llm.models import LLMCall
-from llm.providers import OpenAICompatibleModel, ProviderSetupError
+from llm.providers import OpenAICompatibleModel, ProviderSetupError, token_logprobs
 
 BATCH_PRICE_FACTOR = 0.5  # OpenAI bills batch requests at half the price
 WAITING = ("validating", "in_progress", "finalizing", "cancelling")
@@ -112,7 +112,10 @@ def collect_batch(caller: ModelCaller, state: BatchState, requests: dict[str, Re
         body = response.get("body") or {}
         if response.get("status_code") != 200 or not body.get("choices"):
             error = record.get("error") or body.get("error") or response
-            fields = {"status": LLMCall.Status.API_ERROR, "error": json.dumps(error)[:2000]}
+            fields: dict[str, object] = {
+                "status": LLMCall.Status.API_ERROR,
+                "error": json.dumps(error)[:2000],
+            }
         else:
             choice, usage = body["choices"][0], body.get("usage") or {}
             prompt, completion = usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0)
@@ -129,6 +132,7 @@ def collect_batch(caller: ModelCaller, state: BatchState, requests: dict[str, Re
                 )
                 / 1e6,
                 "system_fingerprint": body.get("system_fingerprint") or "",
+                "token_logprobs": token_logprobs(choice.get("logprobs")),
             }
         caller.ledger.store(digest, request.messages, request.params, **fields)
         stored += 1

@@ -19,6 +19,7 @@ nothing once another worker may have taken the run over.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -316,6 +317,7 @@ class ModelCaller:
             latency_ms=seconds * 1000,
             system_fingerprint=output.fingerprint,
             usage_counted=counted,
+            token_logprobs=output.token_logprobs,
         )
         if result.written is not None:
             result.written.result()  # on the record before the caller points at it
@@ -405,6 +407,7 @@ class ModelCaller:
                 latency_ms=(time.perf_counter() - started) * 1000,
                 system_fingerprint=output.fingerprint,
                 usage_counted=counted,
+                token_logprobs=output.token_logprobs,
             )
         return self._record(
             digest,
@@ -433,12 +436,8 @@ class ModelCaller:
             self.counted_usage += 1
         prompt = counted_tokens("".join(str(m.get("content", "")) for m in messages))
         return (
-            ModelOutput(
-                output.text,
-                output.finish_reason,
-                prompt,
-                counted_tokens(output.text),
-                output.fingerprint,
+            dataclasses.replace(
+                output, prompt_tokens=prompt, completion_tokens=counted_tokens(output.text)
             ),
             True,
         )

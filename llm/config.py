@@ -25,15 +25,34 @@ MAX_SEED = 2**31 - 1  # what the database stores
 # refused itself, never silently dropped. (OpenAI: no top_k /
 # repetition_penalty; vLLM and llama.cpp take them as extra body fields; TGI's
 # and Ollama's OpenAI routes take seed and top_p.)
+# "logprobs": the chat completion's `logprobs: true` gives each answer token's
+# log-probability (OpenAI's and vLLM's and TGI's servers document it; Ollama's and
+# llama.cpp's OpenAI-compatible servers did not, and a local model does not yet)
 CAPABILITIES: dict[str, dict[str, bool]] = {
-    "openai": {"seed": True, "top_p": True, "repetition_penalty": False, "top_k": False},
-    "vllm": {"seed": True, "top_p": True, "repetition_penalty": True, "top_k": True},
-    "tgi": {"seed": True, "top_p": True, "repetition_penalty": False, "top_k": False},
-    "ollama": {"seed": True, "top_p": True, "repetition_penalty": False, "top_k": False},
-    "llamacpp": {"seed": True, "top_p": True, "repetition_penalty": True, "top_k": True},
+    "openai": {
+        "seed": True, "top_p": True, "repetition_penalty": False, "top_k": False,
+        "logprobs": True,
+    },
+    "vllm": {
+        "seed": True, "top_p": True, "repetition_penalty": True, "top_k": True, "logprobs": True
+    },
+    "tgi": {
+        "seed": True, "top_p": True, "repetition_penalty": False, "top_k": False,
+        "logprobs": True,
+    },
+    "ollama": {
+        "seed": True, "top_p": True, "repetition_penalty": False, "top_k": False,
+        "logprobs": False,
+    },
+    "llamacpp": {
+        "seed": True, "top_p": True, "repetition_penalty": True, "top_k": True,
+        "logprobs": False,
+    },
     # a local HF transformers model on a GPU worker (llm.hf)
-    "hf": {"seed": True, "top_p": True, "repetition_penalty": True, "top_k": True},
-}
+    "hf": {
+        "seed": True, "top_p": True, "repetition_penalty": True, "top_k": True, "logprobs": False
+    },
+}  # fmt: skip
 
 LOCAL_SERVER = "hf"
 

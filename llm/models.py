@@ -33,6 +33,12 @@ class LLMCall(models.Model):
     status = models.CharField(max_length=10, choices=Status.choices)
     raw_output = models.TextField(blank=True)
     finish_reason = models.CharField(max_length=40, blank=True)
+    token_logprobs = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="Each answer token and its log-probability, [[token, logprob], ...], "
+        "where the request asked for them and the server gave them.",
+    )
     prompt_tokens = models.PositiveIntegerField(default=0)
     completion_tokens = models.PositiveIntegerField(default=0)
     cost = models.FloatField(default=0)

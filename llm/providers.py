@@ -44,6 +44,8 @@ class ModelOutput:
     prompt_tokens: int
     completion_tokens: int
     fingerprint: str = ""
+    # each answer token and its log-probability, where asked for and given
+    token_logprobs: list[list] | None = None
 
 
 class FailureKind(enum.Enum):
@@ -164,6 +166,7 @@ class OpenAICompatibleModel(ChatModel):
                 prompt_tokens=int(usage.get("prompt_tokens") or 0),
                 completion_tokens=int(usage.get("completion_tokens") or 0),
                 fingerprint=data.get("system_fingerprint") or "",
+                token_logprobs=token_logprobs(choice.get("logprobs")),
             )
         except (ValueError, TypeError, AttributeError) as error:
             raise MalformedAnswer(
@@ -186,6 +189,28 @@ class OpenAICompatibleModel(ChatModel):
         if isinstance(error, openai.APIStatusError):
             return Failure(FailureKind.FATAL, f"{error.status_code}: {error}")
         return None
+
+
+def token_logprobs(logprobs: object) -> list[list] | None:
+    """A chat completion's `logprobs` as [[token, logprob], ...], or None where
+    the server sent none or sent them in another shape: the answer is kept
+    either way, a judgment without a probability is still a judgment."""
+    content = logprobs.get("content") if isinstance(logprobs, dict) else None
+    if not isinstance(content, list) or not content:
+        return None
+    out = []
+    for entry in content:
+        token = entry.get("token") if isinstance(entry, dict) else None
+        value = entry.get("logprob") if isinstance(entry, dict) else None
+        if (
+            not isinstance(token, str)
+            or not isinstance(value, int | float)
+            or isinstance(value, bool)
+            or not value <= 0
+        ):
+            return None
+        out.append([token, float(value)])
+    return out
 
 
 @functools.cache

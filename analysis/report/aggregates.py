@@ -89,6 +89,7 @@ def with_aggregates(
             rows["evaluator_kind"] = human_kinds[source]
             rows["rater"] = ""
             rows["judgment_seed"] = np.nan
+            rows["judgment_probability"] = np.nan
             rows["order"] = 0
             rows["score"] = scores.to_numpy(float)
             added.append(rows)

@@ -5,7 +5,9 @@ reference on the responses it keeps, checked on meetings it was not chosen on.
 A judge's confidence in a response is minus the spread of its scores: the
 standard deviation of its repeated samples (a judging run with several seeds
 at temperature > 0, as the items-for-humans planner reads it), or, for a
-judge panel, of its members' scores. It agrees with the reference on a
+judge panel, of its members' scores; for a judge run with token
+log-probabilities, 1 minus the probability its tokens gave its score
+(judging.token_probability). It agrees with the reference on a
 response when its score is within TOLERANCE points of the reference's.
 
 The labelled responses are split by meeting: the meetings in sorted order,
@@ -42,17 +44,44 @@ def not_computable(reason: str) -> dict:
     return {"computable": False, "reason": reason}
 
 
+TOKEN_SIGNAL = (
+    "the probability its tokens gave the score it wrote (the server's token log-probabilities; "
+    "the mean over its samples); its spread is 1 minus that"
+)
+
+
+def token_spread(table: pd.DataFrame, judge: str) -> pd.Series | None:
+    """Per response, 1 - the mean probability the judge's tokens gave its
+    scores (judging.token_probability), when every judgment of the judge in
+    the table has one; None otherwise (a judge run without logprobs, or a
+    server that gave none for some answers: a signal for some responses only
+    would defer the others for want of it)."""
+    if "judgment_probability" not in table:
+        return None
+    mine = table[(table["evaluator"] == judge).to_numpy()]
+    probability = mine["judgment_probability"].to_numpy(float)
+    if len(mine) == 0 or not np.isfinite(probability).all():
+        return None
+    means = pd.Series(probability, index=mine["response_id"].to_numpy()).groupby(level=0).mean()
+    return 1.0 - means
+
+
 def confidence_signal(
     scope: Scope, judge: str, rs_wide: pd.DataFrame, seeded: pd.DataFrame
 ) -> tuple[pd.Series, str]:
     """Per response, minus the judge's spread, and the signal in words.
     `seeded`: the table's judgments with a seed (the only ones that can
-    spread over samples)."""
+    spread over samples). A judge run with token log-probabilities defers by
+    them (they exist with one sample at temperature 0, where seeds do not
+    spread); a panel by its members' spread; other judges by their seeds'."""
     info = scope.info.get(judge)
     if info is not None and info.kind == PANEL_KIND and judge in scope.panels:
         members = scope.panels[judge]["members"]
         spread = spread_by_response(rs_wide.reindex(columns=members), members)
         return -spread, f"the spread (SD) of its members' scores ({', '.join(members)})"
+    tokens = token_spread(scope.table, judge)
+    if tokens is not None:
+        return -tokens, TOKEN_SIGNAL
     spread = sample_spread(seeded, [judge]) if len(seeded) else pd.Series(dtype=float)
     return -spread, "the spread (SD) of its repeated samples (seeds)"
 
@@ -89,7 +118,7 @@ def one_judge(
     if confidence.empty:
         return not_computable(
             f"{judge}: no confidence signal (run it with several seeds at a temperature above "
-            "0, or make it part of a panel)"
+            "0, or with token log-probabilities (logprobs), or make it part of a panel)"
         )
     labels = wide[reference].reindex(confidence.index)
     labelled = labels.notna()

@@ -191,6 +191,7 @@ def panel_rows(
     rows["evaluator_kind"] = PANEL_KIND
     rows["rater"] = ""
     rows["judgment_seed"] = np.nan
+    rows["judgment_probability"] = np.nan
     rows["order"] = 0
     rows["score"] = combined
     return rows, account

@@ -28,6 +28,7 @@ COLUMNS = {
     "evaluator_kind": "evaluator__kind",
     "rater": "rater",
     "judgment_seed": "seed",
+    "judgment_probability": "probability",
     "order": "order",
     "score": "score",
     "system": "response__run__system__name",
@@ -146,6 +147,7 @@ JUDGMENT_COLUMNS = {
     "evaluator_id": "evaluator_id",
     "rater": "rater",
     "judgment_seed": "seed",
+    "judgment_probability": "probability",
     "order": "order",
     "score": "score",
 }
@@ -215,6 +217,7 @@ def copied_score_table(selection: Selection) -> pd.DataFrame:
             "evaluator_id": "int64",
             "rater": "category",
             "judgment_seed": "float64",
+            "judgment_probability": "float64",
             "order": "int64",
             "score": "float64",
         },
@@ -251,6 +254,7 @@ def copied_score_table(selection: Selection) -> pd.DataFrame:
         "evaluator_kind": pd.Categorical.from_codes(kinds.codes[at], kinds.categories),
         "rater": table["rater"].array,
         "judgment_seed": table["judgment_seed"].to_numpy(),
+        "judgment_probability": table["judgment_probability"].to_numpy(),
         "order": table["order"].to_numpy(),
         "score": table["score"].to_numpy(),
     }
@@ -281,7 +285,8 @@ def fetched_score_table(selection: Selection) -> pd.DataFrame:
             rows = cursor.fetchall()
     table = pd.DataFrame.from_records(rows, columns=list(COLUMNS))
     table["score"] = table["score"].astype(float)
-    for column in ("judgment_seed", "run_seed"):  # NaN where none, as the COPY loader reads them
+    # NaN where none, as the COPY loader reads them
+    for column in ("judgment_seed", "judgment_probability", "run_seed"):
         table[column] = pd.to_numeric(table[column]).astype(float)
     for column in CATEGORIES:
         table[column] = table[column].astype("category")

@@ -149,8 +149,11 @@ class JudgmentSerializer(serializers.ModelSerializer):
             "raw_scale_min",
             "raw_scale_max",
             "feedback",
+            "probability",
             "created_at",
         ]
+        # the judge's tokens' (judging.token_probability): never entered
+        read_only_fields = ["probability"]
 
 
 # What a run reports as it goes (read only).

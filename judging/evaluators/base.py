@@ -256,13 +256,22 @@ class ModelJudge(EvaluatorPlugin[Answer]):
     ) -> Judgment | PairwiseVerdict:
         """The (unsaved) row a checked value becomes."""
 
-    def record(self, run: JudgingRun, item: JudgeItem, value: object, feedback: str) -> None:
+    def record(
+        self,
+        run: JudgingRun,
+        item: JudgeItem,
+        value: object,
+        feedback: str,
+        probability: float | None = None,
+    ) -> None:
         """A parsed (or researcher-entered) value as the item's result, once: a
         second write (a redelivered task, a re-parse) finds it stored and
-        changes nothing. A value the judge does not take is AnswerError."""
+        changes nothing. A value the judge does not take is AnswerError.
+        `probability`: the judge's tokens' (judging.token_probability)."""
         from django.db import IntegrityError, transaction
 
         row = self.result_row(run, item, self.check_answer(value), feedback)
+        row.probability = probability
         try:
             with transaction.atomic():
                 row.save(force_insert=True)

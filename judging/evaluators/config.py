@@ -13,7 +13,7 @@ from typing import Any
 from corpus.choices import Language, either
 from judging.evaluators.base import ConfigError
 from judging.evaluators.registry import judge_class
-from llm.config import MAX_SEED, ModelConfig, check_types
+from llm.config import CAPABILITIES, MAX_SEED, ModelConfig, check_types
 
 __all__ = ["ConfigError", "JudgeConfig"]
 
@@ -42,6 +42,9 @@ class JudgeConfig(ModelConfig):
     device: str = "auto"  # a local model's device
     # whether each request carries its seed (L-Eval's judge sent none)
     send_seed: bool = True
+    # ask for each answer token's log-probability: the probability of the score
+    # (verdict) a judge gives is then its confidence, for the deferring judge
+    logprobs: bool = False
     extra: dict = field(default_factory=dict)
 
     @classmethod
@@ -91,6 +94,11 @@ class JudgeConfig(ModelConfig):
         if self.max_tokens < 1:
             raise ConfigError("max_tokens must be positive.")
         self.check_endpoint(ConfigError)
+        if self.logprobs and not CAPABILITIES[self.server]["logprobs"]:
+            raise ConfigError(
+                f"A {self.server} server does not give token probabilities here: set logprobs "
+                "to false, or use an OpenAI, vLLM or TGI server."
+            )
         if self.is_local and self.max_concurrency != 1:
             raise ConfigError(
                 "A local model answers one request at a time: set "
@@ -100,4 +108,7 @@ class JudgeConfig(ModelConfig):
 
     def sampling(self, seed: int) -> dict[str, Any]:
         """The parameters sent with a request (and stored in the ledger)."""
-        return self.request_params(seed if self.send_seed else None, self.max_tokens)
+        params = self.request_params(seed if self.send_seed else None, self.max_tokens)
+        if self.logprobs:
+            params["logprobs"] = True
+        return params

@@ -12,12 +12,13 @@ from scipy.special import betaincinv
 from scipy.stats import t as student
 
 from analysis.report.build import build_report
+from analysis.report.deferral import TOKEN_SIGNAL
 from analysis.report.render import to_html
 from analysis.report.report_types import AgreementReport, DeferringJudge, is_computed
 from analysis.report.scope import resolve
 from analysis.report.selection import Selection
 from analysis.statistics.deferral import clopper_pearson
-from judging.models import Evaluator
+from judging.models import Evaluator, Judgment
 from tests.analysis.test_panels import TEST2
 from tests.analysis.test_trust import paper, paper_once  # noqa: F401 (fixtures)
 
@@ -121,7 +122,16 @@ def test_a_panel_defers_by_its_members_spread(sixteen_meetings):
     assert AgreementReport.from_json(report.to_json()) == report
     part = report.deferral["panel"]
     assert isinstance(part, DeferringJudge) and is_computed(part)
-    rows = panel_rows(SYNTHETIC)
+    assert_levels_are_the_loop_s(part, panel_rows(SYNTHETIC))
+    html = to_html(report)
+    section = html[html.index('id="deferral-panel"') :]
+    assert "the spread (SD) of its members" in section
+
+
+def assert_levels_are_the_loop_s(part, rows):
+    """The report's thresholds and held-out figures equal a plain loop's over
+    `rows` (meeting, spread, disagrees): meetings in sorted order, every other
+    one calibrates."""
     names = sorted({m for m, _, _ in rows})
     calibration = [(s, w, m) for m, s, w in rows if names.index(m) % 2 == 0]
     held = [(s, w) for m, s, w in rows if names.index(m) % 2 == 1]
@@ -145,7 +155,33 @@ def test_a_panel_defers_by_its_members_spread(sixteen_meetings):
         assert level.held_out_agreement == pytest.approx(agreeing / len(kept))
         assert level.held_out_ci95 == pytest.approx(list(clopper_pearson(agreeing, len(kept))))
         assert level.calibration_bound <= level.alpha
-    assert kept_some >= 1  # a level where the panel keeps some responses
-    html = to_html(report)
-    section = html[html.index('id="deferral-panel"') :]
-    assert "the spread (SD) of its members" in section
+    assert kept_some >= 1  # a level where the judge keeps some responses
+
+
+def test_a_judge_with_token_probabilities_defers_by_them(sixteen_meetings):
+    """gpt-4-eval's judgments given token probabilities (high where it is within
+    2 points of the gold, spread out where not): it defers by 1 - probability,
+    as the loop does, where without them it had no signal at all."""
+    before = build_report(SYNTHETIC).deferral["gpt-4-eval"]
+    assert "no confidence signal" in before.reason and "logprobs" in before.reason
+    table = resolve(SYNTHETIC).table
+    scores = table.groupby(["response_id", "evaluator"], observed=True)["score"].mean().unstack()
+    meeting = table.drop_duplicates("response_id").set_index("response_id")["meeting"]
+    rng = np.random.default_rng(5)
+    judgments = list(Judgment.objects.filter(evaluator__name="gpt-4-eval"))
+    rows = []
+    for judgment in judgments:
+        gold = scores.loc[judgment.response_id, "gold-human-eval"]
+        wrong = abs(scores.loc[judgment.response_id, "gpt-4-eval"] - gold) > 2
+        judgment.probability = 0.25 + 0.7 * rng.random() if wrong else 0.8 + 0.2 * rng.random()
+        if not np.isnan(gold):
+            rows.append((str(meeting[judgment.response_id]), 1 - judgment.probability, wrong))
+    Judgment.objects.bulk_update(judgments, ["probability"])
+    assert len(rows) == len({j.response_id for j in judgments})  # one judgment a response
+
+    report = build_report(SYNTHETIC)
+    assert AgreementReport.from_json(report.to_json()) == report
+    part = report.deferral["gpt-4-eval"]
+    assert isinstance(part, DeferringJudge) and part.signal == TOKEN_SIGNAL
+    assert_levels_are_the_loop_s(part, rows)
+    assert "the probability its tokens gave the score" in to_html(report)

@@ -70,6 +70,34 @@ def test_a_researcher_makes_a_judge_and_tries_it_on_three_items(
     page.click("nav a:has-text('Judges')")
     assert "not set: cost unknown" in page.inner_text("#judges")
 
+    # a judge with token probabilities: refused on a server that gives none, then
+    # made on one that does; its trial shows each score's probability
+    page.click("#new-judge")
+    page.fill("#id_name", "judge with probabilities")
+    page.select_option("#id_server", "ollama")
+    page.fill("#id_base_url", server.url)
+    page.fill("#id_model", "judge-model")
+    page.select_option("#id_api_key_env", "")
+    page.check("#id_logprobs")
+    page.click("#submit")
+    page.wait_for_selector("#field-logprobs .errorlist")
+    assert "does not give token probabilities" in page.inner_text("#field-logprobs .errorlist")
+    assert not Evaluator.objects.filter(name="judge with probabilities").exists()
+    page.select_option("#id_server", "vllm")
+    page.click("#submit")
+    page.wait_for_url(re.compile(r"/console/judges/\d+/$"))
+    assert Evaluator.objects.get(name="judge with probabilities").config["logprobs"] is True
+    page.click("#try-judge")
+    page.wait_for_selector("#trial-answers")
+    shown = page.locator("#trial-answers [data-probability]")
+    assert shown.count() == 3
+    drawn = sorted(server.answer_probability.values())
+    for cell in shown.all():
+        value = float(cell.get_attribute("data-probability"))
+        assert min(abs(value - p) for p in drawn) < 1e-12  # what the server's tokens said
+        assert "token probability" in cell.inner_text()
+    page.click("nav a:has-text('Judges')")
+
     # a custom template without the response it judges: refused on its field
     page.click("#new-judge")
     page.fill("#id_name", "broken template")

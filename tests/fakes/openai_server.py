@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 import socket
 import threading
@@ -59,6 +60,9 @@ class FakeOpenAI:
         self.log: list[dict] = []
         self.in_flight = 0
         self.max_in_flight = 0
+        # with `logprobs: true`: per request (its last user message), the
+        # probability the answer's tokens gave its score or verdict
+        self.answer_probability: dict[str, float] = {}
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -182,7 +186,10 @@ class FakeOpenAI:
                 time.sleep(self.hang)
                 return self.reply(request, 500, {"error": {"message": "too late"}})
             if "[The Start of Assistant A's Answer]" in user:
-                return self.reply(request, 200, self.answer(body, self.verdict(user), "stop"))
+                text = self.verdict(user)
+                letter = text.rindex("[[") + 2
+                tokens = self.tokens(body, user, text, (letter, letter + 1))
+                return self.reply(request, 200, self.answer(body, text, "stop", tokens))
             prometheus = "[RESULT]" in user
             top = 5 if prometheus else 10
             score = self.score_for(judged, top)
@@ -192,11 +199,14 @@ class FakeOpenAI:
                 else f"The response covers the reference answer. \\boxed{{{score}}}"
             )
             finish = "stop"
+            at = text.rindex(str(score))
+            span: tuple[int, int] | None = (at, at + len(str(score)))
             if fault == "garbled":
-                text = "I think this answer is rather good, maybe an eight out of ten."
+                text, span = "I think this answer is rather good, maybe an eight out of ten.", None
             elif fault == "truncated":
-                text, finish = "The response covers the refer", "length"
-            return self.reply(request, 200, self.answer(body, text, finish))
+                text, finish, span = "The response covers the refer", "length", None
+            tokens = self.tokens(body, user, text, span)
+            return self.reply(request, 200, self.answer(body, text, finish, tokens))
         finally:
             stop_counting()
 
@@ -311,10 +321,41 @@ class FakeOpenAI:
             return f"One answer matches the reference. [[{'A' if a_good else 'B'}]]"
         return "Neither is clearly better. [[C]]"
 
-    def answer(self, body: dict, text: str, finish: str) -> dict:
+    def tokens(
+        self, body: dict, user: str, text: str, span: tuple[int, int] | None
+    ) -> list[tuple[str, float]] | None:
+        """With `logprobs: true`: the answer as tokens and their log-probabilities.
+        Words before and after the score are tokens of probability 0.95; the
+        score (verdict) is a token per character, each of a probability drawn
+        from the prompt, whose product is kept in `answer_probability`."""
+        if not body.get("logprobs"):
+            return None
+        start, end = span if span is not None else (len(text), len(text))
+        words = [(t, math.log(0.95)) for t in re.findall(r"\s*\S+|\s+", text[:start])]
+        digest = int(hashlib.sha256(user.encode()).hexdigest(), 16)
+        chosen = []
+        for position, character in enumerate(text[start:end]):
+            probability = 0.3 + 0.69 * ((digest >> (10 * position)) % 1000) / 1000
+            chosen.append((character, math.log(probability)))
+        if span is not None:
+            with self.lock:
+                self.answer_probability[user] = math.exp(sum(lp for _, lp in chosen))
+        after = [(t, math.log(0.95)) for t in re.findall(r"\s*\S+|\s+", text[end:])]
+        return words + chosen + after
+
+    def answer(
+        self, body: dict, text: str, finish: str, tokens: list[tuple[str, float]] | None = None
+    ) -> dict:
         completion = self.completion(body, text, finish)
         if self.no_usage:
             del completion["usage"]
+        if tokens is not None:
+            completion["choices"][0]["logprobs"] = {
+                "content": [
+                    {"token": t, "logprob": lp, "bytes": list(t.encode()), "top_logprobs": []}
+                    for t, lp in tokens
+                ]
+            }
         return completion
 
     @staticmethod

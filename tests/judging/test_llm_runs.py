@@ -375,3 +375,40 @@ def test_endpoint_limit_is_shared_by_simultaneous_runs(two_meetings_committed, s
     assert server.count == 2 * DISTINCT
     assert server.max_in_flight == 3
     assert all(JudgingRun.objects.get(pk=r.pk).status == "done" for r in runs)
+
+
+def test_token_probabilities_are_each_judgment_s_confidence(two_meetings_committed, server):
+    """Asked with logprobs, each judgment keeps the probability the server's
+    tokens gave its score: the product the fake server drew for that prompt,
+    read back through the ledger; the same run again is answered from the
+    ledger with the same probabilities. Without logprobs: none."""
+    judge = llm_judge(server.url, name="judge with logprobs", logprobs=True)
+    run = run_llm_judging(create_judging_run(judge, qa_test2(), "st").pk)
+    assert (run.done, run.failed, server.count) == (36, 0, DISTINCT)
+    call = LLMCall.objects.first()
+    assert call.params["logprobs"] is True
+    assert "".join(token for token, _ in call.token_logprobs) == call.raw_output
+    items = {
+        (i.response_id, i.seed): i for i in JudgeItem.objects.filter(run=run).select_related("call")
+    }
+    for judgment in judged(judge):
+        user = items[(judgment.response_id, judgment.seed)].call.messages[-1]["content"]
+        assert judgment.probability == pytest.approx(server.answer_probability[user], rel=1e-12)
+    assert len({j.probability for j in judged(judge)}) == DISTINCT  # drawn per prompt
+
+    again = llm_judge(server.url, name="the same judge again", logprobs=True)
+    run_llm_judging(create_judging_run(again, qa_test2(), "st").pk)
+    assert server.count == DISTINCT  # from the ledger, with its token probabilities
+    first = dict(judged(judge).values_list("response_id", "probability"))
+    assert dict(judged(again).values_list("response_id", "probability")) == first
+
+    plain = llm_judge(server.url, name="judge without logprobs")
+    run_llm_judging(create_judging_run(plain, qa_test2(), "st").pk)
+    assert set(judged(plain).values_list("probability", flat=True)) == {None}
+
+
+def test_a_server_without_token_probabilities_is_refused_them():
+    with pytest.raises(ConfigError, match="A ollama server does not give token probabilities"):
+        JudgeConfig.from_dict({"server": "ollama", "logprobs": True})
+    assert JudgeConfig.from_dict({"server": "tgi", "logprobs": True}).sampling(7)["logprobs"]
+    assert "logprobs" not in JudgeConfig.from_dict({"server": "tgi"}).sampling(7)

@@ -151,7 +151,7 @@ def test_scales_with_the_czech_zero(settings, scale):
 def test_a_czech_zero_parses_only_on_a_czech_scale_and_maps_to_one():
     english, czech = judge(), judge(language="cs")
     assert english.parse("Not Czech. \\boxed{0}").outcome == "out_of_range"
-    assert czech.parse("Not Czech. \\boxed{0}") == ParsedScore("ok", 0)
+    assert czech.parse("Not Czech. \\boxed{0}") == ParsedScore("ok", 0, span=(18, 19))
     assert (czech.common_score(0), czech.common_score(7), czech.common_score(10)) == (1, 7, 10)
     prometheus = judge(protocol="prometheus", language="cs")
     assert prometheus.parse("Feedback: not Czech [RESULT] 0").value == 0
@@ -169,7 +169,7 @@ def test_prometheus_doubles_onto_the_common_scale():
 
 def test_pairwise_answers_parse_to_verdicts():
     pairwise = judge(**PAIRWISE)
-    assert pairwise.parse("A is closer. [[A]]") == ParsedVerdict("ok", Verdict.A)
+    assert pairwise.parse("A is closer. [[A]]") == ParsedVerdict("ok", Verdict.A, span=(15, 16))
     assert pairwise.parse("[[A]] no, equal: [[C]]").value is Verdict.TIE
     assert pairwise.parse("\\boxed{2}").outcome == "parse_failure"
 
