@@ -65,6 +65,24 @@ def test_a_fair_judge(two_meetings_committed):
     assert report.diagnostics.win_rates.per_order["battle judge"]["Synthetic-Echo"].n == 24
 
 
+def test_a_pairwise_judge_s_verdicts_keep_their_token_probability(two_meetings_committed):
+    """Asked with logprobs, each verdict keeps the probability the server's
+    tokens gave the letter it was read as ([[A]], [[B]] or [[C]])."""
+    with FakeOpenAI() as server:
+        judge = pairwise_judge(server, name="judge with logprobs", logprobs=True)
+        run = run_llm_judging(create_judging_run(judge, qa_test2(), "st").pk)
+    assert run.done == 48
+    calls = {
+        (i.response_id, i.order): i.call.messages[-1]["content"]
+        for i in JudgeItem.objects.filter(run=run).select_related("call")
+    }
+    verdicts = PairwiseVerdict.objects.filter(evaluator=judge)
+    assert verdicts.count() == 48
+    for verdict in verdicts:
+        user = calls[(verdict.response_id, verdict.order)]
+        assert verdict.probability == pytest.approx(server.answer_probability[user], rel=1e-12)
+
+
 def test_a_judge_that_always_prefers_the_first_answer(two_meetings_committed):
     with FakeOpenAI(first_wins=True) as server:
         judge = pairwise_judge(server, name="biased judge")
