@@ -16,9 +16,12 @@ Rows, per L:
   number of ranks a set holds;
 - "humans-alone rank-sets (simultaneous)": the same with lambda = 0 (the
   labelled battles alone), beside it for the width the judge saves;
+- "PPR rank-sets, the authors' chi-square rule": shown, not a promise: the
+  same estimate and covariance with the authors' multiplier (the chi-square
+  ellipsoid's projection) in place of the max-t, for the width it costs;
 - "PPR rank-sets, the authors' covariance": shown, not a promise: the
   authors' Sigma (each part divided by all its battles squared, no
-  clustering), to show why Concord's departs from it;
+  clustering) with their multiplier, to show why Concord's departs from it;
 - "... against a baseline": the first two again with the battles of the
   pairwise studies' design (every system against one baseline, here the
   system of the median pool win rate), as the report's rank-sets from
@@ -109,11 +112,14 @@ class Pool:
         found = ppr.ranking(
             first, second, gold, judge, labelled, copy, [str(s) for s in range(self.k)]
         )
-        if found.get("computable", True) and "ci_note" not in found and authors:
-            lam = found["prediction_powered"]["lambda"]
-            theta = ppr.estimate(first, second, gold, judge, labelled, copy, self.k, lam=lam).theta
+        if not found.get("computable", True) or "ci_note" in found:
+            return found
+        lam = found["prediction_powered"]["lambda"]
+        got = ppr.estimate(first, second, gold, judge, labelled, copy, self.k, lam=lam)
+        found["chi_square"] = ppr.rank_sets(got.theta, got.covariance)  # the authors' rule
+        if authors:
             found["authors"] = ppr.rank_sets(
-                theta, authors_covariance(first, second, gold, judge, labelled, self.k, lam)
+                got.theta, authors_covariance(first, second, gold, judge, labelled, self.k, lam)
             )
         return found
 
@@ -162,7 +168,11 @@ def design_rows(
     out: list[Row] = []
     questions = len(np.unique(pool.question))
     for size in labelled_counts(questions, settings.small):
-        held: dict[str, list[float]] = {"prediction_powered": [], "humans_alone": []}
+        held: dict[str, list[float]] = {
+            "prediction_powered": [],
+            "humans_alone": [],
+            "chi_square": [],
+        }
         if authors:
             held["authors"] = []
         widths: dict[str, list[float]] = {name: [] for name in held}
@@ -182,15 +192,17 @@ def design_rows(
                 sets = np.array([by_system[s]["rank_set"] for s in range(pool.k)])
                 held[name].append(float(pool.covered(sets)))
                 widths[name].append(found[name]["mean_rank_set_size"])
-            if authors:
-                sets = found["authors"]
-                held["authors"].append(float(pool.covered(sets)))
-                widths["authors"].append(float(np.mean(sets[:, 1] - sets[:, 0] + 1)))
+            for name in ("chi_square", "authors"):
+                if name in held:
+                    sets = found[name]
+                    held[name].append(float(pool.covered(sets)))
+                    widths[name].append(float(np.mean(sets[:, 1] - sets[:, 0] + 1)))
         setting = f"{size} labelled questions of {questions}"
         note = "; ".join(sorted(notes))[:300]
         for name, statistic, judged in (
             ("prediction_powered", f"PPR rank-sets{design} (simultaneous)", True),
             ("humans_alone", f"humans-alone rank-sets{design} (simultaneous)", True),
+            ("chi_square", f"PPR rank-sets{design}, the authors' chi-square rule", False),
             ("authors", "PPR rank-sets, the authors' covariance", False),
         ):
             if name not in held:

@@ -134,10 +134,13 @@ def test_prediction_powered_rank_sets_are_replayed_beside_the_authors_covariance
         "PPR rank-sets (simultaneous)",
         "humans-alone rank-sets (simultaneous)",
         "PPR rank-sets, the authors' covariance",
+        "PPR rank-sets, the authors' chi-square rule",
         "PPR rank-sets against a baseline (simultaneous)",
         "humans-alone rank-sets against a baseline (simultaneous)",
+        "PPR rank-sets against a baseline, the authors' chi-square rule",
     }
-    assert not any(r["judged"] for r in by_statistic["PPR rank-sets, the authors' covariance"])
+    for shown in ("the authors' covariance", "the authors' chi-square rule"):
+        assert not any(r["judged"] for r in by_statistic[f"PPR rank-sets, {shown}"])
     paper = {r["setting"]: r for r in by_statistic["PPR rank-sets (simultaneous)"]}
     assert set(paper) >= {"20 labelled questions of 130", "65 labelled questions of 130"}
     for statistic in (

@@ -117,11 +117,13 @@ def test_the_ranking_is_the_statistic_on_the_pairs_written_out_by_hand():
     # far apart by design: every rank-set is given and holds the crowd's rank
     assert [rows[s]["all_labels_rank"] for s in ("Alpha", "Beta", "Base", "Gamma")] == [1, 2, 3, 4]
     assert all(row["holds"] for row in rows.values())
-    # a judge right on 80% of the pairs carries weight and narrows the sets
+    # a judge right on 80% of the pairs carries weight: smaller standard errors
     assert mine["prediction_powered"]["lambda"] > 0.3
+    alone = {s["system"]: s for s in mine["humans_alone"]["systems"]}
+    assert all(row["se"] < alone[name]["se"] for name, row in rows.items())
     assert (
         mine["prediction_powered"]["mean_rank_set_size"]
-        < mine["humans_alone"]["mean_rank_set_size"]
+        <= mine["humans_alone"]["mean_rank_set_size"]
     )
 
 
