@@ -12,10 +12,23 @@ from django.urls import reverse
 
 from analysis.report import study_reliability
 from analysis.statistics import rater_models
+from annotator.actions.arrival import check_start_assignment
+from annotator.actions.rating import check_complete_assignment, check_rate_item
 from annotator.models import Participant
-from tests.console.test_qc_plots import rate
 
 pytestmark = pytest.mark.django_db
+
+
+def rate(study, pid: str, scores) -> None:
+    """Rate every item of the next task and complete it, each item's score
+    chosen by the item (its rank among the task's item ids), not by where
+    the participant's shuffled order puts it: participants who give the same
+    scores agree item by item, whatever order each was shown."""
+    assignment = check_start_assignment(study, pid=pid)
+    ranked = sorted(assignment.item_order)
+    for position, item in enumerate(assignment.item_order, 1):
+        check_rate_item(assignment, position, score=scores[ranked.index(item) % len(scores)])
+    check_complete_assignment(assignment)
 
 
 def cells(html: str) -> dict[str, str]:
