@@ -60,7 +60,8 @@ def test_rank_sets_on_the_paper_data(paper):
         assert truth["GPT-4"] == pytest.approx(0.7346153846, abs=1e-9)
     page = to_html(report)
     section = page[page.index('id="prediction-powered-ranking"') :]
-    assert "gpt-4-eval</b>: GPT-4 {1}, Vicuna-13B-v1.5 {2}, LongAlpaca-7B {3}" in section
+    for judge in ("gpt-4-eval", "prometheus-eval"):
+        assert f"{judge}</b>: GPT-4 {{1}}, Vicuna-13B-v1.5 {{2}}, LongAlpaca-7B {{3}}" in section
     assert "0.73, 1</td><td>yes</td>" in section
 
 
