@@ -140,7 +140,8 @@ def one_judge(
     )
     if found.get("computable") is False:
         return found
-    return {"signal": signal, "tolerance": TOLERANCE} | found
+    spread = "tokens" if signal == TOKEN_SIGNAL else "sd"
+    return {"signal": signal, "tolerance": TOLERANCE, "spread": spread} | found
 
 
 def guarantee(

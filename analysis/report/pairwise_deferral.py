@@ -7,6 +7,12 @@ behind that outcome are; the "spread" is the share of them that differ from it:
 - an LLM pairwise judge's votes are its verdicts, each order and seed (both
   orders agree: spread 0; a flip: 1);
 - a panel of pairwise judges' votes are its members' own outcomes on the pair.
+A judge run with token log-probabilities (every verdict has one) weighs each
+vote by the probability its tokens gave it: the spread is 1 minus the mean,
+over its votes, of that probability for a vote that agrees with the outcome
+and 0 for one that does not. A flip still counts as full dissent (each order
+may be sure of itself); of two consistent pairs, the one the tokens were
+surer of is kept first.
 The judge agrees with the humans on a pair when its outcome (win, tie or
 loss) is the majority outcome of the human pairwise study with the most pairs
 in the selection. The threshold is chosen on half of the labelled meetings
@@ -16,24 +22,38 @@ harness replays it (rows_deferral, "pairwise").
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from analysis.report.deferral import guarantee, not_computable
 from analysis.report.panels import PANEL_KIND
 
 PAIR = ["response_id", "opponent_id"]
+TOKEN_SIGNAL = (
+    "the probability its tokens gave each verdict (the server's token log-probabilities), "
+    "counted for the verdicts that agree with its consistent outcome (a flip counts 0); "
+    "its spread is 1 minus their mean over orders and seeds"
+)
 
 
-def dissent(verdicts: pd.DataFrame, outcomes: pd.DataFrame, members: dict[str, list[str]]):
+def dissent(
+    verdicts: pd.DataFrame, outcomes: pd.DataFrame, members: dict[str, list[str]]
+) -> tuple[pd.Series, set[str]]:
     """Per judge and pair: the share of its votes that differ from its outcome
-    (`outcomes`: analysis.statistics.pairwise.judge_pair_outcomes)."""
+    (`outcomes`: analysis.statistics.pairwise.judge_pair_outcomes), weighed by
+    the votes' token probabilities for the judges that have them all; and
+    the names of those judges."""
     from analysis.statistics.pairwise import judge_rows
     from analysis.statistics.pairwise import outcomes as verdict_outcomes
 
     judges = judge_rows(verdicts)
     own = judges[judges["evaluator_kind"].astype(str) != PANEL_KIND]
+    if "probability" not in own:
+        own = own.assign(probability=np.nan)
     votes = [
-        own.assign(vote=verdict_outcomes(own) if len(own) else [])[["evaluator", *PAIR, "vote"]]
+        own.assign(vote=verdict_outcomes(own) if len(own) else [])[
+            ["evaluator", *PAIR, "vote", "probability"]
+        ]
     ]
     by_member = outcomes.set_index("evaluator")
     for panel, names in members.items():
@@ -41,12 +61,19 @@ def dissent(verdicts: pd.DataFrame, outcomes: pd.DataFrame, members: dict[str, l
         if not present:
             continue
         rows = by_member.loc[present, [*PAIR, "outcome"]].rename(columns={"outcome": "vote"})
-        votes.append(rows.reset_index(drop=True).assign(evaluator=panel))
+        votes.append(rows.reset_index(drop=True).assign(evaluator=panel, probability=np.nan))
     voted = pd.concat(votes, ignore_index=True).merge(
         outcomes[["evaluator", *PAIR, "outcome"]], on=["evaluator", *PAIR]
     )
-    voted["differs"] = voted["vote"] != voted["outcome"]
-    return voted.groupby(["evaluator", *PAIR])["differs"].mean()
+    agrees = (voted["vote"] == voted["outcome"]).to_numpy()
+    probability = pd.to_numeric(voted["probability"], errors="coerce").to_numpy(float)
+    complete = pd.Series(np.isfinite(probability)).groupby(voted["evaluator"].to_numpy()).all()
+    # a judge with a probability for some verdicts only keeps the plain share: a
+    # signal for some pairs only would defer the others for want of it
+    by_tokens = {str(name) for name, whole in complete.items() if whole and name not in members}
+    weighed = voted["evaluator"].astype(str).isin(by_tokens).to_numpy()
+    voted["support"] = np.where(weighed, np.where(agrees, probability, 0.0), agrees)
+    return 1.0 - voted.groupby(["evaluator", *PAIR])["support"].mean(), by_tokens
 
 
 def pairwise_deferral(
@@ -71,7 +98,7 @@ def pairwise_deferral(
     outcomes = judge_pair_outcomes(verdicts)
     if outcomes.empty:
         return {}
-    spreads = dissent(verdicts, outcomes, members)
+    spreads, by_tokens = dissent(verdicts, outcomes, members)
     meetings = rs.drop_duplicates("response_id").set_index("response_id")["meeting"].astype(str)
     out: dict[str, dict] = {}
     for judge, group in outcomes.groupby("evaluator"):
@@ -102,10 +129,17 @@ def pairwise_deferral(
             f"the share of its members ({', '.join(members[judge])}) whose outcome differs "
             "from the panel's"
             if judge in members
+            else TOKEN_SIGNAL
+            if judge in by_tokens
             else "the share of its verdicts (orders and seeds) whose outcome differs from its "
             "consistent outcome"
         )
-        out[judge] = {"signal": signal, "tolerance": None, "compared_with": study} | found
+        out[judge] = {
+            "signal": signal,
+            "tolerance": None,
+            "compared_with": study,
+            "spread": "tokens" if judge in by_tokens else "dissent",
+        } | found
     return out
 
 

@@ -214,9 +214,10 @@ def with_pairwise_panels(
         if rows.empty:
             continue
         added.append(
-            rows.assign(evaluator=name, seed=0, rater="", evaluator_kind=PANEL_KIND)[
-                list(verdicts.columns)
-            ]
+            # a panel's verdict has no token probability: its confidence is its members' dissent
+            rows.assign(
+                evaluator=name, seed=0, rater="", evaluator_kind=PANEL_KIND, probability=np.nan
+            )[list(verdicts.columns)]
         )
     if not added:
         return verdicts

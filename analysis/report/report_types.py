@@ -1059,6 +1059,9 @@ class DeferringJudge(ReportPart):
     responses: int
     levels: list[DeferralLevel]
     compared_with: EvaluatorName | None = None  # a pairwise judge: the human study
+    # what its spread is: "sd" (scores over seeds or members), "tokens" (1 - the
+    # tokens' probability), "dissent" (a pairwise judge's share of votes against it)
+    spread: str | None = None
 
 
 NO_DEFERRAL_YET = NotComputable.because("not in reports made before deferring judges")

@@ -51,6 +51,7 @@ def verdict_table(evaluator_ids=None, response_ids=None) -> pd.DataFrame:
         "opponent__run__system__name",
         "rater",
         "evaluator__kind",
+        "probability",
     )
     return pd.DataFrame(
         list(rows),
@@ -65,6 +66,7 @@ def verdict_table(evaluator_ids=None, response_ids=None) -> pd.DataFrame:
             "baseline",
             "rater",
             "evaluator_kind",
+            "probability",
         ],
     )
 

@@ -20,7 +20,7 @@ from analysis.statistics.pairwise import judge_pair_outcomes
 OUTCOMES = ("win", "tie", "loss")
 COLUMNS = [
     "evaluator", "response_id", "opponent_id", "seed", "order", "winner",
-    "system", "baseline", "rater", "evaluator_kind",
+    "system", "baseline", "rater", "evaluator_kind", "probability",
 ]  # fmt: skip
 
 
@@ -31,13 +31,17 @@ def winner(outcome: str, order: int) -> str:
     return "first" if (outcome == "win") == (order == 0) else "second"
 
 
-def verdict_row(evaluator, response, seed, order, verdict, rater="", kind="llm_pairwise"):
+def verdict_row(
+    evaluator, response, seed, order, verdict, rater="", kind="llm_pairwise", probability=None
+):
     """One row of a verdict table: the response against the baseline's (its
     id negated), system S against baseline B."""
-    return (evaluator, response, -response, seed, order, verdict, "S", "B", rater, kind)
+    return (
+        evaluator, response, -response, seed, order, verdict, "S", "B", rater, kind, probability
+    )  # fmt: skip
 
 
-def generated(seed: int = 3, meetings: int = 20, per_meeting: int = 15):
+def generated(seed: int = 3, meetings: int = 20, per_meeting: int = 15, right: float = 0.97):
     rng = np.random.default_rng(seed)
     rows, truth = [], []
     for m in range(meetings):
@@ -46,7 +50,7 @@ def generated(seed: int = 3, meetings: int = 20, per_meeting: int = 15):
             human = OUTCOMES[rng.choice(3, p=[0.45, 0.2, 0.35])]
             consistent = rng.random() < 0.7
             if consistent:
-                said = human if rng.random() < 0.97 else OUTCOMES[(OUTCOMES.index(human) + 1) % 3]
+                said = human if rng.random() < right else OUTCOMES[(OUTCOMES.index(human) + 1) % 3]
                 verdicts = [winner(said, 0), winner(said, 1)]
                 outcome = said
             else:  # the answer shown first wins both times: a flip, a tie
@@ -106,7 +110,8 @@ def test_a_panels_dissent_is_the_share_of_members_against_its_outcome():
     panel = outcomes[outcomes["evaluator"] == "a+b"].set_index("response_id")["outcome"]
     # agreeing members: their outcome; win against loss, or win against tie: a tie
     assert panel.to_dict() == {1: "win", 2: "tie", 3: "tie"}
-    spread = dissent(verdicts, outcomes, {"a+b": ["a", "b"]})
+    spread, by_tokens = dissent(verdicts, outcomes, {"a+b": ["a", "b"]})
+    assert by_tokens == set()
     got = spread.loc["a+b"].droplevel("opponent_id").to_dict()
     assert got == {1: 0.0, 2: 1.0, 3: 0.5}
     # a member's own spread: its verdicts all give its outcome
@@ -143,3 +148,56 @@ def test_the_report_part_reads_a_pairwise_judge():
     assert "the majority outcome of crowd on each pair" in html
     assert "largest share of dissenting votes kept" in html
     assert "Threshold chosen on 150 pairs of 10 meetings" in html
+
+
+def test_token_probabilities_weigh_a_pairwise_judges_votes():
+    """A judge run with logprobs: each pair's spread is 1 - the mean over its
+    verdicts of the tokens' probability where the verdict gives the pair's
+    outcome and 0 where not, worked out by hand; a judge missing one
+    probability keeps the plain share of dissent."""
+    rows = []
+    # per pair: (outcome, probability) in order 0 and in order 1
+    said = {
+        1: (("win", 0.9), ("win", 0.7)),  # consistent: 1 - (0.9 + 0.7) / 2
+        2: (("win", 0.99), ("loss", 0.95)),  # a flip: a tie, both against it
+        3: (("tie", 0.6), ("tie", 0.5)),
+    }
+    for response, votes in said.items():
+        for order, (outcome, probability) in enumerate(votes):
+            verdict = winner(outcome, order)
+            rows.append(verdict_row("sure", response, 1, order, verdict, probability=probability))
+            plain = None if (response, order) == (3, 1) else probability
+            rows.append(verdict_row("patchy", response, 1, order, verdict, probability=plain))
+    verdicts = pd.DataFrame(rows, columns=COLUMNS)
+    outcomes = judge_pair_outcomes(verdicts)
+    spread, by_tokens = dissent(verdicts, outcomes, {})
+    assert by_tokens == {"sure"}
+    got = spread.loc["sure"].droplevel("opponent_id").to_dict()
+    assert got == pytest.approx({1: 1 - 0.8, 2: 1.0, 3: 1 - 0.55})
+    assert spread.loc["patchy"].droplevel("opponent_id").to_dict() == {1: 0.0, 2: 1.0, 3: 0.0}
+
+
+def test_a_pairwise_judge_with_token_probabilities_keeps_its_surest_pairs():
+    """A judge right on only 75% of its consistent pairs, and unsure
+    (probability 0.5) exactly where wrong: by dissent alone no threshold
+    reaches 80% (the consistent pairs agree 75%) and every pair goes to a
+    human; weighed by its tokens, the sure consistent pairs pass, and the
+    held-out share and agreement are a plain count over them."""
+    verdicts, facts = generated(right=0.75)
+    rs = facts[["response_id", "meeting"]]
+    plain = pairwise_deferral(verdicts, rs, {})["judge"]
+    plain_80 = next(level for level in plain["levels"] if level["alpha"] == 0.2)
+    assert plain["spread"] == "dissent" and plain_80["max_spread_kept"] is None
+    agrees = facts.set_index("response_id")["agrees"]
+    sure = np.where(agrees.reindex(verdicts["response_id"]).to_numpy(), 0.97, 0.5)
+    verdicts["probability"] = np.where(verdicts["evaluator"] == "judge", sure, np.nan)
+    found = pairwise_deferral(verdicts, rs, {})["judge"]
+    assert found["spread"] == "tokens" and "tokens" in found["signal"]
+    held = facts[facts["meeting"].str[1:].astype(int) % 2 == 1]
+    at_80 = next(level for level in found["levels"] if level["alpha"] == 0.2)
+    # consistent and right: spread 0.03; consistent and wrong: 0.5; flips: 1
+    assert at_80["max_spread_kept"] == pytest.approx(0.03)
+    kept = held[held["consistent"] & held["agrees"]]
+    assert at_80["held_out_kept_share"] == pytest.approx(len(kept) / len(held))
+    assert at_80["held_out_agreement"] == 1.0
+    assert at_80["deferred"] == int((~(facts["consistent"] & facts["agrees"])).sum())
