@@ -62,6 +62,7 @@ class SelectItemsSerializer(KnownFieldsMixin, serializers.Serializer):
     include_flagged = serializers.BooleanField(required=False, default=False)
     rater_models = serializers.BooleanField(required=False, default=False)
     length_control = serializers.BooleanField(required=False, default=False)
+    style_control = serializers.BooleanField(required=False, default=False)
 
 
 class CreatedStudySerializer(serializers.Serializer):

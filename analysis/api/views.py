@@ -89,6 +89,13 @@ REPORT_PARAMETERS = [
         "contextual Bradley-Terry with the answers' length difference; default: not).",
     ),
     OpenApiParameter(
+        "style_control",
+        {"type": "boolean"},
+        description="Add style-controlled Bradley-Terry rankings from scores: the length and "
+        "FastChat's markdown elements (headers, list items, bold) held fixed (default: not; "
+        "reads the answers' texts).",
+    ),
+    OpenApiParameter(
         "epsilon",
         {"type": "number", "minimum": 0, "maximum": 1},
         description="The alternative annotator test's cost-benefit margin (default: the "

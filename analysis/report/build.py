@@ -21,7 +21,7 @@ from analysis.report import trust
 from analysis.report.deferral import deferral_part
 from analysis.report.pairwise_deferral import deferral_with_pairwise, pairwise_deferral
 from analysis.report.probes import probes_part
-from analysis.report.rankings import rankings_part
+from analysis.report.rankings import rankings_part, style_counts
 from analysis.report.report_types import (
     NO_PANELS,
     SCHEMA_VERSION,
@@ -305,6 +305,7 @@ def report_of(
                 judges=list(scope.judges),
                 labelled_questions=selection.ppi_labelled,
                 length_controlled=selection.length_control,
+                markdown=style_counts(rs["response_id"]) if selection.style_control else None,
             )
         ),
         rater_models=ready(rater_models_part(ratings, scope.aggregates, verdicts))

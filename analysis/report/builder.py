@@ -153,6 +153,7 @@ def builder_context(params, scope=None, *, user) -> dict:
             "include_flagged": _text(params, "include_flagged").lower() in TRUE_WORDS,
             "rater_models": _text(params, "rater_models").lower() in TRUE_WORDS,
             "length_control": _text(params, "length_control").lower() in TRUE_WORDS,
+            "style_control": _text(params, "style_control").lower() in TRUE_WORDS,
         },
         "default_reference": default_reference,
         "default_judges": list(getattr(scope, "judges", []) or []),

@@ -52,11 +52,12 @@ def ranking(
     resamples: int,
     seed: int,
     features: np.ndarray | None = None,
+    feature_names: list[str] | None = None,
 ) -> dict:
     """One evaluator's battles (system codes into `systems`; per battle its
     meeting, as a code in the meetings' sorted order): the ranking of the
     systems that met, its meetings resampled in that order; with `features`
-    (per battle: the length feature), length-controlled."""
+    (battles x p, named by `feature_names`), style-controlled."""
     _, meeting_codes = np.unique(meetings, return_inverse=True)
     present = np.unique(np.concatenate([first, second]))
     local = np.full(len(systems), -1)
@@ -69,16 +70,64 @@ def ranking(
         meeting_codes,
         [systems[s] for s in present],
         boot,
-        features=None if features is None else features[:, None],
-        feature_names=None if features is None else ["length"],
+        features=features,
+        feature_names=feature_names,
     )
 
 
+def style_counts(response_ids) -> pd.DataFrame:
+    """Per response (index), its markdown elements as FastChat counts them
+    (style_control.markdown_counts: headers, lists, bold), read from the
+    answers' texts a few thousand at a time."""
+    from generation.models import Response
+
+    ids = [int(i) for i in pd.unique(np.asarray(response_ids))]
+    rows = []
+    for start in range(0, len(ids), 5000):
+        texts = Response.objects.filter(pk__in=ids[start : start + 5000]).values_list("pk", "text")
+        rows.extend((pk, *style_control.markdown_counts(text)) for pk, text in texts.iterator())
+    return pd.DataFrame(rows, columns=["response_id", *style_control.STYLE_ELEMENTS]).set_index(
+        "response_id"
+    )
+
+
+def battle_features(
+    values: dict[str, np.ndarray],
+    system_codes: np.ndarray,
+    question_codes: np.ndarray,
+    scores: np.ndarray,
+) -> tuple[np.ndarray, list[str], list[str]]:
+    """Per battle of bradley_terry.battles_from_scores, each style element's
+    feature (style_control.length_feature: the difference over the sum, at a
+    root mean square of 1), from the per-answer `values` by element; the
+    names kept, and those left out because no battle's answers differ in
+    them (a weight nothing can estimate)."""
+    columns, kept, flat = [], [], []
+    for name, per_answer in values.items():
+        first, second = style_control.battle_values(
+            system_codes, question_codes, scores, per_answer
+        )
+        feature = style_control.length_feature(first, second)
+        if np.any(feature != 0):
+            columns.append(feature)
+            kept.append(name)
+        else:
+            flat.append(name)
+    matrix = np.column_stack(columns) if columns else np.zeros((0, 0))
+    return matrix, kept, flat
+
+
 def from_scores(
-    rs: pd.DataFrame, resamples: int, seed: int, length_controlled: bool = False
+    rs: pd.DataFrame,
+    resamples: int,
+    seed: int,
+    length_controlled: bool = False,
+    markdown: pd.DataFrame | None = None,
 ) -> dict:
     """Each evaluator's ranking from its scores; `length_controlled`: with the
-    answers' length difference held fixed (characters, FastChat's feature)."""
+    answers' length difference held fixed (characters, FastChat's feature);
+    with `markdown` (style_counts of the responses) too, with FastChat's
+    style elements held fixed as well (its STYLE_CONTROL_ELEMENTS_V1)."""
     systems, system_codes = _codes(rs["system"])
     # one question in one mode and version is one venue
     question_codes = (
@@ -102,19 +151,41 @@ def from_scores(
                 "no question answered by two or more of the systems it scored"
             )
             continue
-        features = None
+        features, names, flat = None, None, []
         if length_controlled:
             chars = rs["response_chars"].to_numpy(float)[mine]
             if not np.isfinite(chars).all():
                 out[evaluator] = not_computable("an answer without a length")
                 continue
-            first_chars, second_chars = style_control.battle_values(
-                system_codes[mine], question_codes[mine], scores[mine], chars
+            values = {"length": chars}
+            if markdown is not None:
+                counts = markdown.reindex(rs["response_id"].to_numpy()[mine])
+                if counts.isna().any(axis=None):
+                    out[evaluator] = not_computable("an answer whose text could not be read")
+                    continue
+                values |= {e: counts[e].to_numpy(float) for e in style_control.STYLE_ELEMENTS}
+            features, names, flat = battle_features(
+                values, system_codes[mine], question_codes[mine], scores[mine]
             )
-            features = style_control.length_feature(first_chars, second_chars)
-        out[evaluator] = ranking(
-            first, second, outcome, cluster, systems, resamples, seed, features=features
+            if not names:
+                out[evaluator] = not_computable(
+                    "no two answers that met differ in length or style: nothing to hold fixed"
+                )
+                continue
+        found = ranking(
+            first,
+            second,
+            outcome,
+            cluster,
+            systems,
+            resamples,
+            seed,
+            features=features,
+            feature_names=names,
         )
+        if flat and found.get("computable", True):
+            found["covariates_left_out"] = flat
+        out[evaluator] = found
     return out
 
 
@@ -152,21 +223,30 @@ def rankings_part(
     judges: list[str] | None = None,
     labelled_questions: int = DEFAULT_LABELLED,
     length_controlled: bool = False,
+    markdown: pd.DataFrame | None = None,
 ) -> dict:
     """The report's `rankings`: {"unit", "from_scores", "from_verdicts",
     "prediction_powered", "prediction_powered_from_verdicts",
-    "length_controlled"}; `first`: the evaluator listed first (the
-    reference), the rest by name; `judges`: those ranked by prediction-powered
-    rank-sets against the reference, from `labelled_questions` of its
-    questions."""
-    scored = from_scores(rs, resamples, seed)
-    controlled = from_scores(rs, resamples, seed, True) if length_controlled else None
-    if first in scored:
-        scored = {first: scored[first]} | {k: v for k, v in scored.items() if k != first}
-    if controlled is not None and first in controlled:
-        controlled = {first: controlled[first]} | {
-            k: v for k, v in controlled.items() if k != first
-        }
+    "length_controlled", "style_controlled"}; `first`: the evaluator listed
+    first (the reference), the rest by name; `judges`: those ranked by
+    prediction-powered rank-sets against the reference, from
+    `labelled_questions` of its questions; `markdown`: the responses'
+    style_counts when style-controlled rankings are asked for."""
+
+    def reference_first(found: dict) -> dict:
+        if first not in found:
+            return found
+        return {first: found[first]} | {k: v for k, v in found.items() if k != first}
+
+    scored = reference_first(from_scores(rs, resamples, seed))
+    controlled = (
+        reference_first(from_scores(rs, resamples, seed, True)) if length_controlled else None
+    )
+    styled = (
+        reference_first(from_scores(rs, resamples, seed, True, markdown))
+        if markdown is not None
+        else None
+    )
     return {
         "length_controlled": not_computable(
             "not asked for: tick Length-controlled rankings in the report builder "
@@ -174,6 +254,11 @@ def rankings_part(
         )
         if controlled is None
         else controlled,
+        "style_controlled": not_computable(
+            "not asked for: tick Style-controlled rankings in the report builder (style_control=1)"
+        )
+        if styled is None
+        else styled,
         "unit": UNIT,
         "from_scores": scored,
         "from_verdicts": from_verdicts(verdicts, rs, resamples, seed),

@@ -113,6 +113,7 @@ class SelectionStamp(ReportPart):
     include_flagged: bool
     rater_models: bool = False  # absent from stamps made before rater models
     length_control: bool = False  # absent from stamps made before length control
+    style_control: bool = False  # absent from stamps made before style control
 
 
 class Stamp(ReportPart):
@@ -837,6 +838,8 @@ class BradleyTerryRanking(ReportPart):
     method: str
     ci_note: str | None = None
     covariates: list[StyleCovariate] | None = None
+    # style elements no two answers that met differ in (no weight to estimate)
+    covariates_left_out: list[str] | None = None
 
 
 class PoweredSystem(ReportPart):
@@ -919,6 +922,10 @@ class Rankings(ReportPart):
     )
     # from scores, the answers' length difference held fixed (when asked for)
     length_controlled: OrNot[dict[EvaluatorName, OrNot[BradleyTerryRanking]]] = (
+        NotComputable.because("not asked for")
+    )
+    # from scores, the length and FastChat's markdown elements held fixed (when asked for)
+    style_controlled: OrNot[dict[EvaluatorName, OrNot[BradleyTerryRanking]]] = (
         NotComputable.because("not asked for")
     )
 

@@ -65,6 +65,7 @@ PARAMETERS = (
     "include_flagged",
     "rater_models",
     "length_control",
+    "style_control",
 )
 
 
@@ -117,6 +118,9 @@ class Selection:
     # Whether the Bradley-Terry rankings from scores also come length-controlled
     # (one logistic fit per resample and meeting: seconds on large selections)
     length_control: bool = False
+    # Whether they also come style-controlled: the length and FastChat's markdown
+    # elements (headers, lists, bold) held fixed; the answers' texts are read for it
+    style_control: bool = False
 
     def setting(self) -> tuple[str, ...]:
         """The parts of the responses' setting that are given: benchmark,
@@ -235,6 +239,12 @@ class Selection:
             "length_control",
             "1 (length-controlled rankings too) or 0 (not, the default)",
         )
+        style_control = flag(
+            options,
+            "style_control",
+            "1 (style-controlled rankings too: length, headers, lists, bold) or 0 (not, the "
+            "default)",
+        )
         reference = text("reference")
         alias = text("gold_evaluator")  # the parameter's former name, still accepted
         if reference and alias and reference != alias:
@@ -263,6 +273,7 @@ class Selection:
             include_flagged=include_flagged,
             rater_models=rater_models,
             length_control=length_control,
+            style_control=style_control,
         )
 
 

@@ -21,6 +21,8 @@ errors were 5% smaller than the refits').
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 from scipy.special import expit
 
@@ -48,6 +50,29 @@ def length_feature(first_length: np.ndarray, second_length: np.ndarray) -> np.nd
     ratio = (a - b) / (a + b + 1.0)
     scale = float(np.sqrt(np.mean(ratio**2))) if len(ratio) else 0.0
     return ratio / scale if scale > 0 else np.zeros_like(ratio)
+
+
+# FastChat's markdown elements (fastchat/serve/monitor/add_markdown_info.py,
+# count_markdown_elements), counted outside code blocks as it counts them: headers of
+# levels 1-6, ordered and unordered list items, bold text with ** or __
+STYLE_ELEMENTS = ("headers", "lists", "bold")
+_CODE_BLOCK = re.compile("```([^`]*)```")
+_PATTERNS = {
+    "headers": [re.compile(rf"^#{{{level}}}\s", re.MULTILINE) for level in range(1, 7)],
+    "lists": [re.compile(r"^\s*\d+\.\s", re.MULTILINE), re.compile(r"^\s*[-*+]\s", re.MULTILINE)],
+    "bold": [re.compile(r"\*\*[^*\n]+\*\*"), re.compile(r"__[^_\n]+__")],
+}
+
+
+def markdown_counts(text: str) -> tuple[int, int, int]:
+    """(headers, list items, bold spans) in `text`, as FastChat counts them:
+    each code block's text removed first (every occurrence of it)."""
+    for block in _CODE_BLOCK.findall(text):
+        text = text.replace(block, "")
+    return tuple(  # type: ignore[return-value]
+        sum(len(pattern.findall(text)) for pattern in _PATTERNS[element])
+        for element in STYLE_ELEMENTS
+    )
 
 
 def plane(k: int) -> np.ndarray:

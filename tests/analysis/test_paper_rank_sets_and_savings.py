@@ -105,17 +105,25 @@ def test_the_savings_ceiling_on_the_paper_data(paper):
 
 def test_length_controlled_rankings_on_the_paper_data(paper):
     """Asked for (length_control=1): every evaluator's ranking from scores
-    also comes with the answers' length difference held fixed, its weight
-    with an interval; not asked, the reason says how to ask."""
+    also comes with the answers' length difference held fixed, and its
+    weight; with style_control=1, with the answers' markdown held fixed too;
+    not asked, the reason says how to ask."""
     plain = build_report(
         Selection(dataset_version="qa", split="test2", mode="st", systems=PAPER_SYSTEMS)
     )
     assert "length_control=1" in plain.rankings.length_controlled.reason
+    assert "style_control=1" in plain.rankings.style_controlled.reason
     selection = Selection(
-        dataset_version="qa", split="test2", mode="st", systems=PAPER_SYSTEMS, length_control=True
+        dataset_version="qa",
+        split="test2",
+        mode="st",
+        systems=PAPER_SYSTEMS,
+        length_control=True,
+        style_control=True,
     )
     report = build_report(selection)
     assert report.stamp.selection.length_control is True
+    assert report.stamp.selection.style_control is True
     controlled = report.model_dump(mode="json", by_alias=True)["rankings"]["length_controlled"]
     assert set(controlled) == {
         "gold-human-eval",
@@ -138,3 +146,13 @@ def test_length_controlled_rankings_on_the_paper_data(paper):
         "The length difference&#x27;s weight" in section
         or "The length difference's weight" in section
     )
+    # style-controlled: the length and the markdown elements the answers differ in
+    styled = report.model_dump(mode="json", by_alias=True)["rankings"]["style_controlled"]
+    gold = styled["gold-human-eval"]
+    # the answers have list items and bold spans (GPT-4's most), no header
+    assert [c["name"] for c in gold["covariates"]] == ["length", "lists", "bold"]
+    assert gold["covariates_left_out"] == ["headers"]
+    assert gold["ci_note"].startswith("no style-controlled interval")
+    assert [s["system"] for s in gold["systems"]] == ["GPT-4", "Vicuna-13B-v1.5", "LongAlpaca-7B"]
+    section = page[page.index('id="style-controlled"') :]
+    assert "The lists difference" in section and "Left out: headers" in section

@@ -48,6 +48,7 @@ pytestmark = pytest.mark.django_db
         ({"reference": "nobody"}, "reference: unknown evaluator(s) nobody."),
         ({"include_flagged": "maybe"}, "include_flagged 'maybe': give 1"),
         ({"length_control": "maybe"}, "length_control 'maybe': give 1"),
+        ({"style_control": "maybe"}, "style_control 'maybe': give 1"),
         (
             {"judges": "gpt-4-eval", "humans": "gpt-4-eval"},
             "gpt-4-eval: a judge or a human evaluator, not both.",

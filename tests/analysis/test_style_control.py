@@ -236,3 +236,122 @@ def test_bradley_terry_with_length_control_recovers_the_ratings_and_weight():
     # the long-winded system is over-rated without the control
     assert plain_rating["d"]["rating"] > truth[3] + 50
     assert controlled["method"] == bt.METHOD_CONTROLLED
+
+
+# --- FastChat's markdown elements, transcribed ----------------------------------------------------
+
+
+def fastchat_count_markdown_elements(markdown_text, suffix):
+    """fastchat/serve/monitor/add_markdown_info.py, count_markdown_elements."""
+    import re
+
+    return {
+        f"header_count{suffix}": {
+            "h1": len(re.findall(r"^#{1}\s", markdown_text, re.MULTILINE)),
+            "h2": len(re.findall(r"^#{2}\s", markdown_text, re.MULTILINE)),
+            "h3": len(re.findall(r"^#{3}\s", markdown_text, re.MULTILINE)),
+            "h4": len(re.findall(r"^#{4}\s", markdown_text, re.MULTILINE)),
+            "h5": len(re.findall(r"^#{5}\s", markdown_text, re.MULTILINE)),
+            "h6": len(re.findall(r"^#{6}\s", markdown_text, re.MULTILINE)),
+        },
+        f"list_count{suffix}": {
+            "ordered": len(re.findall(r"^\s*\d+\.\s", markdown_text, re.MULTILINE)),
+            "unordered": len(re.findall(r"^\s*[-*+]\s", markdown_text, re.MULTILINE)),
+        },
+        f"bold_count{suffix}": {
+            "**": len(re.findall(r"\*\*[^*\n]+\*\*", markdown_text)),
+            "__": len(re.findall(r"__[^_\n]+__", markdown_text)),
+        },
+    }
+
+
+def fastchat_remove_pattern(answer, pattern):
+    """add_markdown_info.py, remove_pattern (each code block's text removed)."""
+    for block in pattern.findall(answer):
+        answer = answer.replace(block, "")
+    return answer
+
+
+def fastchat_counts(text):
+    """get_element_counts for one answer, then preprocess_for_style's
+    extract_style_feature (the sum of each element's counts)."""
+    import re
+
+    found = fastchat_count_markdown_elements(
+        fastchat_remove_pattern(text, re.compile("```([^`]*)```")), "_a"
+    )
+    return tuple(sum(found[f"{name}_count_a"].values()) for name in ("header", "list", "bold"))
+
+
+MARKDOWN_PIECES = [
+    "# ", "## ", "###### ", "####### ", "#no space", "1. ", "12. ", " 3. ", "- ", "* ", "+ ",
+    "  - ", "**", "__", "*", "_", "```", "`", "\n", "\n", "\n", " ", "word ", "Speaker A ",
+    "12", ".", "ä", "\t", "**bold**", "__under__", "```\n# in code\n- item\n```",
+]  # fmt: skip
+
+
+def test_markdown_counts_equal_fastchats_on_generated_answers():
+    """3,000 answers stitched from markdown's pieces (headers of every level,
+    list markers, bold with both marks, code blocks, stray marks, Unicode):
+    headers, list items and bold spans as FastChat counts them, 0 differences."""
+    rng = np.random.default_rng(21)
+    differences = 0
+    for _ in range(3000):
+        pieces = rng.choice(len(MARKDOWN_PIECES), int(rng.integers(0, 40)))
+        text = "".join(MARKDOWN_PIECES[i] for i in pieces)
+        differences += sc.markdown_counts(text) != fastchat_counts(text)
+    assert differences == 0
+    assert sc.markdown_counts("# A\n- b\n- c\n**d**") == (1, 2, 1)
+
+
+def test_style_controlled_ranking_recovers_skills_when_lists_win():
+    """Scores drawn so that the contextual model holds exactly: each answer's
+    latent score is its system's skill, plus 0.8 if it has a list, plus
+    Gumbel noise (the difference of two Gumbels is logistic, and with lists 0
+    or 1 the list feature (a - b) / (a + b + 1) is (a - b) / 2). System S0
+    writes lists 90% of the time, the others 20%. Holding length and lists
+    fixed finds the skills (within 25 Elo) and the lists' weight, where
+    length alone over-rates S0; an element no battle differs in (headers
+    here) is left out."""
+    import pandas as pd
+
+    from analysis.report.rankings import from_scores
+
+    rng = np.random.default_rng(5)
+    k, questions, per_meeting = 4, 1500, 50
+    skill = np.array([-0.3, 0.5, 0.1, -0.3])
+    lists = (rng.random((questions, k)) < np.where(np.arange(k) == 0, 0.9, 0.2)).astype(int)
+    latent = skill + 0.8 * lists + rng.gumbel(size=(questions, k))
+    chars = rng.integers(200, 800, (questions, k))
+    rs = pd.DataFrame(
+        {
+            "response_id": np.arange(questions * k),
+            "evaluator": "judge",
+            "system": np.tile([f"S{s}" for s in range(k)], questions),
+            "question_pk": np.repeat(np.arange(questions), k),
+            "mode": "m",
+            "dataset_version": "v",
+            "meeting": np.repeat([f"M{q // per_meeting:02d}" for q in range(questions)], k),
+            "score": latent.ravel(),
+            "response_chars": chars.ravel(),
+        }
+    )
+    markdown = pd.DataFrame(
+        {"headers": 0, "lists": lists.ravel(), "bold": rng.poisson(0.5, questions * k)},
+        index=pd.Index(rs["response_id"], name="response_id"),
+    )
+    styled = from_scores(rs, 50, 1, True, markdown)["judge"]
+    length = from_scores(rs, 50, 1, True)["judge"]
+    names = [c["name"] for c in styled["covariates"]]
+    assert names == ["length", "lists", "bold"] and styled["covariates_left_out"] == ["headers"]
+    weights = {c["name"]: c["weight"] for c in styled["covariates"]}
+    # the feature is (a - b) / 2 over its root mean square: 0.8 per unit of a - b
+    first, second = np.triu_indices(k, 1)
+    rms = np.sqrt(np.mean(((lists[:, first] - lists[:, second]) / 2.0) ** 2))
+    assert abs(weights["lists"] - 0.8 * 2 * rms) < 0.15 and abs(weights["bold"]) < 0.1
+    styled_rating = {s["system"]: s["rating"] for s in styled["systems"]}
+    length_rating = {s["system"]: s["rating"] for s in length["systems"]}
+    truth = 1000 + 400 / math.log(10) * (skill - skill.mean())
+    for s in range(k):
+        assert abs(styled_rating[f"S{s}"] - truth[s]) < 25
+    assert length_rating["S0"] > truth[0] + 60
