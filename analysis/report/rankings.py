@@ -82,7 +82,7 @@ def style_counts(response_ids) -> pd.DataFrame:
     from generation.models import Response
 
     ids = [int(i) for i in pd.unique(np.asarray(response_ids))]
-    rows = []
+    rows: list[tuple[int, ...]] = []
     for start in range(0, len(ids), 5000):
         texts = Response.objects.filter(pk__in=ids[start : start + 5000]).values_list("pk", "text")
         rows.extend((pk, *style_control.markdown_counts(text)) for pk, text in texts.iterator())
@@ -151,7 +151,9 @@ def from_scores(
                 "no question answered by two or more of the systems it scored"
             )
             continue
-        features, names, flat = None, None, []
+        features: np.ndarray | None = None
+        names: list[str] | None = None
+        flat: list[str] = []
         if length_controlled:
             chars = rs["response_chars"].to_numpy(float)[mine]
             if not np.isfinite(chars).all():
