@@ -128,6 +128,7 @@ def do_create(
         adaptive.send_rate,
         adaptive.floor,
         project_id=adaptive.project_id,
+        defer_at=adaptive.defer_at,
     )
     if adaptive.goal == AdaptiveStudy.Goal.ALT_TEST:
         adaptive.plan = alt_goal.plan(adaptive)

@@ -68,6 +68,19 @@ class AdaptiveStudy(models.Model):
         blank=True,
         help_text="A second judge: where it disagrees with the judge, a draw is sent more often.",
     )
+    # analysis.report.selection.DEFERRAL_ALPHAS (a test holds them equal; the report's
+    # modules are not loaded here)
+    defer_at = models.FloatField(
+        null=True,
+        blank=True,
+        choices=[
+            (0.1, "90% agreement"),
+            (0.2, "80% agreement"),
+            (0.3, "70% agreement"),
+        ],
+        help_text="Send what the judge defers at this target agreement with the humans (the "
+        "report's deferring judge) more often, instead of sampling by disagreement or spread.",
+    )
     prior_humans = models.ForeignKey(
         Evaluator,
         on_delete=models.PROTECT,
@@ -163,6 +176,10 @@ class AdaptiveStudy(models.Model):
                 & Q(floor__lte=1),
                 name="adaptive_rates_valid",
             ),
+            models.CheckConstraint(
+                condition=Q(defer_at__isnull=True) | Q(defer_at__in=[0.1, 0.2, 0.3]),
+                name="adaptive_defer_at_valid",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -210,6 +227,7 @@ STATED_FIELDS = [
     "systems",
     "judge",
     "uncertainty_judge",
+    "defer_at",
     "prior_humans",
     "deadline",
     "hourly_pay",

@@ -93,7 +93,10 @@ def make_plan(adaptive: AdaptiveStudy, systems: list) -> dict:
     out["hourly_pay"] = str(adaptive.hourly_pay)
     out["summary"] = result.summary()
     source = (
-        f"the disagreement between {adaptive.judge} and {adaptive.uncertainty_judge}"
+        f"what {adaptive.judge} defers to humans at {1 - adaptive.defer_at:.0%} agreement "
+        "(the report's deferring judge: more often where it defers, the floor where it keeps)"
+        if adaptive.defer_at is not None
+        else f"the disagreement between {adaptive.judge} and {adaptive.uncertainty_judge}"
         if adaptive.uncertainty_judge
         else f"the spread of {adaptive.judge}'s repeated scores, where it has several"
     )

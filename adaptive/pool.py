@@ -4,8 +4,11 @@ probability a draw of it is sent to a human.
 
 The probability rises with the disagreement between the judge and the
 uncertainty judge (without one: the spread of the judge's own repeated
-scores, when it scored with several seeds; else uniform) and never falls
-below a uniform floor
+scores, when it scored with several seeds; else uniform), or, when the
+researcher asks for it (`defer_at`), with what the report's deferring judge
+leaves to humans (analysis.report.deferral: 1 for a response it defers at
+that target agreement, 0 for one it keeps), and never falls below a uniform
+floor
 (analysis.planning.items_for_humans.inclusion_probabilities, the rule "Select items
 for humans" records); per system it averages `send_rate`. It is recorded on
 every draw before any label of it is seen, which is what keeps the
@@ -53,6 +56,50 @@ def self_consistency(judge: Evaluator, ids: list[int]) -> pd.Series:
     return spread if spread.max() > 0 else pd.Series(1.0, index=ids)
 
 
+def deferral_spread(
+    dataset: Dataset,
+    mode: str,
+    systems: list[System],
+    judge: Evaluator,
+    defer_at: float,
+    project_id: int | None,
+    ids: list[int],
+) -> pd.Series:
+    """Per response of `ids`: 1 where `judge`, as the report's deferring judge
+    on these systems' responses (against the report's reference, its
+    threshold for agreement 1 - defer_at), defers it to a human; 0 where it
+    keeps it; 1 everywhere (uniform) when it keeps them all. Raises
+    AdaptiveError with the report's reason when the judge cannot defer (no
+    confidence signal, too few labelled meetings)."""
+    from analysis.report.deferral import deferred_spreads
+    from analysis.report.scope import resolve
+    from analysis.report.scores import response_scores
+    from analysis.report.selection import Selection
+    from users.models import Project
+
+    selection = Selection(
+        project=Project.objects.get(pk=project_id).slug if project_id is not None else None,
+        dataset_version=dataset.version,
+        split=dataset.split,
+        mode=mode,
+        language=dataset.language,
+        benchmark=dataset.benchmark.slug,
+        systems=tuple(sorted(s.name for s in systems)),
+        judges=(judge.name,),
+    )
+    try:
+        scope = resolve(selection)
+        rs = response_scores(scope.table)
+        wide = rs.pivot(index="response_id", columns="evaluator", values="score")
+        wide.columns = [str(c) for c in wide.columns]
+        deferred = deferred_spreads(scope, rs, wide, judge.name, defer_at)
+    except ValueError as error:  # a SelectionError too
+        raise AdaptiveError(f"{judge.name} cannot defer: {error}") from None
+    spread = pd.Series(0.0, index=ids)
+    spread[spread.index.isin(deferred.index)] = 1.0
+    return spread if spread.max() > 0 else pd.Series(1.0, index=ids)
+
+
 def build_pool(
     dataset: Dataset,
     mode: str,
@@ -62,6 +109,7 @@ def build_pool(
     send_rate: float,
     floor: float,
     project_id: int | None = None,
+    defer_at: float | None = None,
 ) -> dict[str, list]:
     """Per response id (a string, as JSON keeps it): [system id, judge score,
     probability]. Refuses systems without a run, and a judge that has not
@@ -93,7 +141,9 @@ def build_pool(
             "systems: the loop needs the judge's score on every response it may draw. "
             "Run the judge on them first."
         )
-    if uncertainty_judge is not None:
+    if defer_at is not None:
+        spread = deferral_spread(dataset, mode, systems, judge, defer_at, project_id, ids)
+    elif uncertainty_judge is not None:
         other = judge_means(uncertainty_judge, ids)
         spread = pd.Series(
             {rid: abs(scores[rid] - other[rid]) if rid in other else 0.0 for rid in ids}

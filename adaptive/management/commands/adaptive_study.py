@@ -1,7 +1,7 @@
 """python manage.py adaptive_study plan --name N --judge J --systems A,B,C
     [--goal means --width 1.0 | --goal ranking --probability 0.95
      | --goal alt_test --epsilon 0.2 [--max-looks 5] [--raters-per-item 3]]
-    [--population crowd|gold] [--uncertainty-judge J2] [--prior-humans H]
+    [--population crowd|gold] [--uncertainty-judge J2 | --defer-at 0.2] [--prior-humans H]
     --budget-gbp 300 [--days 7] [--hourly-gbp 9] [--minutes-per-item 2]
     [--draws-per-wave 100] [--send-rate 0.3] [--floor 0.5] [--min-labels 30]
     [--design uniform|ppi|adaptive]
@@ -53,6 +53,13 @@ class Command(BaseCommand):
         parser.add_argument("--population", choices=["crowd", "gold"], default="crowd")
         parser.add_argument("--judge")
         parser.add_argument("--uncertainty-judge")
+        parser.add_argument(
+            "--defer-at",
+            type=float,
+            choices=[0.1, 0.2, 0.3],
+            help="Send what the judge defers at agreement 1 - this more often (the report's "
+            "deferring judge) instead of sampling by disagreement or spread.",
+        )
         parser.add_argument("--prior-humans")
         parser.add_argument("--systems", help="Comma-separated system names.")
         parser.add_argument("--budget-gbp")
@@ -170,6 +177,7 @@ class Command(BaseCommand):
             mode=options["mode"],
             judge=evaluator(options["judge"], "--judge"),
             uncertainty_judge=evaluator(options["uncertainty_judge"], "--uncertainty-judge"),
+            defer_at=options["defer_at"],
             prior_humans=evaluator(options["prior_humans"], "--prior-humans"),
             budget_pence=pounds(options["budget_gbp"]),
             deadline=timezone.now() + timedelta(days=options["days"]),
