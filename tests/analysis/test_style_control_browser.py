@@ -1,5 +1,7 @@
 """Style-controlled rankings in Chromium, by a researcher of a project that is
-not the default one: she ticks Style-controlled rankings in the builder and
+not the default one (test_panels_browser's team_data: Rita researches
+team-b, whose runs hold 3 synthetic meetings, and views the default
+project): she ticks Style-controlled rankings in the builder and
 reads each evaluator's ranking with the length and the answers' markdown
 held fixed; the elements no two answers differ in are named as left out."""
 
@@ -8,26 +10,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from corpus.importers.synthetic import write_synthetic_elitr
-from generation.models import GenerationRun, Response
-from judging.importing import import_elitr_bench
+from generation.models import Response
 from judging.models import Judgment
 from tests.browsing import sign_in
-from users.models import Membership, Project, User, default_project
+from tests.console.test_panels_browser import team_data  # noqa: F401 (the fixture)
 
 pytestmark = pytest.mark.browser
 
 
-def test_a_researcher_of_a_second_project_reads_style_controlled_rankings(
-    browser, live_server, transactional_db, tmp_path
-):
-    import_elitr_bench(write_synthetic_elitr(tmp_path / "data", meetings=3), with_responses=True)
-    team = Project.objects.create(name="team-b", slug="team-b")
-    GenerationRun.objects.update(project=team)
-    rita = User.objects.create_user("rita", password="pw-rita-123", role="researcher")
-    Membership.objects.filter(user=rita).delete()
-    Membership.objects.create(user=rita, project=team, role="researcher")
-    Membership.objects.create(user=rita, project=default_project(), role="viewer")
+@pytest.mark.usefixtures("team_data")
+def test_a_researcher_of_a_second_project_reads_style_controlled_rankings(browser, live_server):
     # the synthetic judge prefers one system always (no finite rating): its scores
     # drawn afresh, so that every system wins some and loses some
     rng = np.random.default_rng(3)
