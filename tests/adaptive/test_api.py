@@ -107,6 +107,9 @@ def test_a_design_stated_through_the_api_overrides_the_plan(researcher_api, pape
         ({"judge": 999999}, "judge"),
         ({"design": "sequential"}, "design"),
         ({"goal": "alt_test", "epsilon": 0.2, "design": "ppi"}, "design"),
+        ({"defer_at": 0.5}, "defer_at"),
+        # the paper's gpt-4-eval has no confidence signal (one score, no token probabilities)
+        ({"defer_at": 0.2}, "gpt-4-eval cannot defer"),
     ],
 )
 def test_bad_bodies_are_refused_and_nothing_is_stored(researcher_api, paper, changes, field):
