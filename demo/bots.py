@@ -7,15 +7,17 @@ participants do, and their places are taken again."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 
 import numpy as np
+from django.db import DatabaseError
 
 from annotator.actions.arrival import check_start_assignment
 from annotator.actions.participants import check_mark_returned
 from annotator.actions.rating import check_complete_assignment, check_rate_item
 from annotator.errors import QuotaFull, StudyError
-from annotator.models import Item, Study
+from annotator.models import Assignment, Item, Study
 from demo.fake_prolific import FakeProlific
 
 # response id -> the score (1-10) the bot's ratings scatter around
@@ -55,16 +57,33 @@ def rate_as_bots(
             # what the study's Prolific sync does on reading that submission
             check_mark_returned(study, pid, "RETURNED")
             continue
-        items = Item.objects.in_bulk(assignment.item_order)
-        for position, item_id in enumerate(assignment.item_order, 1):
-            item = items[item_id]
-            centre = truth(item.response_id) if item.response_id else 5.5
-            # the study's scale (1-10 by default) from the common 1-10 scale
-            on_scale = 1 + (centre - 1) * (study.scale_max - 1) / 9
-            score = int(np.clip(round(on_scale + noise * rng.normal()), 1, study.scale_max))
-            check_rate_item(assignment, position, score=score, client_seconds=30)
-        check_complete_assignment(assignment)
+        try:
+            rate_and_complete(assignment, study, truth, rng, noise)
+        except (StudyError, DatabaseError):
+            # refused on the way (the study closed under it) or kept out by the
+            # database: it returns its place, as a participant whose page failed
+            # does, so that no work stays in progress for the loop to wait on
+            if submission is not None:
+                prolific.submissions[submission]["status"] = "RETURNED"  # type: ignore[union-attr]
+            with contextlib.suppress(StudyError, DatabaseError):
+                check_mark_returned(study, pid, "RETURNED")
+            raise
         counts["completed"] += 1
         if submission is not None:
             prolific.submissions[submission]["status"] = "AWAITING REVIEW"  # type: ignore[union-attr]
     return counts
+
+
+def rate_and_complete(
+    assignment: Assignment, study: Study, truth: Truth, rng: np.random.Generator, noise: float
+) -> None:
+    """Every item of the bot's task, as the truth plus noise; then its completion."""
+    items = Item.objects.in_bulk(assignment.item_order)
+    for position, item_id in enumerate(assignment.item_order, 1):
+        item = items[item_id]
+        centre = truth(item.response_id) if item.response_id else 5.5
+        # the study's scale (1-10 by default) from the common 1-10 scale
+        on_scale = 1 + (centre - 1) * (study.scale_max - 1) / 9
+        score = int(np.clip(round(on_scale + noise * rng.normal()), 1, study.scale_max))
+        check_rate_item(assignment, position, score=score, client_seconds=30)
+    check_complete_assignment(assignment)

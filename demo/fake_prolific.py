@@ -17,6 +17,7 @@ import csv
 import io
 import json
 import re
+import socket
 import threading
 import uuid
 from decimal import Decimal, InvalidOperation
@@ -35,7 +36,18 @@ Answer = tuple[int, dict | str]
 
 
 class FakeProlific:
-    def __init__(self, token: str = "test-token", page_size: int = 2, port: int = 0) -> None:
+    """On `port` (0: any free one), or on `listening`, a socket bound and
+    listening already (the demo's: run_demo binds it before it starts the web
+    server and the worker that are told its address, so no other program can
+    take the port in between)."""
+
+    def __init__(
+        self,
+        token: str = "test-token",
+        page_size: int = 2,
+        port: int = 0,
+        listening: socket.socket | None = None,
+    ) -> None:
         self.token = token
         self.page_size = page_size
         self.studies: dict[str, dict] = {}
@@ -48,6 +60,9 @@ class FakeProlific:
         self.paid: list[tuple[str, str, Decimal]] = []  # (bulk id, participant, amount)
         self.messages: list[dict] = []
         self.groups: dict[str, dict] = {}
+        # the server's threads answer while a test or the demo's bots add
+        # submissions: one at a time, so no listing meets a dict mid-change
+        self.lock = threading.RLock()
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -66,7 +81,15 @@ class FakeProlific:
             def do_DELETE(self):
                 fake.handle(self, "DELETE")
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        if listening is None:
+            self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        else:
+            self.server = ThreadingHTTPServer(
+                listening.getsockname(), Handler, bind_and_activate=False
+            )
+            self.server.socket.close()
+            self.server.socket = listening
+            self.server.server_address = listening.getsockname()
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/api/v1/"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
@@ -80,16 +103,20 @@ class FakeProlific:
 
     def add_submission(self, study_id: str, participant_id: str, status: str) -> str:
         submission_id = uuid.uuid4().hex[:24]
-        self.submissions[submission_id] = {
-            "id": submission_id,
-            "study_id": study_id,
-            "participant_id": participant_id,
-            "status": status,
-        }
+        with self.lock:
+            self.submissions[submission_id] = {
+                "id": submission_id,
+                "study_id": study_id,
+                "participant_id": participant_id,
+                "status": status,
+            }
         return submission_id
 
     def took_part(self, study_id: str) -> set[str]:
-        return {s["participant_id"] for s in self.submissions.values() if s["study_id"] == study_id}
+        with self.lock:
+            return {
+                s["participant_id"] for s in self.submissions.values() if s["study_id"] == study_id
+            }
 
     def handle(self, request: BaseHTTPRequestHandler, method: str) -> None:
         length = int(request.headers.get("Content-Length") or 0)
@@ -106,7 +133,8 @@ class FakeProlific:
             return self.reply(
                 request, 429, {"error": "Request was throttled."}, {"Retry-After": "0"}
             )
-        status, payload = self.answer(method, path, body or {})
+        with self.lock:
+            status, payload = self.answer(method, path, body or {})
         if self.drop_next:  # it happened, but the answer is lost
             self.drop_next -= 1
             request.close_connection = True

@@ -13,13 +13,14 @@ from collections.abc import Callable
 from datetime import timedelta
 
 import numpy as np
-from django.db import transaction
+from django.db import DatabaseError, transaction
 from django.utils import timezone
 
 from adaptive.changes import check_stop
 from adaptive.errors import AdaptiveError
 from adaptive.loop import batches, check_create
 from adaptive.models import AdaptiveStudy
+from annotator.errors import StudyError
 from annotator.models import Study
 from corpus.models import Dataset
 from demo.bots import rate_as_bots
@@ -114,7 +115,9 @@ def simulate(
 ) -> None:
     """Every `seconds`, up to `per_tick` bots per open batch that is live on
     the fake Prolific server (as a real participant only finds a published
-    study). Runs until stopped (or `ticks` times)."""
+    study). Runs until stopped (or `ticks` times). A bot refused on the way
+    (StudyError) or kept out by the database is reported, and its study is
+    tried again next round."""
     rng = np.random.default_rng()
     truth = truth_of()
     done = 0
@@ -128,7 +131,14 @@ def simulate(
                 on_prolific = prolific.studies.get(study.prolific_study_id, {})
                 if study.status != Study.Status.OPEN or on_prolific.get("status") != "ACTIVE":
                     continue
-                counts = rate_as_bots(study, truth, rng, prolific=prolific, most=per_tick)
+                try:
+                    counts = rate_as_bots(study, truth, rng, prolific=prolific, most=per_tick)
+                except (StudyError, DatabaseError) as error:
+                    # a study closed under a bot, a database busy past its timeout:
+                    # the round is lost, not the demo (the web server and the worker
+                    # stop with this process); the next round tries again
+                    report(f"{study.name}: a bot stopped: {error}")
+                    continue
                 if counts["completed"] or counts["returned"]:
                     report(
                         f"{study.name}: {counts['completed']} bot(s) completed, "

@@ -93,6 +93,12 @@ def test_the_demo_runs_an_adaptive_study_with_simulated_participants(tmp_path):
         assert "Prolific refused" not in page, page[page.find("adaptive-decisions") :]
         os.killpg(demo.pid, signal.SIGINT)
         assert demo.wait(timeout=60) == 0
+    except BaseException:
+        # whatever failed (a page that did not answer, a process that stopped),
+        # the demo's own log says why: pytest prints it under the failure
+        log.seek(0)
+        print(log.read()[-20000:])
+        raise
     finally:
         for pid in session_processes(demo.pid):
             with contextlib.suppress(ProcessLookupError):

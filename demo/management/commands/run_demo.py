@@ -1,6 +1,7 @@
 """Set up the demo, then run the web server and a Celery worker until Ctrl-C."""
 
 import os
+import socket
 import sys
 import textwrap
 import urllib.request
@@ -22,6 +23,20 @@ def _answers(url: str) -> bool:
         return True
     except OSError:
         return False
+
+
+def listening_socket(port: int) -> socket.socket:
+    """The fake Prolific's socket, bound and listening before any process is
+    told its address: on `port` (the web server's + 790) or, when another
+    program holds that port, on any free one."""
+    listening = socket.socket()
+    try:
+        listening.bind(("127.0.0.1", port))
+    except OSError:
+        listening.bind(("127.0.0.1", 0))
+    listening.listen(64)
+    listening.set_inheritable(True)
+    return listening
 
 
 def wrap_notes(notes: list[str], width: int = 64) -> list[str]:
@@ -67,24 +82,30 @@ class Command(BaseCommand):
         base = f"http://127.0.0.1:{port}"
         simulated = options["simulated_participants"]
         environment = dict(os.environ)
-        if simulated:
+        listening = listening_socket(port + 790) if simulated else None
+        if listening is not None:
             # the web server and the worker talk to the fake Prolific as Prolific
             from demo.simulated import TOKEN
 
             environment |= {
                 "CONCORD_DEMO_SIMULATED_PARTICIPANTS": "1",
                 "PROLIFIC_API_TOKEN": TOKEN,
-                "PROLIFIC_API_URL": f"http://127.0.0.1:{port + 790}/api/v1/",
+                "PROLIFIC_API_URL": f"http://127.0.0.1:{listening.getsockname()[1]}/api/v1/",
                 "CONCORD_PUBLIC_URL": base,
             }
         # Ctrl-C, `kill` or a closed terminal reach this process, which stops them all
         with Supervisor() as supervisor:
-            if simulated:
+            if listening is not None:
                 bots = [sys.executable, str(settings.BASE_DIR / "manage.py")]
-                bots += ["simulate_participants", "--port", str(port + 790)]
+                bots += ["simulate_participants", "--listening-fd", str(listening.fileno())]
                 supervisor.start(
-                    "simulated participants", bots, cwd=settings.BASE_DIR, env=environment
+                    "simulated participants",
+                    bots,
+                    cwd=settings.BASE_DIR,
+                    env=environment,
+                    pass_fds=(listening.fileno(),),
                 )
+                listening.close()  # the bots' process holds it now
             supervisor.start("worker", worker_command, cwd=settings.BASE_DIR, env=environment)
             supervisor.start("web server", web_command, cwd=settings.BASE_DIR, env=environment)
             # print the URLs only once they answer, after the servers' own start-up lines

@@ -8,6 +8,7 @@ the worker at it; nobody real takes part and no money moves."""
 from __future__ import annotations
 
 import os
+import socket
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
@@ -19,6 +20,12 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--port", type=int, default=8790)
         parser.add_argument(
+            "--listening-fd",
+            type=int,
+            help="A socket bound and listening already, inherited from run_demo "
+            "(instead of --port).",
+        )
+        parser.add_argument(
             "--seconds",
             type=float,
             default=float(os.environ.get("CONCORD_DEMO_BOT_SECONDS", "2")),
@@ -29,6 +36,10 @@ class Command(BaseCommand):
         from demo.fake_prolific import FakeProlific
         from demo.simulated import TOKEN, simulate
 
-        with FakeProlific(token=TOKEN, page_size=100, port=options["port"]) as prolific:
+        fd = options["listening_fd"]
+        listening = None if fd is None else socket.socket(fileno=fd)
+        with FakeProlific(
+            token=TOKEN, page_size=100, port=options["port"], listening=listening
+        ) as prolific:
             self.stdout.write(f"Simulated Prolific at {prolific.url}: bots take the places.")
             simulate(prolific, seconds=options["seconds"], report=self.stdout.write)
