@@ -162,6 +162,7 @@ def benchmark_report_page(request: HttpRequest, slug: str) -> HttpResponse:
                 "heads": heads,
                 "rows": [[row.get(h) for h in heads] for row in report.rows()],
                 "no_average": report.missing_for_average() if report.has_average else [],
+                "left_out": report.left_out(),
                 "formats": [f for f in FORMATS if f != "table"],
             },
         )

@@ -43,6 +43,11 @@ def as_table(report: BenchmarkReport) -> str:
         )
         if number == 0:
             lines.append("  ".join("-" * w for w in widths))
+    for m in report.left_out():
+        lines.append(
+            f"{m['task'] or 'the task'} ({m['metric']}): {m['items']} scored but left out of "
+            f"the task score: {m['because']}"
+        )
     for rate in report.win_rates:
         if rate["win_rate"] is not None:
             lines.append(

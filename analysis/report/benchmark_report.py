@@ -19,7 +19,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from corpus.models import Benchmark, Dataset
+from corpus.models import Benchmark, Dataset, QuestionText
 from generation.models import Response
 from judging.evaluators import Metric, UnknownEvaluator, plugin_for
 from judging.models import HUMAN_KINDS, Evaluator, Judgment
@@ -38,7 +38,9 @@ class TaskScore:
     metric: str
     task: str
     score: float | None  # 0-100; None when no item could be scored
-    items: int
+    items: int  # in the score
+    left_out: int = 0  # scored, but left out of the task score as the official script does
+    left_out_because: str = ""
 
 
 @dataclass
@@ -96,6 +98,20 @@ class BenchmarkReport:
                 missing.append({"system": system, "metric": metric, "tasks": lacking})
         return missing
 
+    def left_out(self) -> list[dict[str, Any]]:
+        """Each metric's and task's items left out of its task scores, and why
+        (the most of any system: the same questions for each)."""
+        found: dict[tuple[str, str], dict[str, Any]] = {}
+        for row in self.scores:
+            if row.left_out:
+                entry = found.setdefault(
+                    (row.metric, row.task),
+                    {"metric": row.metric, "task": row.task, "items": 0, "because": ""},
+                )
+                entry["items"] = max(entry["items"], row.left_out)
+                entry["because"] = row.left_out_because
+        return [found[key] for key in sorted(found)]
+
     def rows(self) -> list[dict[str, Any]]:
         """The table, one row per system and metric: each task's score, then the average."""
         table: dict[tuple[str, str], dict[str, Any]] = {}
@@ -122,6 +138,7 @@ class BenchmarkReport:
             "kendall_tau": self.kendall,
             "rankings": self.rankings,
             "no_average": self.missing_for_average() if self.has_average else [],
+            "left_out": self.left_out(),
         }
 
 
@@ -156,12 +173,23 @@ def benchmark_report(slug: str, split: str, projects: list[int] | None = None) -
             "response__run__dataset__task",
             "raw_score",
             "feedback",
+            "response__question_id",
+            "response__run__dataset_id",
         )
     )
-    collected: dict[tuple[int, str, str], list[tuple[float, dict[str, float]]]] = defaultdict(list)
-    for evaluator_id, system, task, raw, feedback in judgments:
+    # how the data say each question is evaluated (L-Eval's `evaluation`; else None)
+    evaluations = {
+        (question, dataset): evaluation
+        for question, dataset, evaluation in QuestionText.objects.filter(
+            dataset__in=datasets
+        ).values_list("question_id", "dataset_id", "prompt__evaluation")
+    }
+    Item = tuple[float, dict[str, float], str | None]
+    collected: dict[tuple[int, str, str], list[Item]] = defaultdict(list)
+    for evaluator_id, system, task, raw, feedback, question, dataset in judgments:
         parts = json.loads(feedback) if feedback.startswith("{") else {}
-        collected[(evaluator_id, system, task)].append((raw, parts))
+        evaluation = evaluations.get((question, dataset))
+        collected[(evaluator_id, system, task)].append((raw, parts, evaluation))
     evaluators = Evaluator.objects.in_bulk({key[0] for key in collected})
     for (evaluator_id, system, task), items in sorted(
         collected.items(), key=lambda kv: (evaluators[kv[0][0]].name, kv[0][1], kv[0][2])
@@ -172,11 +200,17 @@ def benchmark_report(slug: str, split: str, projects: list[int] | None = None) -
         except UnknownEvaluator:
             continue
         assert isinstance(plugin, Metric)
+        counted = [(v, p) for v, p, evaluation in items if plugin.counted(evaluation)]
         try:
-            score: float | None = plugin.task_score([v for v, _ in items], [p for _, p in items])
+            values, parts = [v for v, _ in counted], [p for _, p in counted]
+            score: float | None = plugin.task_score(values, parts)
         except ValueError:
             score = None
-        report.scores.append(TaskScore(system, plugin.name, task, score, len(items)))
+        left_out = len(items) - len(counted)
+        because = plugin.left_out_because if left_out else ""
+        report.scores.append(
+            TaskScore(system, plugin.name, task, score, len(counted), left_out, because)
+        )
     report.win_rates = _win_rates(datasets, projects)
     report.kendall = _kendall(datasets, projects)
     report.rankings = _rankings(datasets, projects)

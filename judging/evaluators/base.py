@@ -146,6 +146,8 @@ class Metric(EvaluatorPlugin[float]):
     kind = Evaluator.Kind.METRIC
     # The stored evaluator's name ("metric: rouge"): what a researcher picks.
     evaluator_name: ClassVar[str]
+    # Why an item `counted` refuses stays out of the task score (the official script's rule)
+    left_out_because: ClassVar[str] = ""
 
     @property
     def scale(self) -> Scale:
@@ -160,6 +162,12 @@ class Metric(EvaluatorPlugin[float]):
         unless the task score needs more than the values: ROUGE's three
         F-measures)."""
         return self.compute(prediction, references), {}
+
+    def counted(self, evaluation: str | None) -> bool:
+        """Whether an item counts in the task score, given how the data say it
+        is evaluated (L-Eval's `evaluation` field; None: the data do not say).
+        Every item, unless the benchmark's official script leaves some out."""
+        return True
 
     def task_score(self, values: Sequence[float], parts: Sequence[Mapping[str, float]]) -> float:
         """The task's score from its items (0-100): 100 x the mean value, rounded

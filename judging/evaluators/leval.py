@@ -11,10 +11,26 @@ from judging.evaluators.registry import register
 from judging.metrics import leval, zeroscrolls
 
 OFFICIAL = "L-Eval's official code"
+# auto_eval.py's SUPPORT_METRICS: it scores the questions whose `evaluation` is one of
+# these and skips the others ("LLM", "human": questions meant for a judge or people)
+AUTOMATIC_EVALUATIONS = frozenset({"f1", "rouge", "exam"})
+
+
+class LevalMetric(Metric):
+    """An L-Eval metric: its task score leaves out the questions auto_eval.py
+    skips, whatever metric scores the rest."""
+
+    left_out_because = (
+        "L-Eval's auto_eval.py scores only the questions whose evaluation is exam, f1 or "
+        "rouge (those meant for an LLM judge or people are left out)"
+    )
+
+    def counted(self, evaluation: str | None) -> bool:
+        return evaluation is None or evaluation in AUTOMATIC_EVALUATIONS
 
 
 @register
-class LevalExam(Metric):
+class LevalExam(LevalMetric):
     name = "leval.exam"
     evaluator_name = "metric: leval.exam"
     description = (
@@ -27,7 +43,7 @@ class LevalExam(Metric):
 
 
 @register
-class LevalExamChoice(Metric):
+class LevalExamChoice(LevalMetric):
     name = "leval.exam_choice"
     evaluator_name = "metric: leval.exam_choice"
     description = (
@@ -40,7 +56,7 @@ class LevalExamChoice(Metric):
 
 
 @register
-class LevalExamCoursera(Metric):
+class LevalExamCoursera(LevalMetric):
     name = "leval.exam_coursera"
     evaluator_name = "metric: leval.exam_coursera"
     description = (
@@ -53,7 +69,7 @@ class LevalExamCoursera(Metric):
 
 
 @register
-class LevalExamMath(Metric):
+class LevalExamMath(LevalMetric):
     name = "leval.exam_math"
     evaluator_name = "metric: leval.exam_math"
     description = f'GSM100 as {OFFICIAL} scores it: the digits after "The answer is".'
@@ -63,7 +79,7 @@ class LevalExamMath(Metric):
 
 
 @register
-class LevalExamCode(Metric):
+class LevalExamCode(LevalMetric):
     name = "leval.exam_code"
     evaluator_name = "metric: leval.exam_code"
     description = f"CodeU as {OFFICIAL} scores it: the output's last words, cleaned, then em.py."
@@ -73,7 +89,7 @@ class LevalExamCode(Metric):
 
 
 @register
-class LevalExamTopics(Metric):
+class LevalExamTopics(LevalMetric):
     name = "leval.exam_topics"
     evaluator_name = "metric: leval.exam_topics"
     description = (
@@ -93,7 +109,7 @@ class LevalExamTopics(Metric):
 
 
 @register
-class LevalExamSciFi(Metric):
+class LevalExamSciFi(LevalMetric):
     name = "leval.exam_scifi"
     evaluator_name = "metric: leval.exam_scifi"
     description = (
@@ -119,7 +135,7 @@ class LevalExamSciFi(Metric):
 
 
 @register
-class LevalF1(Metric):
+class LevalF1(LevalMetric):
     name = "leval.f1"
     evaluator_name = "metric: leval.f1"
     description = f"Token F1 as {OFFICIAL} computes it (f1.py: SQuAD's, no transliteration)."
@@ -129,7 +145,7 @@ class LevalF1(Metric):
 
 
 @register
-class LevalRouge(Metric):
+class LevalRouge(LevalMetric):
     name = "leval.rouge"
     evaluator_name = "metric: leval.rouge"
     description = (

@@ -315,3 +315,82 @@ def test_a_pairwise_panel_has_win_rates_counted_as_its_members(tmp_path):
     assert panel["counting"] == "per_order" and panel["n"] == 8
     # the first judge's 6 wins and 2 ties, one win now split between win and tie: a tie
     assert (panel["wins"], panel["ties"], panel["losses"]) == (5, 3, 0)
+
+
+def test_leval_task_scores_leave_out_the_questions_auto_eval_skips(tmp_path, client, researcher):
+    """L-Eval's auto_eval.py scores only the questions whose `evaluation` is
+    exam, f1 or rouge: a task with questions meant for an LLM judge or people
+    (financial_qa has 16 of 68) gets its task score over the rest, as the
+    script's, the same as `manage.py score` gives on the lines with their
+    field, and the report says how many were left out and why."""
+    from corpus.models import Dataset
+    from generation.models import GenerationRun, System
+
+    lines = [
+        ("What was the revenue?", "12 million euros", "f1", "12 million euros"),
+        ("Who audited the accounts?", "Vell and partners", "f1", "the partners of Vell"),
+        ("Judge the outlook.", "cautious growth", "LLM", "cautious growth"),
+        ("Rate the letter's tone.", "calm", "human", "calm"),
+    ]
+    task = tmp_path / "financial_qa.jsonl"
+    task.write_text(
+        "".join(
+            json.dumps(
+                {"instructions": [q], "outputs": [a], "input": f"Report {n}: the year in numbers.",
+                 "source": "financial_qa", "evaluation": evaluation}
+            ) + "\n"
+            for n, (q, a, evaluation, _) in enumerate(lines)
+        )
+    )  # fmt: skip
+    call_command("import_benchmark", str(task), "--format", "leval")
+    dataset = Dataset.objects.get(benchmark__slug="leval")
+    system = System.objects.create(name="my-model", model_name="my-model", backend="imported")
+    run = GenerationRun.objects.create(
+        system=system, dataset=dataset, mode="st", origin="imported", status="done"
+    )
+    predictions = {q: p for q, _, _, p in lines}
+    for text in dataset.question_texts.all():
+        Response.objects.create(run=run, question=text.question, text=predictions[text.text])
+    ensure_metric_evaluators()
+    evaluator = Evaluator.objects.get(name="metric: leval.f1")
+    judge_run(create_judging_run(evaluator, dataset, "st").pk)
+    assert Judgment.objects.filter(evaluator=evaluator).count() == 4  # every question scored
+    report = benchmark_report("leval", "test")
+    (score,) = report.scores
+    assert (score.items, score.left_out) == (2, 2)
+    # the two f1 questions alone: 100 and SQuAD's F1 of "the partners of Vell"
+    path = tmp_path / "predictions.jsonl"
+    path.write_text(
+        "".join(
+            json.dumps({"prediction": p, "references": [a], "evaluation": e}) + "\n"
+            for _, a, e, p in lines
+        )
+    )
+    said = io.StringIO()  # with --output, the summary is the command's standard output
+    call_command("score", "--metric", "leval.f1", "--predictions", str(path),
+                 "--output", str(tmp_path / "scored.jsonl"), stdout=said)  # fmt: skip
+    assert "4 of 4 lines scored; 2 left out of the task score, 2 in it" in said.getvalue()
+    from_command = float(said.getvalue().split("task score ")[1].split(";")[0])
+    counted_only = [json.dumps({"prediction": p, "references": [a]}) for _, a, e, p in lines[:2]]
+    path.write_text("\n".join(counted_only) + "\n")
+    assert score.score == pytest.approx(from_command) == pytest.approx(official_of(path))
+    assert score.score < 100  # the left-out questions (exact answers) would have raised it
+    scored = [json.loads(line) for line in (tmp_path / "scored.jsonl").read_text().splitlines()]
+    assert [s.get("counted", True) for s in scored] == [True, True, False, False]
+    assert all("score" in s for s in scored)  # scored all the same
+    (left,) = report.as_json()["left_out"]
+    assert left["items"] == 2 and "auto_eval.py" in left["because"]
+    assert "left out of the task score" in as_bytes(report, "table").decode()
+    client.force_login(researcher)
+    page = client.get("/analysis/benchmark/leval/?split=test").content.decode()
+    assert (
+        "financial_qa (leval.f1): 2 questions scored but left out of the task score: "
+        "L-Eval&#x27;s auto_eval.py"
+    ) in page
+
+
+def official_of(path) -> float:
+    err = io.StringIO()
+    call_command("score", "--metric", "leval.f1", "--predictions", str(path),
+                 stderr=err, stdout=io.StringIO())  # fmt: skip
+    return float(err.getvalue().split("task score ")[1].split(";")[0])

@@ -5,7 +5,10 @@ A metric over a predictions file, without a database: for researchers who
 only want the number. One JSON object per line with `prediction` and
 `references` (a list, or one string); every other field is kept. Each line is
 written back with its `score` (or the `error` that kept it from one), and the
-task score is printed as the metric's official code aggregates it."""
+task score is printed as the metric's official code aggregates it. A line
+whose `evaluation` (L-Eval's field) the official script skips is scored but
+marked `"counted": false` and left out of the task score, as that script
+leaves it out."""
 
 from __future__ import annotations
 
@@ -62,7 +65,7 @@ class Command(BaseCommand):
             raise CommandError(str(failure)) from None
         if not lines:
             raise CommandError(f"{path}: no predictions.")
-        values, parts, errors = [], [], 0
+        values, parts, errors, left_out = [], [], 0, 0
         for record in lines:
             try:
                 value, item_parts = metric.item(record["prediction"], record["references"])
@@ -73,6 +76,10 @@ class Command(BaseCommand):
             record["score"] = value
             if item_parts:
                 record["parts"] = item_parts
+            if not metric.counted(record.get("evaluation")):
+                record["counted"] = False
+                left_out += 1
+                continue
             values.append(value)
             parts.append(item_parts)
         out = options["output"]
@@ -82,8 +89,13 @@ class Command(BaseCommand):
                 self.stdout.write(line)
         else:
             out.write_text("".join(line + "\n" for line in written), encoding="utf-8")
-        scored = len(values)
+        scored = len(values) + left_out
         summary = f"{metric.name}: {scored} of {len(lines)} lines scored"
+        if left_out:
+            summary += (
+                f"; {left_out} left out of the task score, {len(values)} in it "
+                f"({metric.left_out_because})"
+            )
         if values:
             summary += f"; task score {metric.task_score(values, parts):.4f}"
         if errors:
@@ -106,4 +118,6 @@ def _case(value: object, path: Path, number: int) -> dict[str, Any]:
         or not all(isinstance(r, str) for r in references)
     ):
         raise ImportFailure(f"{where}: 'references' must be a string or a list of strings.")
+    if not isinstance(value.get("evaluation", ""), str | None):
+        raise ImportFailure(f"{where}: 'evaluation' must be a string (L-Eval's: exam, f1, ...).")
     return {**value, "references": references}
