@@ -9,7 +9,7 @@ from django.db import transaction
 from corpus.bulk import SyncCount, id_map, sync_rows
 from corpus.choices import DatasetVersion, Language
 from corpus.importers.elitr_bench import ElitrBundle
-from corpus.importers.formats.base import BenchmarkBundle
+from corpus.importers.formats.base import BenchmarkBundle, task_from_file
 from corpus.models import Benchmark, Dataset, Document, Question, QuestionText
 
 ELITR_BENCH = {
@@ -286,9 +286,10 @@ def import_benchmark(bundle: BenchmarkBundle) -> dict[str, SyncCount]:
 
 
 def add_dataset_arguments(
-    parser, split_required: bool = True, default_split: str | None = None
+    parser, split_required: bool = True, default_split: str | None = None, many: bool = False
 ) -> None:
-    """The options that name a dataset, shared by the commands that take one."""
+    """The options that name a dataset, shared by the commands that take one
+    (`many`: a command that takes several tasks)."""
     parser.add_argument("--benchmark", default="elitr-bench")
     parser.add_argument(
         "--dataset-version", default=DatasetVersion.QA, choices=DatasetVersion.values
@@ -297,12 +298,63 @@ def add_dataset_arguments(
     parser.add_argument(
         "--split", required=split_required and default_split is None, default=default_split
     )
+    parser.add_argument(
+        "--task",
+        default="",
+        help="The benchmark's task, as its authors write it (L-Eval's codeU) or as stored "
+        "(codeu)" + ("; several with commas" if many else "") + ". Needed where the split "
+        "has more than one.",
+    )
 
 
-def dataset_from_options(options: dict) -> Dataset | None:
-    return Dataset.objects.filter(
+class DatasetChoiceError(ValueError):
+    """The options name no dataset, or more than one where one is needed."""
+
+
+def datasets_from_options(options: dict, many: bool = True) -> list[Dataset]:
+    """The datasets the options name: the split's tasks given by --task (a
+    task as its authors write it or as stored), or its only one. Refuses a
+    split with several tasks when none is named: taking the first would
+    judge or generate a task nobody asked for."""
+    found = Dataset.objects.filter(
         benchmark__slug=options["benchmark"],
         version=options["dataset_version"],
         language=options["language"],
         split=options["split"],
-    ).first()
+    ).order_by("task")
+    by_task = {dataset.task: dataset for dataset in found}
+    what = (
+        f"{options['benchmark']} {options['dataset_version']} {options['language']} "
+        f"split {options['split']!r}"
+    )
+    if not by_task:
+        raise DatasetChoiceError(f"No such dataset ({what}).")
+    asked = [t.strip() for t in (options.get("task") or "").split(",") if t.strip()]
+    if len(asked) > 1 and not many:
+        raise DatasetChoiceError(f"One task only here, not {len(asked)}: {', '.join(asked)}.")
+    if not asked:
+        if len(by_task) > 1:
+            raise DatasetChoiceError(
+                f"{what} has {len(by_task)} tasks: name one with --task"
+                + (" (several with commas)" if many else "")
+                + f"; its tasks: {', '.join(by_task)}."
+            )
+        return list(by_task.values())
+    chosen, unknown = [], []
+    for task in asked:
+        dataset = by_task.get(task) or by_task.get(task_from_file(task))
+        if dataset is None:
+            unknown.append(task)
+        elif dataset not in chosen:
+            chosen.append(dataset)
+    if unknown:
+        raise DatasetChoiceError(
+            f"No task {', '.join(map(repr, unknown))} in {what}; its tasks: "
+            f"{', '.join(t or '(unnamed)' for t in by_task)}."
+        )
+    return chosen
+
+
+def dataset_from_options(options: dict) -> Dataset:
+    """The one dataset the options name (see datasets_from_options)."""
+    return datasets_from_options(options, many=False)[0]

@@ -32,6 +32,7 @@ from corpus.bulk import SyncCount, id_map, sync_rows
 from corpus.choices import Mode
 from corpus.importers.checks import identifier
 from corpus.importers.errors import ImportFailure
+from corpus.importers.formats.base import task_from_file
 from corpus.importers.records import Record, read_records, unknown_fields
 from corpus.models import Dataset, QuestionText
 from generation.models import GenerationRun, Response, System
@@ -152,9 +153,15 @@ def import_responses(
     seen: dict[tuple[str, str, str, int | None, int], str] = {}
     rows: list[tuple[tuple[str, int, str, int | None], int, str]] = []
     for r in responses:
-        dataset = datasets.get(r.task)
+        # a task as its authors write it (L-Eval's codeU) or as stored (codeu)
+        dataset = datasets.get(r.task) or (datasets.get(task_from_file(r.task)) if r.task else None)
         if dataset is None:
             known = ", ".join(repr(t) for t in sorted(datasets)) or "none"
+            if not r.task:
+                raise ImportFailure(
+                    f"{r.where}: {benchmark} {split} has tasks ({known}): name the record's "
+                    "'task', or give --task."
+                )
             raise ImportFailure(f"{r.where}: no task {r.task!r} in {benchmark} {split} ({known}).")
         question = questions.get((dataset.pk, r.document_id, r.question_id))
         if question is None:
@@ -162,7 +169,7 @@ def import_responses(
                 f"{r.where}: {benchmark} {split} {r.task or ''} holds no question "
                 f"{r.question_id!r} of document {r.document_id!r}."
             )
-        key = (r.system, r.mode, r.task, r.seed, question)
+        key = (r.system, r.mode, dataset.task, r.seed, question)
         if key in seen:
             raise ImportFailure(
                 f"{r.where}: a second response to this question (first: {seen[key]})."

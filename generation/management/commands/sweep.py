@@ -8,7 +8,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from corpus.choices import Mode
-from corpus.services import add_dataset_arguments, dataset_from_options
+from corpus.services import DatasetChoiceError, add_dataset_arguments, dataset_from_options
 from generation.models import System
 from generation.runner import GenerationError, run_generation
 from generation.sweeps import PAPER_GRID, enqueue_sweep, launch_sweep
@@ -41,9 +41,10 @@ class Command(BaseCommand):
         base = in_project(System.objects.filter(name=options["system"]), project).first()
         if base is None:
             raise CommandError(f"No system {options['system']!r}{where(project)}.")
-        dataset = dataset_from_options(options)
-        if dataset is None:
-            raise CommandError("No such dataset (benchmark, version, language, split).")
+        try:
+            dataset = dataset_from_options(options)
+        except DatasetChoiceError as error:
+            raise CommandError(str(error)) from None
         try:
             grid = PAPER_GRID if options["paper_grid"] else json.loads(options["grid"])
             seeds = [int(s) for s in options["seeds"].split(",") if s.strip()]

@@ -1,4 +1,5 @@
-"""python manage.py judge --evaluator NAME --split test2 [--dataset-version qa] [--mode st]
+"""python manage.py judge --evaluator NAME --split test2 [--benchmark SLUG] [--task T[,T...]]
+[--dataset-version qa] [--mode st]
 [--systems A,B] [--language en] [--budget USD] [--refresh] [--project SLUG] [--now]
 python manage.py judge --resume RUN_ID [--project SLUG] [--now]"""
 
@@ -7,7 +8,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from corpus.choices import Mode
-from corpus.services import add_dataset_arguments, dataset_from_options
+from corpus.services import DatasetChoiceError, add_dataset_arguments, datasets_from_options
 from generation.models import System
 from judging.judging_runs import (
     JudgingError,
@@ -52,7 +53,7 @@ class Command(BaseCommand):
             action="store_true",
             help="Call again even when the ledger holds the same request.",
         )
-        add_dataset_arguments(parser, split_required=False)
+        add_dataset_arguments(parser, split_required=False, many=True)
         parser.add_argument("--mode", default=Mode.SINGLE_TURN, choices=Mode.values)
         parser.add_argument("--systems", help="Comma-separated system names (default: all).")
         parser.add_argument("--now", action="store_true", help="Run in this process.")
@@ -88,32 +89,37 @@ class Command(BaseCommand):
             raise CommandError(
                 f"No evaluator {options['evaluator']!r}{where(project)}; known: {known}."
             )
-        dataset = dataset_from_options(options)
-        if dataset is None:
-            raise CommandError("No such dataset (benchmark, version, language, split).")
+        try:
+            datasets = datasets_from_options(options)
+        except DatasetChoiceError as error:
+            raise CommandError(str(error)) from None
         names = [n.strip() for n in (options["systems"] or "").split(",") if n.strip()]
         systems = list(in_project(System.objects.filter(name__in=names), project))
         missing = sorted(set(names) - {s.name for s in systems})
         if missing:
             raise CommandError(f"Unknown system(s){where(project)}: {', '.join(missing)}.")
         start = create_judging_run if options["now"] and not options["batch"] else start_judging_run
-        try:
-            run = start(
-                evaluator,
-                dataset,
-                options["mode"],
-                systems,
-                budget=options["budget"],
-                refresh=options["refresh"],
-                use_batch=options["batch"],
-                confirm_over_budget=options["confirm_over_budget"],
-                project=project,
-            )
-        except JudgingError as error:
-            raise CommandError(str(error)) from None
-        if run.projected_cost:
-            self.stdout.write(f"Projected cost: {run.projected_cost:.4f}")
-        return self.finish(run, options)
+        for dataset in datasets:  # a run per task named
+            try:
+                run = start(
+                    evaluator,
+                    dataset,
+                    options["mode"],
+                    systems,
+                    budget=options["budget"],
+                    refresh=options["refresh"],
+                    use_batch=options["batch"],
+                    confirm_over_budget=options["confirm_over_budget"],
+                    project=project,
+                )
+            except JudgingError as error:
+                raise CommandError(str(error)) from None
+            if dataset.task:
+                self.stdout.write(f"Task {dataset.task}:")
+            if run.projected_cost:
+                self.stdout.write(f"Projected cost: {run.projected_cost:.4f}")
+            self.finish(run, options)
+        return None
 
     def finish(self, run: JudgingRun, options: dict) -> None:
         if options["now"] and not run.use_batch:
