@@ -331,13 +331,37 @@ def _panel_rows(found: list[tuple], projects: list[int] | None) -> tuple[list[tu
 
 def _win_rates(datasets: list[Dataset], projects: list[int] | None) -> list[dict[str, Any]]:
     """Each pairwise judge's and pairwise panel's win rates per task, counted
-    as the judge counts (L-Eval's: per order, ties a half; a panel as its members)."""
+    as the judge counts (L-Eval's: per order, ties a half; a panel as its
+    members); where verdicts span several tasks, also over all of them
+    pooled (POOLED), as L-Eval's llm_eval.py counts its headline figure:
+    every verdict of every task in one count."""
+    import pandas as pd
+
     from analysis.report.panels import with_pairwise_panels
     from analysis.statistics.pairwise import verdict_table, win_rates
     from judging.evaluators import JudgeConfig
 
     pairwise = _panels_of(projects, pairwise=True)
     rows = []
+    tables = []
+    countings: dict[str, str] = {}
+
+    def rates_of(table: pd.DataFrame, task: str, pooled: bool) -> None:
+        for name in sorted(table["evaluator"].unique()):
+            if name not in countings:
+                evaluator = Evaluator.objects.get(name=name)
+                if evaluator.kind in HUMAN_KINDS:
+                    countings[name] = "per_verdict"
+                elif name in pairwise:
+                    countings[name] = _panel_counting(pairwise[name][0])
+                else:
+                    countings[name] = JudgeConfig.from_dict(evaluator.config).counting
+            rates = win_rates(table[table["evaluator"] == name], countings[name]).get(name, {})
+            for system, summary in sorted(rates.items()):
+                rows.append(
+                    {"judge": name, "task": task, "system": system, **summary, "pooled": pooled}
+                )
+
     for dataset in datasets:
         response_ids = list(
             Response.objects.filter(run__dataset=dataset)
@@ -347,18 +371,15 @@ def _win_rates(datasets: list[Dataset], projects: list[int] | None) -> list[dict
         table = with_pairwise_panels(verdict_table(response_ids=response_ids), pairwise)
         if table.empty:
             continue
-        for name in sorted(table["evaluator"].unique()):
-            evaluator = Evaluator.objects.get(name=name)
-            if evaluator.kind in HUMAN_KINDS:
-                counting = "per_verdict"
-            elif name in pairwise:
-                counting = _panel_counting(pairwise[name][0])
-            else:
-                counting = JudgeConfig.from_dict(evaluator.config).counting
-            rates = win_rates(table[table["evaluator"] == name], counting).get(name, {})
-            for system, summary in sorted(rates.items()):
-                rows.append({"judge": name, "task": dataset.task, "system": system, **summary})
+        tables.append(table)
+        rates_of(table, dataset.task, pooled=False)
+    if len(tables) > 1:
+        rates_of(pd.concat(tables, ignore_index=True), POOLED, pooled=True)
     return rows
+
+
+# The task of a win rate over every task's verdicts (L-Eval's headline figure)
+POOLED = "all tasks, pooled"
 
 
 def _panel_counting(members: list[str]) -> str:

@@ -18,6 +18,7 @@ from django.core.management.base import CommandError
 from analysis.report.benchmark_exports import as_bytes
 from analysis.report.benchmark_report import benchmark_report
 from corpus.importers.samples import write_leval_tasks, write_zeroscrolls_task
+from corpus.models import Dataset
 from generation.models import Response
 from judging.judging_runs import create_judging_run, ensure_metric_evaluators, judge_run
 from judging.models import Evaluator, Judgment
@@ -394,3 +395,55 @@ def official_of(path) -> float:
     call_command("score", "--metric", "leval.f1", "--predictions", str(path),
                  stderr=err, stdout=io.StringIO())  # fmt: skip
     return float(err.getvalue().split("task score ")[1].split(";")[0])
+
+
+def test_leval_headline_win_rate_pools_every_task_s_verdicts(tmp_path):
+    """L-Eval's llm_eval.py counts one figure over every task's questions: the
+    report gives it beside the per-task rates, equal to a plain count of
+    every verdict (per order, a tie a half)."""
+    from analysis.report.benchmark_report import POOLED
+    from generation.models import GenerationRun, System
+    from judging.models import PairwiseVerdict
+
+    for path in write_leval_tasks(tmp_path):
+        call_command("import_benchmark", str(path), "--format", "leval", stdout=None)
+    judge = Evaluator.objects.create(
+        name="leval judge", kind="llm_pairwise",
+        config={"protocol": "leval_pairwise", "baseline": "turbo-16k-0613"},
+    )  # fmt: skip
+    systems = {
+        name: System.objects.create(name=name, model_name=name, backend="imported")
+        for name in ("turbo-16k-0613", "my-model")
+    }
+    winners = iter(["first", "second", "second", "tie", "first", "first", "tie"] * 10)
+    tally = {"wins": 0, "ties": 0, "n": 0}
+    for dataset in Dataset.objects.filter(benchmark__slug="leval"):
+        runs = {
+            name: GenerationRun.objects.create(
+                system=system, dataset=dataset, mode="st", origin="imported", status="done"
+            )
+            for name, system in systems.items()
+        }
+        for text in dataset.question_texts.all():
+            mine = Response.objects.create(run=runs["my-model"], question=text.question, text="x")
+            theirs = Response.objects.create(
+                run=runs["turbo-16k-0613"], question=text.question, text="y"
+            )
+            for order in (0, 1):
+                winner = next(winners)
+                PairwiseVerdict.objects.create(
+                    evaluator=judge, response=mine, opponent=theirs, seed=0, order=order,
+                    winner=winner,
+                )  # fmt: skip
+                # my-model is shown first in order 0, second in order 1
+                won = winner == ("first" if order == 0 else "second")
+                tally["wins"] += won
+                tally["ties"] += winner == "tie"
+                tally["n"] += 1
+    rates = benchmark_report("leval", "test").win_rates
+    per_task = [r for r in rates if not r["pooled"]]
+    assert sorted(r["task"] for r in per_task) == ["quality", "report_qa"]
+    (pooled,) = [r for r in rates if r["pooled"]]
+    assert pooled["task"] == POOLED and pooled["n"] == tally["n"] == sum(r["n"] for r in per_task)
+    assert (pooled["wins"], pooled["ties"]) == (tally["wins"], tally["ties"])
+    assert pooled["win_rate"] == pytest.approx((tally["wins"] + tally["ties"] / 2) / tally["n"])
