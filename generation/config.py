@@ -96,6 +96,15 @@ class GenerationConfig(ModelConfig):
             raise GenerationConfigError(
                 'tokenizer: "tiktoken:<encoding>" (e.g. "tiktoken:cl100k_base"), for an API model.'
             )
+        if self.tokenizer:
+            import tiktoken
+
+            known = [n for n in tiktoken.list_encoding_names() if not n.endswith("_offline")]
+            if self.tokenizer.removeprefix("tiktoken:") not in known:
+                raise GenerationConfigError(
+                    f"tokenizer {self.tokenizer!r}: tiktoken has no such encoding; one of "
+                    f"{', '.join('tiktoken:' + n for n in known)}."
+                )
         if not self.base_url or not self.model:
             raise GenerationConfigError("An OpenAI-compatible system needs base_url and model.")
         if self.server == "hf":

