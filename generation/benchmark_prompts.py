@@ -76,19 +76,33 @@ def is_closed_ended(task: str) -> bool:
     return task.lower() in {t.lower() for t in CLOSED_ENDED_TASKS}
 
 
+# mpt-test.py's `doc_len`: its documents are cut to 7,500 tokens whatever the window
+MPT_DOCUMENT_TOKENS = 7500
+
+
 def leval_document(
-    document: str, task: str, tokenizer: Tokenizer | None, context_length: int | None
+    document: str,
+    task: str,
+    tokenizer: Tokenizer | None,
+    context_length: int | None,
+    family: str = "turbo16k",
 ) -> str:
     """The scripts' truncation: while the document has more tokens than the
     window less the 512 new ones, keep its first `max_length - cnt` words (codeU:
-    its last), 250 fewer each time."""
-    if tokenizer is None or context_length is None:
+    its last), 250 fewer each time. mpt-test.py keeps the first words always
+    (no codeU rule) within its fixed 7,500 tokens."""
+    if tokenizer is None:
         return document
-    max_length = context_length - MAX_NEW_TOKENS
+    if family == "mpt":
+        max_length, keep_end = MPT_DOCUMENT_TOKENS, False
+    elif context_length is None:
+        return document
+    else:
+        max_length, keep_end = context_length - MAX_NEW_TOKENS, "code" in task.lower()
     cut = 0
     while len(tokenizer.encode(document)) > max_length:
         words = document.split(" ")
-        if "code" in task.lower():
+        if keep_end:
             document = " ".join(words[cut - max_length :])
         else:
             document = " ".join(words[: max_length - cut])
@@ -108,7 +122,7 @@ def leval_requests(
     window: int | None,
 ) -> list[LevalPrompt]:
     family = config.prompt_family or "turbo16k"
-    document = leval_document(meeting.document.text, run.dataset.task, tokenizer, window)
+    document = leval_document(meeting.document.text, run.dataset.task, tokenizer, window, family)
     return leval_calls(
         family,
         run.dataset.task,

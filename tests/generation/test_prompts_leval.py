@@ -141,3 +141,29 @@ def test_sci_fi_prediction_and_unknown_family():
         leval_prompt("gpt-4", "quality", "D", "Q", "A", closed=True)
     with pytest.raises(ValueError):
         length_instruction("llama2", "A")
+
+
+class Words:
+    """A tokenizer whose tokens are the text's words (what the rule counts in)."""
+
+    def encode(self, text: str) -> list[str]:
+        return text.split(" ")
+
+
+def test_truncation_keeps_the_end_of_code_except_for_mpt():
+    """The scripts cut a long document word by word: codeU keeps its last words
+    (`[cnt - max_length:]`), except in mpt-test.py, which keeps the first ones
+    within its fixed 7,500 tokens (`doc_len`) whatever the model's window."""
+    from generation.benchmark_prompts import leval_document
+
+    document = " ".join(f"w{i}" for i in range(9000))
+    kept = leval_document(document, "codeU", Words(), 8012).split(" ")  # 7,500 after 512 new
+    assert (kept[0], kept[-1], len(kept)) == ("w1500", "w8999", 7500)
+    kept = leval_document(document, "codeU", Words(), 8012, "mpt").split(" ")
+    assert (kept[0], kept[-1], len(kept)) == ("w0", "w7499", 7500)
+    # mpt's budget is its own: a 16k window does not lift it, no window does not lift it
+    for window in (16384, None):
+        assert len(leval_document(document, "quality", Words(), window, "mpt").split(" ")) == 7500
+    kept = leval_document(document, "quality", Words(), 8012).split(" ")
+    assert (kept[0], kept[-1]) == ("w0", "w7499")
+    assert leval_document(document, "quality", Words(), None) == document  # no window, no cut
