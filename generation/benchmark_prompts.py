@@ -42,10 +42,36 @@ def benchmark_format(run: GenerationRun) -> str:
 
 
 def api_tokenizer(config: GenerationConfig) -> Tokenizer | None:
-    """The server's tokens, if the system names how to count them."""
+    """The server's tokens, if the system names how to count them: a tiktoken
+    encoding ("tiktoken:cl100k_base", OpenAI's models) or the model family's own
+    tokenizer from a local folder ("hf:/models/llama-2-7b-chat": a llama or mpt
+    served by vLLM, counted and cut as the authors' scripts cut with it)."""
     if not config.tokenizer:
         return None
+    if config.tokenizer.startswith("hf:"):
+        return hf_tokenizer(config.tokenizer.removeprefix("hf:"))
     return tiktoken_encoding(config.tokenizer.removeprefix("tiktoken:"))
+
+
+class ModelTokens:
+    """A Hugging Face tokenizer as the benchmarks' builders count with it."""
+
+    def __init__(self, tokenizer: Any) -> None:
+        self.tokenizer = tokenizer
+
+    def encode(self, text: str) -> list[int]:
+        return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    def decode(self, ids: list[int]) -> str:
+        return str(self.tokenizer.decode(ids))
+
+
+def hf_tokenizer(folder: str) -> Tokenizer:
+    """A Hugging Face tokenizer from a local folder (never a download), counting
+    as a local model's does."""
+    from transformers import AutoTokenizer
+
+    return ModelTokens(AutoTokenizer.from_pretrained(folder, local_files_only=True))
 
 
 def tiktoken_encoding(name: str) -> Tokenizer:

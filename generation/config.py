@@ -5,6 +5,7 @@ tokens, RoPE linear scaling to the target context)."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 from core.errors import ErrorCode
 from corpus.choices import Language, either
@@ -92,11 +93,18 @@ class GenerationConfig(ModelConfig):
             if self.max_batch_size < 1:
                 raise GenerationConfigError("max_batch_size must be at least 1 (1: one at a time).")
             return
-        if self.tokenizer and not self.tokenizer.startswith("tiktoken:"):
+        if self.tokenizer and not self.tokenizer.startswith(("tiktoken:", "hf:")):
             raise GenerationConfigError(
-                'tokenizer: "tiktoken:<encoding>" (e.g. "tiktoken:cl100k_base"), for an API model.'
+                'tokenizer: "tiktoken:<encoding>" (e.g. "tiktoken:cl100k_base") or '
+                '"hf:<folder>" (the model\'s own tokenizer, saved locally), for an API model.'
             )
-        if self.tokenizer:
+        if self.tokenizer and self.tokenizer.startswith("hf:"):
+            if not Path(self.tokenizer.removeprefix("hf:")).is_dir():
+                raise GenerationConfigError(
+                    f"tokenizer {self.tokenizer!r}: no such folder (a tokenizer saved with "
+                    "save_pretrained; it is never downloaded)."
+                )
+        elif self.tokenizer:
             import tiktoken
 
             known = [n for n in tiktoken.list_encoding_names() if not n.endswith("_offline")]

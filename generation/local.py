@@ -23,6 +23,7 @@ from corpus.choices import Mode
 from corpus.models import Benchmark
 from generation.benchmark_prompts import (
     SINGLE_TURN_ONLY,
+    ModelTokens,
     benchmark_format,
     combined_answer,
     leval_requests,
@@ -344,7 +345,7 @@ def _leval_prompts(
     window = config.context_length or loaded.context_length or None
     texts = []
     for call in leval_requests(
-        config, run, meeting, index, _ModelTokens(loaded.tokenizer), window=window
+        config, run, meeting, index, ModelTokens(loaded.tokenizer), window=window
     ):
         if call.messages is not None:
             texts.append(
@@ -357,19 +358,6 @@ def _leval_prompts(
         else:
             texts.append(call.text or "")
     return texts
-
-
-class _ModelTokens:
-    """A local model's tokenizer as the ZeroSCROLLS builder counts with it."""
-
-    def __init__(self, tokenizer: Any) -> None:
-        self.tokenizer = tokenizer
-
-    def encode(self, text: str) -> list[int]:
-        return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
-
-    def decode(self, ids: list[int]) -> str:
-        return str(self.tokenizer.decode(ids))
 
 
 def _zeroscrolls_prompt(
@@ -387,7 +375,7 @@ def _zeroscrolls_prompt(
     chat = config.chat_template == "tokenizer"
     window = config.context_length or loaded.context_length or None
     text = zeroscrolls_text(
-        config, run, meeting, index, _ModelTokens(loaded.tokenizer), chat=chat, window=window
+        config, run, meeting, index, ModelTokens(loaded.tokenizer), chat=chat, window=window
     )
     if chat:
         return str(

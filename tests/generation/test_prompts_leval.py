@@ -167,3 +167,27 @@ def test_truncation_keeps_the_end_of_code_except_for_mpt():
     kept = leval_document(document, "quality", Words(), 8012).split(" ")
     assert (kept[0], kept[-1]) == ("w0", "w7499")
     assert leval_document(document, "quality", Words(), None) == document  # no window, no cut
+
+
+def test_a_served_model_is_cut_with_its_own_tokenizer(tiny_model):
+    """A llama served by vLLM names its own tokenizer ("hf:<folder>", never
+    downloaded): the server path counts and cuts L-Eval's documents with it,
+    as the authors' scripts cut with the model's tokenizer."""
+    from transformers import AutoTokenizer
+
+    from generation.benchmark_prompts import api_tokenizer, leval_document
+    from generation.config import GenerationConfig, GenerationConfigError
+
+    served = {"backend": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "llama"}
+    tokens = api_tokenizer(GenerationConfig.from_dict(served | {"tokenizer": f"hf:{tiny_model}"}))
+    own = AutoTokenizer.from_pretrained(tiny_model)
+    document = " ".join(["the meeting agreed on the budget and the next steps"] * 200)
+    assert tokens.encode(document) == own(document, add_special_tokens=False)["input_ids"]
+    assert len(tokens.encode(document)) > 1500
+    cut = leval_document(document, "quality", tokens, 512 + 1500)  # 1,500 for the document
+    assert len(own(cut, add_special_tokens=False)["input_ids"]) <= 1500
+    assert document.startswith(cut) and len(cut) < len(document)
+    with pytest.raises(GenerationConfigError, match="no such folder"):
+        GenerationConfig.from_dict(served | {"tokenizer": "hf:/nowhere/llama"})
+    with pytest.raises(GenerationConfigError, match='"hf:<folder>"'):
+        GenerationConfig.from_dict(served | {"tokenizer": "llama"})
