@@ -321,7 +321,14 @@ def empty_report_cache():
 # tests), and what is stolen is short. A long file stays whole, so that its
 # module fixtures are set up once.
 LONG_MARKERS = ("docker", "cluster", "browser", "worker")
-LONG_FILES = ("test_benchmarks_start.py", "test_demo.py", "test_demo_adaptive.py")
+# test_coverage_harness.py: its module fixture runs the harness's CI mode (minutes on
+# two cores); split over the workers, each ran it again, four at once at the end
+LONG_FILES = (
+    "test_benchmarks_start.py",
+    "test_demo.py",
+    "test_demo_adaptive.py",
+    "test_coverage_harness.py",
+)
 
 
 def long_rank(item: pytest.Item) -> int | None:

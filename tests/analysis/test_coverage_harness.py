@@ -28,8 +28,8 @@ def small_run(tmp_path_factory) -> dict:
         cwd=REPO,
         capture_output=True,
         text=True,
-        # bt-length's intervals from 10 meetings, at twice the replays, took 474 s of one
-        # process alone (beside another run); CI runs this beside three test processes
+        # 279 s for this file on two cores here (bt-length's intervals from 10 meetings,
+        # at twice the replays, the most of it); CI runs it beside three test processes
         timeout=1800,
     )
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
