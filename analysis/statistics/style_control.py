@@ -91,15 +91,16 @@ def design(first: np.ndarray, second: np.ndarray, features: np.ndarray, k: int) 
 
 
 def information(curvature: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """X' diag(c_r) X for each row c_r of `curvature`, (R, d, d), in blocks
-    of about BLOCK entries (a resample's battles times parameters)."""
-    rows, d = curvature.shape[0], x.shape[1]
-    out = np.empty((rows, d, d))
-    block = max(1, BLOCK // max(1, x.shape[0] * d))
+    """X' diag(c_r) X for each row c_r of `curvature`, (R, d, d): one matrix
+    product of the curvatures with every battle's x x' (battles x d^2), the
+    rows in blocks of about BLOCK entries."""
+    rows, (n, d) = curvature.shape[0], x.shape
+    outer = (x[:, :, None] * x[:, None, :]).reshape(n, d * d)
+    out = np.empty((rows, d * d))
+    block = max(1, BLOCK // max(1, n))
     for i in range(0, rows, block):
-        weighted = curvature[i : i + block, None, :] * x.T[None, :, :]  # (r, d, n)
-        out[i : i + block] = weighted @ x
-    return out
+        out[i : i + block] = curvature[i : i + block] @ outer
+    return out.reshape(rows, d, d)
 
 
 def newton(
@@ -117,23 +118,26 @@ def newton(
     reg = np.broadcast_to(np.asarray(reg, float), (d,))
     params = np.zeros((rows, d)) if start is None else np.nan_to_num(start).copy()
     settled = np.zeros(rows, bool)
-    scale = np.maximum(weights.sum(axis=1), 1.0)
-    active = np.arange(rows)  # the fits still moving: a settled fit costs nothing more
+    # the fits still moving, kept apart: a settled fit costs nothing more
+    active, w, p = np.arange(rows), weights, params.copy()
+    tolerance = GRADIENT_TOLERANCE * np.maximum(weights.sum(axis=1), 1.0)
     for _ in range(NEWTON_STEPS):
-        w, p = weights[active], params[active]
         mu = expit(p @ x.T)  # (r, n)
         gradient = (w * (outcome[None, :] - mu)) @ x - reg * p
-        done = np.abs(gradient).max(axis=1) <= GRADIENT_TOLERANCE * scale[active]
-        settled[active[done]] = True
-        keep = ~done
-        if not keep.any():
-            break
-        active, w, mu, gradient, p = active[keep], w[keep], mu[keep], gradient[keep], p[keep]
+        done = np.abs(gradient).max(axis=1) <= tolerance
+        if done.any():
+            params[active[done]] = p[done]
+            settled[active[done]] = True
+            keep = ~done
+            if not keep.any():
+                break
+            active, w, mu, gradient, p = active[keep], w[keep], mu[keep], gradient[keep], p[keep]
+            tolerance = tolerance[keep]
         hessian = information(w * mu * (1 - mu), x) + np.diag(reg)[None]
         step = np.linalg.solve(hessian + 1e-12 * np.eye(d)[None], gradient[:, :, None])[..., 0]
         size = np.abs(step).max(axis=1, keepdims=True)
         step = np.where(size > MAX_STEP, step * MAX_STEP / np.maximum(size, 1e-300), step)
-        params[active] = p + step
+        p = p + step
     bad = ~settled | (np.abs(params) > DIVERGED).any(axis=1)
     params[bad] = np.nan
     return params
@@ -197,15 +201,13 @@ def _refit_leave_one_out(
     d = x.shape[1]
     out = np.full((rows, clusters, d), np.nan)
     per_row = max(1, BLOCK // max(1, len(outcome) * clusters))
-    eye = np.eye(clusters)
     for i in range(0, rows, per_row):
         part = counts[i : i + per_row]  # (r, C)
-        less = part[:, None, :] - eye[None, :, :]  # (r, C, C): one copy of c out
-        weights = np.maximum(less, 0.0)[:, :, codes].reshape(-1, len(outcome))
-        start = np.repeat(params[i : i + per_row], clusters, axis=0)
-        fitted = newton(x, outcome, weights, start=start).reshape(len(part), clusters, d)
-        fitted[part == 0] = np.nan
-        out[i : i + per_row] = fitted
+        # only the meetings a resample drew: about a third of them it did not
+        row, cluster = np.nonzero(part)
+        weights = part[row][:, codes] - (codes[None, :] == cluster[:, None])
+        fitted = newton(x, outcome, weights, start=params[i + row])
+        out[i + row, cluster] = fitted
     return out
 
 
@@ -225,7 +227,8 @@ def fits(
     codes = np.asarray(codes, int)
     counts = boot.weights[:-1]
     data = newton(x, y, np.ones((1, len(y))))
-    resampled = newton(x, y, counts[:, codes])
+    # each resample's fit starts from the data's (as bradley_terry.fits starts its own)
+    resampled = newton(x, y, counts[:, codes], start=np.repeat(data, len(counts), axis=0))
     if boot.clusters > EXACT_JACKKNIFE_CLUSTERS:
         data_less = _leave_one_out(x, y, np.ones((1, len(y))), data, codes, boot.clusters)[0]
         resampled_less = _leave_one_out(x, y, counts[:, codes], resampled, codes, boot.clusters)

@@ -162,6 +162,44 @@ def test_without_a_length_effect_it_is_plain_bradley_terry():
     assert np.max(np.abs(controlled[:k] - bt.fit(wins))) < 1e-9
 
 
+def test_each_resample_less_one_meeting_equals_statsmodels_weighted_glm():
+    """The refits inside the resamples (each resample's battles weighted by
+    how often their meeting was drawn, one copy of one meeting out) equal
+    statsmodels' GLM with those frequency weights, 1e-8; a meeting the
+    resample did not draw has none (NaN), and the resample's own fit equals
+    the weighted GLM too."""
+    sm = pytest.importorskip("statsmodels.api", reason="statsmodels is a dev dependency")
+    rng = np.random.default_rng(21)
+    k, n, meetings = 4, 1500, 12
+    first, second, outcome, len_a, len_b = battles(rng, k, n)
+    feature = sc.length_feature(len_a, len_b)[:, None]
+    codes = rng.integers(0, meetings, n)
+    boot = ClusterBootstrap(codes, meetings, 6, 4)
+    found = sc.fits(boot, first, second, outcome, feature, codes, k)
+    x = sc.design(first, second, feature, k)
+
+    def weighted(weights):
+        kept = weights > 0
+        model = sm.GLM(
+            outcome[kept], x[kept], family=sm.families.Binomial(), freq_weights=weights[kept]
+        )
+        params = model.fit(tol=1e-13).params
+        return np.r_[sc.plane(k) @ params[: k - 1], params[k - 1 :]]
+
+    checked = 0
+    for r, counts in enumerate(found.counts):
+        resample = counts[codes].astype(float)
+        assert np.max(np.abs(found.resampled[r] - weighted(resample))) < 1e-8
+        for c in range(meetings):
+            if counts[c] == 0:
+                assert np.isnan(found.resampled_leave_one_out[r, c]).all()
+                continue
+            less = resample - (codes == c)
+            assert np.max(np.abs(found.resampled_leave_one_out[r, c] - weighted(less))) < 1e-8
+            checked += 1
+    assert checked > 40
+
+
 def test_the_jackknife_refits_up_to_60_meetings_and_steps_beyond():
     """The fits less one meeting: up to 60 meetings, refits (equal to
     refitting without the meeting by hand, 1e-8); the infinitesimal jackknife
