@@ -147,12 +147,17 @@ def _family(family: str) -> str:
     return family
 
 
+def authors_task(task: str) -> str:
+    """A task as L-Eval's authors write it (Concord's slug codeu: codeU)."""
+    return "codeU" if task.lower() == "codeu" else task
+
+
 def _name(task: str, llm_metric: bool) -> str:
     """What the scripts test the task's words on: its file name, "" under the
     LLM/human metrics (one file per model)."""
     if llm_metric:
         return ""
-    return "codeU" if task.lower() == "codeu" else task
+    return authors_task(task)
 
 
 def _closed_or_llm(closed: bool, llm_metric: bool) -> None:

@@ -17,7 +17,9 @@ from console import monitors
 from console.forms import NewGenerationRunForm, NewJudgingRunForm
 from console.views.common import RUN_MODELS, is_htmx, mine, scoped_object
 from core.words import count
+from generation.leaderboard_exports import LEVAL, leaderboard_of
 from generation.models import GenerationRun
+from generation.prompts_leval import authors_task
 from generation.runner import (
     GenerationError,
     cancel_generation_run,
@@ -87,7 +89,16 @@ def run_context(
         )
     else:
         context["report_links"] = report_links(generation_run_selection(run))
+        context["leaderboard_file"] = leaderboard_file_label(run)
     return context
+
+
+def leaderboard_file_label(run: GenerationRun) -> str:
+    """The run's leaderboard download, in words ("" where its benchmark has none)."""
+    shape = leaderboard_of(run)
+    if shape == LEVAL:
+        return f"L-Eval predictions ({authors_task(run.dataset.task)}.pred.jsonl)"
+    return "ZeroSCROLLS submission (CSV, all ten tasks)" if shape else ""
 
 
 @researcher_required

@@ -1,0 +1,173 @@
+"""Generation runs in the shapes the benchmarks' own scorers and leaderboards
+take back:
+
+- L-Eval: `Predictions/<model>/<task>.pred.jsonl` (OpenLMLab/LEval), a line
+  per question in the task file's order, `{"query", "gt", "<model>_pred",
+  "evaluation"}`: what `Evaluation/auto_eval.py --pred_file` reads (the
+  first key holding "_pred", the line's `evaluation`, the task from the
+  file's name, topic retrieval's lines in threes). The task is named as the
+  authors write it (codeU), since the script recognises tasks by words in
+  the file's path.
+- ZeroSCROLLS: the submission CSV of `submission/prepare_submission.py`
+  (tau-nlp/zero_scrolls): columns Task, ID, Prediction, the ten tasks in its
+  order, written by pandas as that script writes it, so that its
+  `safe_read_csv` reads back every prediction as it was; the leaderboard's
+  check (`verify_submission.py`) wants every task and every id, so a
+  submission short of either is refused unless asked for in part.
+
+Only complete runs are exported: a leaderboard scores a missing answer as
+wrong, and a researcher should learn that before sending the file.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from django.db.models import Count
+
+from corpus.importers.formats import zeroscrolls
+from corpus.models import QuestionText
+from generation.models import GenerationRun, Response
+from generation.prompts_leval import authors_task
+
+LEVAL = "leval"
+ZEROSCROLLS = "zeroscrolls"
+ZEROSCROLLS_COLUMNS = ["Task", "ID", "Prediction"]  # prepare_submission.COLUMNS
+ZEROSCROLLS_FILE = "zero_scrolls_predictions.csv"  # the name prepare_submission writes
+
+
+class ExportRefused(ValueError):
+    """Runs that cannot make the file asked for; the message says why."""
+
+
+@dataclass(frozen=True)
+class ExportFile:
+    path: str  # relative: folders as the leaderboard lays them out
+    content: bytes
+
+
+def leaderboard_of(run: GenerationRun) -> str | None:
+    """The leaderboard shape a run's benchmark has ("leval", "zeroscrolls"),
+    or None."""
+    fmt = run.dataset.benchmark.format
+    return fmt if fmt in (LEVAL, ZEROSCROLLS) else None
+
+
+def _model_folder(name: str) -> str:
+    """A system's name as a folder: what a path cannot hold becomes '-'."""
+    return re.sub(r"[^A-Za-z0-9._+-]+", "-", name).strip(".-") or "model"
+
+
+def _answered(run: GenerationRun) -> list[tuple[QuestionText, Response]]:
+    """Each of the run's questions with its answer, in the task file's order
+    (the documents' lines, then the questions on each); refused when one has
+    no answer."""
+    texts = list(
+        QuestionText.objects.filter(dataset=run.dataset).select_related("question__document")
+    )
+    responses = {r.question_id: r for r in Response.objects.filter(run=run)}
+    missing = [t for t in texts if t.question_id not in responses]
+    if missing or not texts:
+        raise ExportRefused(
+            f"Run {run.pk} ({run.system.name}, {run.dataset}) has answered "
+            f"{len(texts) - len(missing)} of {len(texts)} questions; a leaderboard scores a "
+            "missing answer as wrong, so finish (resume) the run first."
+        )
+    texts.sort(key=_file_order)
+    return [(t, responses[t.question_id]) for t in texts]
+
+
+def _file_order(text: QuestionText) -> tuple[int, int, int, int]:
+    """L-Eval's documents are `<task>-<line>`: the line's number orders them
+    (the database's order where an id has none); then the question's place."""
+    document = text.question.document
+    line = re.search(r"-(\d+)$", document.external_id)
+    rank = int(line.group(1)) if line else 0
+    return (0 if line else 1, rank, document.pk, text.question.order)
+
+
+def leval_predictions(run: GenerationRun) -> ExportFile:
+    """The run as L-Eval's `Predictions/<model>/<task>.pred.jsonl`."""
+    if leaderboard_of(run) != LEVAL:
+        raise ExportRefused(f"Run {run.pk} is not on an L-Eval task ({run.dataset}).")
+    task = authors_task(run.dataset.task)
+    key = f"{run.system.name}_pred"
+    lines = []
+    for text, response in _answered(run):
+        line = {
+            "query": text.text,
+            "gt": text.reference_answer,
+            key: response.text,
+            "evaluation": (text.prompt or {}).get("evaluation", ""),
+        }
+        lines.append(json.dumps(line, ensure_ascii=False) + "\n")
+    path = f"Predictions/{_model_folder(run.system.name)}/{task}.pred.jsonl"
+    return ExportFile(path, "".join(lines).encode("utf-8"))
+
+
+def zeroscrolls_submission(runs: Iterable[GenerationRun], *, partial: bool = False) -> ExportFile:
+    """One system's runs (a task each) as ZeroSCROLLS' submission CSV."""
+    import pandas as pd
+
+    by_task: dict[str, GenerationRun] = {}
+    for run in runs:
+        if leaderboard_of(run) != ZEROSCROLLS:
+            raise ExportRefused(f"Run {run.pk} is not on a ZeroSCROLLS task ({run.dataset}).")
+        if run.dataset.task in by_task:
+            raise ExportRefused(
+                f"Runs {by_task[run.dataset.task].pk} and {run.pk} both answer "
+                f"{run.dataset.task}: a submission holds one answer per question."
+            )
+        by_task[run.dataset.task] = run
+    systems = {run.system.name for run in by_task.values()}
+    if len(systems) > 1:
+        raise ExportRefused(f"A submission is one system's; these runs are {sorted(systems)}.")
+    unknown = sorted(set(by_task) - set(zeroscrolls.TASKS))
+    if unknown:
+        raise ExportRefused(f"Not ZeroSCROLLS tasks: {', '.join(unknown)}.")
+    missing = [t for t in zeroscrolls.TASKS if t not in by_task]
+    if not by_task or (missing and not partial):
+        raise ExportRefused(
+            f"The leaderboard wants all ten tasks; no finished run for {', '.join(missing)}. "
+            "(A file of fewer tasks can be asked for, to score them yourself.)"
+        )
+    frames = [pd.DataFrame(columns=ZEROSCROLLS_COLUMNS, data=[])]
+    for task in zeroscrolls.TASKS:  # prepare_submission's order
+        if task in by_task:
+            rows = [
+                (task, text.question.external_id, response.text)
+                for text, response in _answered(by_task[task])
+            ]
+            frames.append(pd.DataFrame(rows, columns=ZEROSCROLLS_COLUMNS))
+    table = pd.concat(frames).reset_index(drop=True)
+    out = io.StringIO()
+    table.to_csv(out, index=False)
+    return ExportFile(ZEROSCROLLS_FILE, out.getvalue().encode("utf-8"))
+
+
+def zeroscrolls_companions(run: GenerationRun) -> list[GenerationRun]:
+    """The runs a ZeroSCROLLS submission is made of when asked for from one
+    run: its system's runs on the same benchmark, split and mode (and seed),
+    one per task: the newest that answered every question."""
+    candidates = (
+        GenerationRun.objects.filter(
+            system=run.system,
+            dataset__benchmark=run.dataset.benchmark,
+            dataset__split=run.dataset.split,
+            mode=run.mode,
+            seed=run.seed,
+        )
+        .select_related("system", "dataset__benchmark")
+        .annotate(answered=Count("responses", distinct=True))
+        .annotate(asked=Count("dataset__question_texts", distinct=True))
+        .order_by("-pk")
+    )
+    chosen: dict[str, GenerationRun] = {run.dataset.task: run}
+    for other in candidates:
+        if other.dataset.task not in chosen and other.answered >= other.asked > 0:
+            chosen[other.dataset.task] = other
+    return list(chosen.values())
