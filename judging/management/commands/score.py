@@ -1,9 +1,14 @@
 """python manage.py score --metric NAME --predictions FILE [--output FILE]
+python manage.py score --benchmark leval|zeroscrolls --task TASK --predictions FILE
 python manage.py score --list
 
 A metric over a predictions file, without a database: for researchers who
 only want the number. One JSON object per line with `prediction` and
-`references` (a list, or one string); every other field is kept. Each line is
+`references` (a list, or one string), or a line of L-Eval's own prediction
+files (`gt`, and the prediction under the first key holding "_pred", as
+`auto_eval.py` reads them); every other field is kept. `--task` scores with
+the metric the benchmark's official code applies to that task
+(judging.evaluators.official). Each line is
 written back with its `score` (or the `error` that kept it from one), and the
 task score is printed as the metric's official code aggregates it. A line
 whose `evaluation` (L-Eval's field) the official script skips is scored but
@@ -22,6 +27,7 @@ from corpus.importers.checks import load_json_line
 from corpus.importers.errors import ImportFailure
 from corpus.importers.limits import lines as numbered_lines
 from judging.evaluators import UnknownEvaluator, metric_class
+from judging.evaluators.official import BENCHMARKS, NoOfficialMetric, official_metric
 from judging.evaluators.registry import metrics
 
 
@@ -34,6 +40,11 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--metric", help="A metric's name (--list shows them).")
+        parser.add_argument("--benchmark", choices=BENCHMARKS, help="With --task.")
+        parser.add_argument(
+            "--task",
+            help="The task's official metric instead of --metric (L-Eval's codeU, ...).",
+        )
         parser.add_argument("--predictions", type=Path, help="JSON Lines file.")
         parser.add_argument("--output", type=Path, help="Where to write the scored lines.")
         parser.add_argument(
@@ -45,12 +56,14 @@ class Command(BaseCommand):
             for name, cls in metrics().items():
                 self.stdout.write(f"{name}\t{cls.description}")
             return
-        if not options["metric"] or not options["predictions"]:
-            raise CommandError("Give --metric NAME and --predictions FILE (or --list).")
-        try:
-            metric = metric_class(options["metric"])()
-        except UnknownEvaluator as error:
-            raise CommandError(str(error)) from None
+        if options["metric"] and options["task"]:
+            raise CommandError("Give --metric or --task, not both.")
+        if options["task"] and not options["benchmark"]:
+            raise CommandError(f"--task needs --benchmark ({' or '.join(BENCHMARKS)}).")
+        if not (options["metric"] or options["task"]) or not options["predictions"]:
+            raise CommandError(
+                "Give --metric NAME (or --benchmark B --task T) and --predictions FILE (or --list)."
+            )
         path: Path = options["predictions"]
         if not path.is_file():
             raise CommandError(f"{path}: no such file.")
@@ -65,6 +78,13 @@ class Command(BaseCommand):
             raise CommandError(str(failure)) from None
         if not lines:
             raise CommandError(f"{path}: no predictions.")
+        try:
+            name = options["metric"] or official_metric(
+                options["benchmark"], options["task"], [r.get("evaluation") for r in lines]
+            )
+            metric = metric_class(name)()
+        except (UnknownEvaluator, NoOfficialMetric) as error:
+            raise CommandError(str(error)) from None
         values, parts, errors, left_out = [], [], 0, 0
         for record in lines:
             try:
@@ -108,6 +128,12 @@ def _case(value: object, path: Path, number: int) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise ImportFailure(f"{where}: expected a JSON object.")
     prediction, references = value.get("prediction"), value.get("references")
+    if prediction is None and references is None and "gt" in value:
+        # L-Eval's prediction files: the first key holding "_pred", as auto_eval.py finds it
+        key = next((k for k in value if "_pred" in k), None)
+        if key is None:
+            raise ImportFailure(f"{where}: an L-Eval line ('gt') without a '<model>_pred' key.")
+        prediction, references = value[key], value["gt"]
     if not isinstance(prediction, str):
         raise ImportFailure(f"{where}: 'prediction' must be a string.")
     if isinstance(references, str):
@@ -120,4 +146,4 @@ def _case(value: object, path: Path, number: int) -> dict[str, Any]:
         raise ImportFailure(f"{where}: 'references' must be a string or a list of strings.")
     if not isinstance(value.get("evaluation", ""), str | None):
         raise ImportFailure(f"{where}: 'evaluation' must be a string (L-Eval's: exam, f1, ...).")
-    return {**value, "references": references}
+    return {**value, "prediction": prediction, "references": references}

@@ -1,0 +1,78 @@
+"""The metric each task's official scorer applies, by benchmark and task, so
+that a researcher names the task and gets its authors' metric.
+
+- L-Eval (`Evaluation/auto_eval.py`): the task is recognised by words in the
+  predictions file's name, in this order: a multiple-choice task (coursera,
+  several answers may be right; quality, tpo), "gsm", "codeU", topic
+  retrieval, sci_fi; any other task is scored by its lines' `evaluation`
+  (exam, f1 or rouge: the script takes the last line it scores).
+- ZeroSCROLLS (the `tau/zero_scrolls` metric, the paper's Table 2): ROUGE
+  (the geometric mean of ROUGE-1/2/L) for the four summarisation tasks, F1
+  for Qasper, NarrativeQA and MuSiQue, accuracy for QuALITY, exponential
+  similarity for SpaceDigest, the concordance index for BookSumSort.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from corpus.importers.formats import zeroscrolls as zeroscrolls_format
+from judging.evaluators.leval import AUTOMATIC_EVALUATIONS
+
+# (words in the file's name, metric), tested in auto_eval.py's order
+LEVAL_BY_NAME = (
+    ("coursera", "leval.exam_coursera"),
+    ("quality", "leval.exam_choice"),
+    ("tpo", "leval.exam_choice"),
+    ("gsm", "leval.exam_math"),
+    ("codeU", "leval.exam_code"),
+    ("topic_retrieval_longchat", "leval.exam_topics"),
+    ("sci_fi", "leval.exam_scifi"),
+)
+LEVAL_BY_EVALUATION = {"exam": "leval.exam", "f1": "leval.f1", "rouge": "leval.rouge"}
+ZEROSCROLLS_METRICS = {
+    "gov_report": "zeroscrolls.rouge",
+    "summ_screen_fd": "zeroscrolls.rouge",
+    "qmsum": "zeroscrolls.rouge",
+    "squality": "zeroscrolls.rouge",
+    "qasper": "zeroscrolls.f1",
+    "narrative_qa": "zeroscrolls.f1",
+    "musique": "zeroscrolls.f1",
+    "quality": "zeroscrolls.accuracy",
+    "space_digest": "zeroscrolls.exp_similarity",
+    "book_sum_sort": "zeroscrolls.concordance_index",
+}
+BENCHMARKS = ("leval", "zeroscrolls")
+assert set(ZEROSCROLLS_METRICS) == set(zeroscrolls_format.TASKS)
+
+
+class NoOfficialMetric(ValueError):
+    """The task has no official metric here; the message says why."""
+
+
+def official_metric(benchmark: str, task: str, evaluations: Iterable[str | None] = ()) -> str:
+    """The metric's name (as `score --list` shows it) the benchmark's own code
+    scores `task` with; `evaluations`: the lines' L-Eval `evaluation` fields,
+    in order (they decide the tasks L-Eval does not recognise by name)."""
+    if benchmark == "zeroscrolls":
+        metric = ZEROSCROLLS_METRICS.get(task.lower())
+        if metric is None:
+            raise NoOfficialMetric(
+                f"No ZeroSCROLLS task {task!r}: one of {', '.join(ZEROSCROLLS_METRICS)}."
+            )
+        return metric
+    if benchmark != "leval":
+        raise NoOfficialMetric(
+            f"No official metric for benchmark {benchmark!r}: one of {', '.join(BENCHMARKS)}."
+        )
+    name = "codeU" if task.lower() == "codeu" else task
+    for words, metric in LEVAL_BY_NAME:
+        if words in name:
+            return metric
+    scored = [e for e in evaluations if e in AUTOMATIC_EVALUATIONS]
+    if not scored:
+        raise NoOfficialMetric(
+            f"L-Eval's script scores task {task!r} by its lines' 'evaluation' (exam, f1 or "
+            "rouge), and no line has one (LLM and human lines are judged, not scored)."
+        )
+    return LEVAL_BY_EVALUATION[scored[-1]]
