@@ -9,6 +9,7 @@ metrics, and scores made elsewhere (files, the paper, human studies).
   similarity, concordance index (Concord's and ELITR-Bench's choices);
 - `zeroscrolls`: ZeroSCROLLS' official metrics (`zeroscrolls.rouge`, ...);
 - `leval`: L-Eval's official metrics (`leval.exam_choice`, `leval.rouge`, ...);
+- `longbench_v2`: LongBench v2's answer extraction and accuracy;
 - `config`: an LLM judge's settings (`JudgeConfig`);
 - `frozen`: what of a judged evaluator may no longer change.
 
@@ -20,7 +21,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from judging.evaluators import judges, leval, metrics, zeroscrolls  # noqa: F401  (registers)
+from judging.evaluators import (  # noqa: F401  (registers)
+    judges,
+    leval,
+    longbench_v2,
+    metrics,
+    zeroscrolls,
+)
 from judging.evaluators.base import (
     AnswerError,
     ConfigError,

@@ -10,6 +10,7 @@ that a researcher names the task and gets its authors' metric.
   (the geometric mean of ROUGE-1/2/L) for the four summarisation tasks, F1
   for Qasper, NarrativeQA and MuSiQue, accuracy for QuALITY, exponential
   similarity for SpaceDigest, the concordance index for BookSumSort.
+- LongBench v2 (`pred.py`, `result.py`): its accuracy, whatever the task.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ ZEROSCROLLS_METRICS = {
     "space_digest": "zeroscrolls.exp_similarity",
     "book_sum_sort": "zeroscrolls.concordance_index",
 }
-BENCHMARKS = ("leval", "zeroscrolls")
+BENCHMARKS = ("leval", "zeroscrolls", "longbench_v2")
 assert set(ZEROSCROLLS_METRICS) == set(zeroscrolls_format.TASKS)
 
 
@@ -54,6 +55,8 @@ def official_metric(benchmark: str, task: str, evaluations: Iterable[str | None]
     """The metric's name (as `score --list` shows it) the benchmark's own code
     scores `task` with; `evaluations`: the lines' L-Eval `evaluation` fields,
     in order (they decide the tasks L-Eval does not recognise by name)."""
+    if benchmark == "longbench_v2":  # one task, one metric (pred.py, result.py)
+        return "longbench_v2.accuracy"
     if benchmark == "zeroscrolls":
         metric = ZEROSCROLLS_METRICS.get(task.lower())
         if metric is None:
