@@ -11,16 +11,21 @@ from typing import Any
 from django import forms
 
 from corpus.choices import DatasetVersion, Language
-from corpus.importers.formats import generic, leval, zeroscrolls
+from corpus.importers.formats import generic, leval, longbench_v2, zeroscrolls
 
 ELITR = "elitr_bench"
 FORMAT_CHOICES = [
     (ELITR, "ELITR-Bench: the authors' archives (.zip, .tar), several at once"),
     (leval.FORMAT, "L-Eval: one task file (.jsonl)"),
     (zeroscrolls.FORMAT, "ZeroSCROLLS: one task's rows (.jsonl or .parquet)"),
+    (longbench_v2.FORMAT, "LongBench v2: its data.json (or .jsonl, .parquet)"),
     (generic.FORMAT, "Generic: one question per record (.jsonl, .csv or .parquet)"),
 ]
-DEFAULT_SLUGS = {leval.FORMAT: "leval", zeroscrolls.FORMAT: "zeroscrolls"}
+DEFAULT_SLUGS = {
+    leval.FORMAT: "leval",
+    zeroscrolls.FORMAT: "zeroscrolls",
+    longbench_v2.FORMAT: "longbench_v2",
+}
 DEFAULT_SPLITS = {zeroscrolls.FORMAT: "validation"}
 # The prefix of a generic file's mapping in the preview's query string.
 MAPPING_PREFIX = "map-"

@@ -24,6 +24,7 @@ class Benchmark(models.Model):
         ELITR_BENCH = "elitr_bench", "ELITR-Bench"
         LEVAL = "leval", "L-Eval"
         ZEROSCROLLS = "zeroscrolls", "ZeroSCROLLS"
+        LONGBENCH_V2 = "longbench_v2", "LongBench v2"
         GENERIC = "generic", "Generic (JSON Lines, CSV or Parquet)"
 
     slug = models.SlugField(max_length=64, unique=True)

@@ -12,7 +12,12 @@ benchmark's format (corpus.models.Benchmark.Format) picks the prompt.
   do, 512 new tokens; sci_fi asks its second, "fact" question and stores
   "<answer> [fact: <answer>]" as L-Eval's scoring reads it.
 
-L-Eval and ZeroSCROLLS ask each question alone: their runs are single-turn.
+- LongBench v2: pred.py's 0-shot template (generation.prompts_longbench_v2)
+  as one user message, cut in the middle to the system's context_length in
+  tokens (the authors' 120,000 when not set), 128 new tokens.
+
+L-Eval, ZeroSCROLLS and LongBench v2 ask each question alone: their runs are
+single-turn.
 """
 
 from __future__ import annotations
@@ -31,10 +36,16 @@ from generation.prompts_leval import (
     sci_fi_prediction,
 )
 from generation.prompts_leval import length_instruction as leval_length_instruction
+from generation.prompts_longbench_v2 import DEFAULT_MAX_LEN, longbench_v2_prompt, truncate_middle
+from generation.prompts_longbench_v2 import MAX_NEW_TOKENS as LONGBENCH_V2_NEW_TOKENS
 from generation.prompts_zeroscrolls import GENERATION_TOKENS, Row, Tokenizer, chat_prompt
 from generation.work import MeetingWork, length_instruction_for
 
-SINGLE_TURN_ONLY = (Benchmark.Format.LEVAL, Benchmark.Format.ZEROSCROLLS)
+SINGLE_TURN_ONLY = (
+    Benchmark.Format.LEVAL,
+    Benchmark.Format.ZEROSCROLLS,
+    Benchmark.Format.LONGBENCH_V2,
+)
 
 
 def benchmark_format(run: GenerationRun) -> str:
@@ -94,6 +105,8 @@ def max_new_tokens(config: GenerationConfig, run: GenerationRun) -> int:
         return GENERATION_TOKENS.get(run.dataset.task, config.max_new_tokens)
     if benchmark_format(run) == Benchmark.Format.LEVAL:
         return MAX_NEW_TOKENS
+    if benchmark_format(run) == Benchmark.Format.LONGBENCH_V2:
+        return LONGBENCH_V2_NEW_TOKENS
     return config.max_new_tokens
 
 
@@ -183,6 +196,17 @@ def zeroscrolls_text(
     return prompt
 
 
+def longbench_v2_text(
+    config: GenerationConfig, meeting: MeetingWork, index: int, tokenizer: Tokenizer | None
+) -> str:
+    """LongBench v2's prompt of question `index`, cut in the middle to the
+    system's context_length in tokens (pred.py's max_len; 120,000 when not
+    set) where the system says how to count them."""
+    prompts = meeting.prompts[index]
+    prompt = longbench_v2_prompt(meeting.document.text, meeting.texts[index], prompts)
+    return truncate_middle(prompt, tokenizer, config.context_length or DEFAULT_MAX_LEN)
+
+
 def api_messages(
     config: GenerationConfig,
     run: GenerationRun,
@@ -199,6 +223,8 @@ def api_messages(
             config, run, meeting, index, tokenizer, chat=True, window=config.context_length
         )
         return [[{"role": "user", "content": text}]]
+    if benchmark_format(run) == Benchmark.Format.LONGBENCH_V2:
+        return [[{"role": "user", "content": longbench_v2_text(config, meeting, index, tokenizer)}]]
     if benchmark_format(run) == Benchmark.Format.LEVAL:
         calls = leval_requests(config, run, meeting, index, tokenizer, window=config.context_length)
         return [
@@ -223,6 +249,6 @@ def recorded_length_instruction(
         return leval_length_instruction(
             config.prompt_family or "turbo16k", meeting.references[index]
         )
-    if benchmark_format(run) == Benchmark.Format.ZEROSCROLLS:
+    if benchmark_format(run) in (Benchmark.Format.ZEROSCROLLS, Benchmark.Format.LONGBENCH_V2):
         return ""
     return length_instruction_for(config, meeting, index)

@@ -27,6 +27,7 @@ from generation.benchmark_prompts import (
     benchmark_format,
     combined_answer,
     leval_requests,
+    longbench_v2_text,
     max_new_tokens,
     recorded_length_instruction,
     zeroscrolls_text,
@@ -296,6 +297,9 @@ def _single_turn(
         asked = [
             (i, text) for i in todo for text in _leval_prompts(config, run, loaded, meeting, i)
         ]
+    elif benchmark_format(run) == Benchmark.Format.LONGBENCH_V2:
+        params["max_tokens"] = max_new_tokens(config, run)
+        asked = [(i, _longbench_v2_prompt(config, loaded, meeting, i)) for i in todo]
     else:
         asked = [
             (
@@ -378,6 +382,22 @@ def _zeroscrolls_prompt(
         config, run, meeting, index, ModelTokens(loaded.tokenizer), chat=chat, window=window
     )
     if chat:
+        return str(
+            loaded.tokenizer.apply_chat_template(
+                [{"role": "user", "content": text}], tokenize=False, add_generation_prompt=True
+            )
+        )
+    return render(config.chat_template, [(text, None)])
+
+
+def _longbench_v2_prompt(
+    config: GenerationConfig, loaded: LoadedModel, meeting: MeetingWork, index: int
+) -> str:
+    """LongBench v2's prompt for a local model, cut in the middle by its own
+    tokens, as the user's message under the tokenizer's chat template (as
+    pred.py sends it to a chat server) or the named template."""
+    text = longbench_v2_text(config, meeting, index, ModelTokens(loaded.tokenizer))
+    if config.chat_template == "tokenizer":
         return str(
             loaded.tokenizer.apply_chat_template(
                 [{"role": "user", "content": text}], tokenize=False, add_generation_prompt=True

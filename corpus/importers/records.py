@@ -1,6 +1,7 @@
-"""Records (one object each) out of a JSON Lines, CSV or Parquet file, each
-with where it came from ("file, line 7" or "file, row 7"), so that every
-reader (benchmarks, responses, ratings) refuses a bad record by its place.
+"""Records (one object each) out of a JSON Lines, CSV or Parquet file, or a
+JSON file that is one array of objects, each with where it came from ("file,
+line 7", "file, row 7", "file, record 7"), so that every reader (benchmarks,
+responses, ratings) refuses a bad record by its place.
 
 What the database could not store is refused here for every format alike:
 a NUL character anywhere (corpus.importers.checks), NaN and Infinity (a
@@ -61,7 +62,42 @@ def read_records(path: str | Path) -> Iterator[Record]:
         return _parquet(path, limits)
     if suffix in CSV_SUFFIXES:
         return _csv(path, limits)
+    if _holds_an_array(path):
+        return _json_array(path, limits)
     return _json_lines(path, limits)
+
+
+def _holds_an_array(path: Path) -> bool:
+    """A JSON file whose first character (past white space and a byte-order
+    mark) opens an array: one array of records, not a record per line."""
+    with path.open("rb") as file:
+        start = file.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
+    return start.startswith(b"[")
+
+
+def _json_array(path: Path, limits: UploadLimits) -> Iterator[Record]:
+    """The records of a file that is one JSON array of objects, a record at a
+    time (ijson), so that memory holds one record, whatever the file's size;
+    each within the same limits as a line of JSON Lines."""
+    import ijson
+
+    count = RowCount(limits)
+    with path.open("rb") as file:
+        number = 0
+        try:
+            for number, value in enumerate(ijson.items(file, "item", use_float=True), 1):
+                where = f"{path}, record {number}"
+                count.add(where)
+                if not isinstance(value, dict):
+                    raise ImportFailure(f"{where}: expected a JSON object.")
+                check_value(value, where, limits)
+                check_no_nul(value, where)
+                _check_finite(value, where)
+                yield Record(where, value)
+        except ijson.JSONError as error:
+            raise ImportFailure(
+                f"{path}, after record {number}: not a readable JSON array ({error})."
+            ) from error
 
 
 def _json_lines(path: Path, limits: UploadLimits) -> Iterator[Record]:

@@ -1,4 +1,4 @@
-"""python manage.py import_benchmark FILE --format generic|leval|zeroscrolls
+"""python manage.py import_benchmark FILE --format generic|leval|zeroscrolls|longbench_v2
 [--benchmark SLUG] [--name NAME] [--split S] [--task T] [--dataset-version qa|conv]
 [--language en|cs]"""
 
@@ -11,7 +11,7 @@ from corpus.importers import ImportFailure
 from corpus.importers.formats import READERS, read_benchmark
 from corpus.services import import_benchmark
 
-DEFAULT_SLUGS = {"leval": "leval", "zeroscrolls": "zeroscrolls"}
+DEFAULT_SLUGS = {"leval": "leval", "zeroscrolls": "zeroscrolls", "longbench_v2": "longbench_v2"}
 DEFAULT_SPLITS = {"zeroscrolls": "validation"}
 
 
