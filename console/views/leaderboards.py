@@ -1,8 +1,9 @@
 """A generation run handed back to its benchmark's leaderboard, from the run's
-page: an L-Eval run as its `<task>.pred.jsonl`; a ZeroSCROLLS run with its
+page: an L-Eval run as its `<task>.pred.jsonl`, a LongBench v2 run as its
+`<model>.jsonl` of results; a ZeroSCROLLS run with its
 system's finished runs on the other tasks of the split (same mode and seed)
 as the submission CSV. Refused (incomplete, a task missing) back on the run's
-page with the reason (generation.leaderboard_exports)."""
+page with the reason (judging.leaderboard_exports)."""
 
 from __future__ import annotations
 
@@ -13,18 +14,23 @@ from django.views.decorators.http import require_GET
 
 from console.views.runs import get_run
 from core.downloads import as_attachment
-from generation.leaderboard_exports import (
+from generation.models import GenerationRun
+from judging.leaderboard_exports import (
     LEVAL,
+    LONGBENCH_V2,
     ExportRefused,
     leaderboard_of,
     leval_predictions,
+    longbench_v2_results,
     zeroscrolls_companions,
     zeroscrolls_submission,
 )
-from generation.models import GenerationRun
 from users.decorators import researcher_required
 
-CONTENT_TYPES = {LEVAL: "application/jsonl; charset=utf-8"}
+CONTENT_TYPES = {
+    LEVAL: "application/jsonl; charset=utf-8",
+    LONGBENCH_V2: "application/jsonl; charset=utf-8",
+}
 
 
 @researcher_required
@@ -38,6 +44,8 @@ def run_leaderboard_file(request: HttpRequest, pk: int) -> HttpResponse:
     try:
         if shape == LEVAL:
             file = leval_predictions(run)
+        elif shape == LONGBENCH_V2:
+            file = longbench_v2_results(run)
         else:
             companions = [r for r in zeroscrolls_companions(run) if r.project_id == run.project_id]
             file = zeroscrolls_submission(companions)

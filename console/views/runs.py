@@ -17,7 +17,6 @@ from console import monitors
 from console.forms import NewGenerationRunForm, NewJudgingRunForm
 from console.views.common import RUN_MODELS, is_htmx, mine, scoped_object
 from core.words import count
-from generation.leaderboard_exports import LEVAL, leaderboard_of
 from generation.models import GenerationRun
 from generation.prompts_leval import authors_task
 from generation.runner import (
@@ -33,6 +32,7 @@ from judging.judging_runs import (
     retry_failed,
     start_judging_run,
 )
+from judging.leaderboard_exports import LEVAL, LONGBENCH_V2, leaderboard_of
 from judging.models import JudgingRun
 from runs.lifecycle import Outcome
 from runs.workers import WorkerState, inspect_workers, worker_states
@@ -98,6 +98,8 @@ def leaderboard_file_label(run: GenerationRun) -> str:
     shape = leaderboard_of(run)
     if shape == LEVAL:
         return f"L-Eval predictions ({authors_task(run.dataset.task)}.pred.jsonl)"
+    if shape == LONGBENCH_V2:
+        return "LongBench v2 results (JSON Lines, as pred.py writes them)"
     return "ZeroSCROLLS submission (CSV, all ten tasks)" if shape else ""
 
 

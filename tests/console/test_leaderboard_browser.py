@@ -11,7 +11,7 @@ import pytest
 
 from generation.models import GenerationRun, Response
 from tests.browsing import sign_in
-from tests.generation.test_leaderboard_exports import (
+from tests.judging.test_leaderboard_exports import (
     EXPECTED,
     import_published,
     import_zeroscrolls,

@@ -177,3 +177,44 @@ def test_longbench_v2_is_prompted_as_pred_py_and_scored_by_its_accuracy(tmp_path
         bad = items()
         bad[0]["answer"] = "(A)"
         call_command("import_benchmark", str(write_data(tmp_path, bad)), "--format", "longbench_v2")
+
+
+@pytest.mark.django_db
+def test_the_results_export_is_what_result_py_reads(tmp_path):
+    from tests.judging.test_longbench_v2 import extract_answer, result_row
+
+    path = write_data(tmp_path, items())
+    call_command("import_benchmark", str(path), "--format", "longbench_v2", stdout=None)
+    answers = {"q1": "  The correct answer is (A)\n", "q2": "**The correct answer is C**", "q3": ""}
+    records = [
+        {"system": "my model", "document_id": d.question.document.external_id,
+         "question_id": d.question.external_id, "response": answers[d.question.external_id]}
+        for d in Dataset.objects.get().question_texts.select_related("question__document")
+    ]  # fmt: skip
+    file = tmp_path / "answers.jsonl"
+    file.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    call_command(
+        "import_responses", str(file), "--benchmark", "longbench_v2", "--split", "test",
+        stdout=None,
+    )  # fmt: skip
+    out = tmp_path / "out"
+    out.mkdir()
+    run = Dataset.objects.get().runs.get()
+    call_command("export_leaderboard", "--runs", str(run.pk), "--output", str(out), stdout=None)
+    lines = [
+        json.loads(line)
+        for line in (out / "results" / "my-model.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
+    by_id = {item["_id"]: item for item in items()}
+    for line in lines:
+        item = by_id[line["_id"]]
+        # pred.py's line: the item's fields, the context's first 1,000 characters
+        assert {k: line[k] for k in item if k != "context"} == {
+            k: v for k, v in item.items() if k != "context"
+        }
+        assert line["context"] == item["context"][:1000]
+        assert line["response"] == answers[line["_id"]].strip()
+        assert line["pred"] == extract_answer(line["response"])
+        assert line["judge"] == (line["pred"] == item["answer"])
+    assert [line["judge"] for line in lines] == [True, False, False]
+    assert result_row(lines)[0] == 33.3

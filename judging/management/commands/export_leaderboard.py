@@ -3,22 +3,25 @@
 L-Eval runs: a `Predictions/<model>/<task>.pred.jsonl` per run under FOLDER,
 as `Evaluation/auto_eval.py --pred_file` reads them. ZeroSCROLLS runs (one
 system, one per task): FOLDER/zero_scrolls_predictions.csv, the leaderboard's
-submission (all ten tasks, or fewer with --partial)."""
+submission (all ten tasks, or fewer with --partial). LongBench v2 runs:
+`results/<model>.jsonl` per run, as pred.py writes it for result.py."""
 
 from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from generation.leaderboard_exports import (
+from generation.models import GenerationRun
+from judging.leaderboard_exports import (
     LEVAL,
+    LONGBENCH_V2,
     ExportFile,
     ExportRefused,
     leaderboard_of,
     leval_predictions,
+    longbench_v2_results,
     zeroscrolls_submission,
 )
-from generation.models import GenerationRun
 from users.commands import add_project_argument, in_project, named_project, where
 
 
@@ -58,12 +61,15 @@ class Command(BaseCommand):
         shapes = {leaderboard_of(run) for run in runs}
         if None in shapes or len(shapes) > 1:
             raise CommandError(
-                "Export runs of one leaderboard's benchmark at a time (L-Eval or ZeroSCROLLS); "
+                "Export runs of one leaderboard's benchmark at a time (L-Eval, ZeroSCROLLS or "
+                "LongBench v2); "
                 "these are on " + ", ".join(sorted({str(r.dataset) for r in runs})) + "."
             )
         try:
             if shapes == {LEVAL}:
                 files = [leval_predictions(run) for run in runs]
+            elif shapes == {LONGBENCH_V2}:
+                files = [longbench_v2_results(run) for run in runs]
             else:
                 files = [zeroscrolls_submission(runs, partial=options["partial"])]
         except ExportRefused as error:

@@ -8,6 +8,13 @@ take back:
   file's name, topic retrieval's lines in threes). The task is named as the
   authors write it (codeU), since the script recognises tasks by words in
   the file's path.
+- LongBench v2: `results/<model>.jsonl` as `pred.py` writes it, a line per
+  question with the question's fields, the context's first 1,000
+  characters, `response`, `pred` (the letter extract_answer finds, or null)
+  and `judge`: what `result.py` reads for its Overall, Easy, Hard, Short,
+  Medium and Long table. (pred.py leaves out a question whose request failed
+  and retries it next time; Concord's run has every answer, an empty one
+  scored wrong.)
 - ZeroSCROLLS: the submission CSV of `submission/prepare_submission.py`
   (tau-nlp/zero_scrolls): columns Task, ID, Prediction, the ten tasks in its
   order, written by pandas as that script writes it, so that its
@@ -33,9 +40,12 @@ from corpus.importers.formats import zeroscrolls
 from corpus.models import QuestionText
 from generation.models import GenerationRun, Response
 from generation.prompts_leval import authors_task
+from judging.metrics.longbench_v2 import extract_answer
 
 LEVAL = "leval"
 ZEROSCROLLS = "zeroscrolls"
+LONGBENCH_V2 = "longbench_v2"
+SHAPES = (LEVAL, ZEROSCROLLS, LONGBENCH_V2)
 ZEROSCROLLS_COLUMNS = ["Task", "ID", "Prediction"]  # prepare_submission.COLUMNS
 ZEROSCROLLS_FILE = "zero_scrolls_predictions.csv"  # the name prepare_submission writes
 
@@ -51,10 +61,9 @@ class ExportFile:
 
 
 def leaderboard_of(run: GenerationRun) -> str | None:
-    """The leaderboard shape a run's benchmark has ("leval", "zeroscrolls"),
-    or None."""
+    """The leaderboard shape a run's benchmark has (one of SHAPES), or None."""
     fmt = run.dataset.benchmark.format
-    return fmt if fmt in (LEVAL, ZEROSCROLLS) else None
+    return fmt if fmt in SHAPES else None
 
 
 def _model_folder(name: str) -> str:
@@ -106,6 +115,31 @@ def leval_predictions(run: GenerationRun) -> ExportFile:
         }
         lines.append(json.dumps(line, ensure_ascii=False) + "\n")
     path = f"Predictions/{_model_folder(run.system.name)}/{task}.pred.jsonl"
+    return ExportFile(path, "".join(lines).encode("utf-8"))
+
+
+def longbench_v2_results(run: GenerationRun) -> ExportFile:
+    """The run as LongBench v2's `results/<model>.jsonl` (pred.py's lines)."""
+    if leaderboard_of(run) != LONGBENCH_V2:
+        raise ExportRefused(f"Run {run.pk} is not on LongBench v2 ({run.dataset}).")
+    lines = []
+    for text, response in _answered(run):
+        parts = text.prompt or {}
+        item = {
+            "_id": text.question.external_id,
+            **{key: parts.get(key, "") for key in ("domain", "sub_domain", "difficulty")},
+            "length": parts.get("length", ""),
+            "question": text.text,
+            **{f"choice_{c}": parts.get(f"choice_{c}", "") for c in "ABCD"},
+            "answer": text.reference_answer,
+            "context": text.question.document.text[:1000],
+        }
+        answer = response.text.strip()  # pred.py strips the output before it stores it
+        item["response"] = answer
+        item["pred"] = extract_answer(answer)
+        item["judge"] = item["pred"] == item["answer"]
+        lines.append(json.dumps(item, ensure_ascii=False) + "\n")
+    path = f"results/{_model_folder(run.system.name)}.jsonl"
     return ExportFile(path, "".join(lines).encode("utf-8"))
 
 

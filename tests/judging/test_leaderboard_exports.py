@@ -1,4 +1,4 @@
-"""Runs handed back in the leaderboards' shapes (generation.leaderboard_exports),
+"""Runs handed back in the leaderboards' shapes (judging.leaderboard_exports),
 round-tripped through the authors' own reading of them:
 
 - L-Eval: published prediction files (tests/data/leval/predictions, verbatim
@@ -26,14 +26,14 @@ from django.core.management.base import CommandError
 from corpus.importers.formats.zeroscrolls import TASKS as ZEROSCROLLS_TASKS
 from corpus.importers.samples import zeroscrolls_row
 from corpus.models import QuestionText
-from generation.leaderboard_exports import (
+from generation.models import GenerationRun, Response
+from judging.evaluators import metric_class
+from judging.leaderboard_exports import (
     ExportRefused,
     leval_predictions,
     zeroscrolls_companions,
     zeroscrolls_submission,
 )
-from generation.models import GenerationRun, Response
-from judging.evaluators import metric_class
 from tests.judging.test_leval_metrics import DATA, TASK_METRICS, published
 
 pytestmark = pytest.mark.django_db
