@@ -127,6 +127,7 @@ def benchmark_report_page(request: HttpRequest, slug: str) -> HttpResponse:
     task scores in its authors' shape (analysis.report.benchmark_report)."""
     from analysis.report.benchmark_exports import FORMATS, as_bytes, columns
     from analysis.report.benchmark_report import benchmark_report
+    from judging.metrics.longbench_v2 import BREAKDOWN
 
     split = request.GET.get("split", "")
     fmt = request.GET.get("format", "html")
@@ -163,6 +164,10 @@ def benchmark_report_page(request: HttpRequest, slug: str) -> HttpResponse:
                 "rows": [[row.get(h) for h in heads] for row in report.rows()],
                 "no_average": report.missing_for_average() if report.has_average else [],
                 "left_out": report.left_out(),
+                "breakdown_heads": BREAKDOWN,
+                "breakdown_rows": [
+                    [b["system"], b["metric"], *(b[h] for h in BREAKDOWN)] for b in report.breakdown
+                ],
                 "formats": [f for f in FORMATS if f != "table"],
             },
         )

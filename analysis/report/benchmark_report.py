@@ -22,6 +22,7 @@ from typing import Any
 from corpus.models import Benchmark, Dataset, QuestionText
 from generation.models import Response
 from judging.evaluators import Metric, UnknownEvaluator, plugin_for
+from judging.metrics import longbench_v2
 from judging.models import HUMAN_KINDS, Evaluator, Judgment
 
 # The score column of a benchmark without tasks (its one dataset's task is "").
@@ -55,6 +56,8 @@ class BenchmarkReport:
     kendall: list[dict[str, Any]] = field(default_factory=list)
     # per metric or human evaluator: its Bradley-Terry ranking of the systems
     rankings: list[dict[str, Any]] = field(default_factory=list)
+    # LongBench v2: result.py's Overall, Easy, Hard, Short, Medium, Long per system
+    breakdown: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def has_average(self) -> bool:
@@ -139,6 +142,7 @@ class BenchmarkReport:
             "rankings": self.rankings,
             "no_average": self.missing_for_average() if self.has_average else [],
             "left_out": self.left_out(),
+            "breakdown": self.breakdown,
         }
 
 
@@ -177,19 +181,26 @@ def benchmark_report(slug: str, split: str, projects: list[int] | None = None) -
             "response__run__dataset_id",
         )
     )
-    # how the data say each question is evaluated (L-Eval's `evaluation`; else None)
-    evaluations = {
-        (question, dataset): evaluation
-        for question, dataset, evaluation in QuestionText.objects.filter(
-            dataset__in=datasets
-        ).values_list("question_id", "dataset_id", "prompt__evaluation")
-    }
+    # how the data say each question is evaluated (L-Eval's `evaluation`; else None),
+    # and LongBench v2's groups (difficulty, length)
+    evaluations, groups = {}, {}
+    for question, dataset, evaluation, difficulty, length in QuestionText.objects.filter(
+        dataset__in=datasets
+    ).values_list(
+        "question_id", "dataset_id", "prompt__evaluation", "prompt__difficulty", "prompt__length"
+    ):
+        evaluations[(question, dataset)] = evaluation
+        groups[(question, dataset)] = {"difficulty": difficulty, "length": length}
+    grouped: dict[tuple[int, str], list[dict[str, Any]]] = defaultdict(list)
     Item = tuple[float, dict[str, float], str | None]
     collected: dict[tuple[int, str, str], list[Item]] = defaultdict(list)
     for evaluator_id, system, task, raw, feedback, question, dataset in judgments:
         parts = json.loads(feedback) if feedback.startswith("{") else {}
         evaluation = evaluations.get((question, dataset))
         collected[(evaluator_id, system, task)].append((raw, parts, evaluation))
+        if benchmark.format == Benchmark.Format.LONGBENCH_V2:
+            judged = {"judge": raw == 1.0, **groups[(question, dataset)]}
+            grouped[(evaluator_id, system)].append(judged)
     evaluators = Evaluator.objects.in_bulk({key[0] for key in collected})
     for (evaluator_id, system, task), items in sorted(
         collected.items(), key=lambda kv: (evaluators[kv[0][0]].name, kv[0][1], kv[0][2])
@@ -211,6 +222,12 @@ def benchmark_report(slug: str, split: str, projects: list[int] | None = None) -
         report.scores.append(
             TaskScore(system, plugin.name, task, score, len(counted), left_out, because)
         )
+    accuracy = longbench_v2.METRIC
+    report.breakdown = [
+        {"system": system, "metric": accuracy, **longbench_v2.breakdown(items)}
+        for (evaluator_id, system), items in sorted(grouped.items(), key=lambda kv: kv[0][1])
+        if evaluators[evaluator_id].name == f"metric: {accuracy}"
+    ]
     report.win_rates = _win_rates(datasets, projects)
     report.kendall = _kendall(datasets, projects)
     report.rankings = _rankings(datasets, projects)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 
+METRIC = "longbench_v2.accuracy"  # the evaluator plug-in (judging.evaluators.longbench_v2)
 CHOICES = ("A", "B", "C", "D")
 _BRACKETED = re.compile(r"The correct answer is \(([A-D])\)")
 _BARE = re.compile(r"The correct answer is ([A-D])")

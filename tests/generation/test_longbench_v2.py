@@ -15,6 +15,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from analysis.report.benchmark_report import benchmark_report
 from corpus.importers.errors import ImportFailure
 from corpus.importers.formats import read_benchmark
 from corpus.models import Dataset, Document
@@ -27,6 +28,7 @@ from generation.prompts_longbench_v2 import (
 )
 from generation.runner import GenerationError, create_generation_run, run_generation
 from judging.judging_runs import create_judging_run, ensure_metric_evaluators, judge_run
+from judging.metrics import longbench_v2
 from judging.models import Evaluator, Judgment
 from tests.fakes.openai_server import FakeOpenAI
 from tests.judging.test_leval_metrics import DATA
@@ -180,7 +182,9 @@ def test_longbench_v2_is_prompted_as_pred_py_and_scored_by_its_accuracy(tmp_path
 
 
 @pytest.mark.django_db
-def test_the_results_export_is_what_result_py_reads(tmp_path):
+def test_the_results_export_is_what_result_py_reads_and_the_report_shows_its_table(
+    tmp_path, client, researcher
+):
     from tests.judging.test_longbench_v2 import extract_answer, result_row
 
     path = write_data(tmp_path, items())
@@ -218,3 +222,13 @@ def test_the_results_export_is_what_result_py_reads(tmp_path):
         assert line["judge"] == (line["pred"] == item["answer"])
     assert [line["judge"] for line in lines] == [True, False, False]
     assert result_row(lines)[0] == 33.3
+    # scored in Concord, the benchmark report's table is result.py's on the export
+    ensure_metric_evaluators()
+    accuracy = Evaluator.objects.get(name="metric: longbench_v2.accuracy")
+    judge_run(create_judging_run(accuracy, Dataset.objects.get(), "st").pk)
+    ((item,),) = [benchmark_report("longbench_v2", "test").breakdown]
+    official = dict(zip(longbench_v2.BREAKDOWN, result_row(lines), strict=True))
+    assert item == {"system": "my model", "metric": "longbench_v2.accuracy", **official}
+    client.force_login(researcher)
+    page = client.get("/analysis/benchmark/longbench_v2/?split=test").content.decode()
+    assert 'id="breakdown"' in page and "<td>33.3</td>" in page
