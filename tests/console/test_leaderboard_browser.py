@@ -18,19 +18,8 @@ from tests.judging.test_leaderboard_exports import (
     safe_read_csv,
     verify,
 )
-from users.models import Membership, Project, User
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture
-def team_researcher(transactional_db):
-    """Rita, researcher of team-b only (not the default project)."""
-    team = Project.objects.create(name="team-b", slug="team-b")
-    rita = User.objects.create_user("rita", password="pw-rita-123", role="researcher")
-    Membership.objects.filter(user=rita).delete()
-    Membership.objects.create(user=rita, project=team, role="researcher")
-    return rita
 
 
 def test_the_run_page_downloads_the_leaderboard_files(
