@@ -52,6 +52,7 @@ METRIC_NAMES = [
     "leval.exam_scifi",
     "leval.f1",
     "leval.rouge",
+    "longbench_v2.accuracy",
 ]
 
 
