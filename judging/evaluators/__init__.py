@@ -10,6 +10,7 @@ metrics, and scores made elsewhere (files, the paper, human studies).
 - `zeroscrolls`: ZeroSCROLLS' official metrics (`zeroscrolls.rouge`, ...);
 - `leval`: L-Eval's official metrics (`leval.exam_choice`, `leval.rouge`, ...);
 - `longbench_v2`: LongBench v2's answer extraction and accuracy;
+- `ruler`: RULER's string matches (`ruler.string_match_all`, `..._part`);
 - `config`: an LLM judge's settings (`JudgeConfig`);
 - `frozen`: what of a judged evaluator may no longer change.
 
@@ -26,6 +27,7 @@ from judging.evaluators import (  # noqa: F401  (registers)
     leval,
     longbench_v2,
     metrics,
+    ruler,
     zeroscrolls,
 )
 from judging.evaluators.base import (

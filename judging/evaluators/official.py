@@ -11,6 +11,9 @@ that a researcher names the task and gets its authors' metric.
   for Qasper, NarrativeQA and MuSiQue, accuracy for QuALITY, exponential
   similarity for SpaceDigest, the concordance index for BookSumSort.
 - LongBench v2 (`pred.py`, `result.py`): its accuracy, whatever the task.
+- RULER (`evaluate.py`, `synthetic.yaml`): string_match_all for the needle,
+  variable-tracking and word-extraction tasks, string_match_part for QA; a
+  stored task is RULER's name and its length (`niah_single_1-4096`).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from collections.abc import Iterable
 
 from corpus.importers.formats import zeroscrolls as zeroscrolls_format
 from judging.evaluators.leval import AUTOMATIC_EVALUATIONS
+from judging.metrics import ruler
 
 # (words in the file's name, metric), tested in auto_eval.py's order
 LEVAL_BY_NAME = (
@@ -43,7 +47,7 @@ ZEROSCROLLS_METRICS = {
     "space_digest": "zeroscrolls.exp_similarity",
     "book_sum_sort": "zeroscrolls.concordance_index",
 }
-BENCHMARKS = ("leval", "zeroscrolls", "longbench_v2")
+BENCHMARKS = ("leval", "zeroscrolls", "longbench_v2", "ruler")
 assert set(ZEROSCROLLS_METRICS) == set(zeroscrolls_format.TASKS)
 
 
@@ -57,6 +61,14 @@ def official_metric(benchmark: str, task: str, evaluations: Iterable[str | None]
     in order (they decide the tasks L-Eval does not recognise by name)."""
     if benchmark == "longbench_v2":  # one task, one metric (pred.py, result.py)
         return "longbench_v2.accuracy"
+    if benchmark == "ruler":
+        found = ruler.metric_for(task)
+        if found is None:
+            raise NoOfficialMetric(
+                f"No RULER task {ruler.task_name(task)!r}: one of {', '.join(ruler.TASKS)} "
+                "(stored with its length: niah_single_1-4096)."
+            )
+        return found
     if benchmark == "zeroscrolls":
         metric = ZEROSCROLLS_METRICS.get(task.lower())
         if metric is None:

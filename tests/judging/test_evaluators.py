@@ -53,6 +53,8 @@ METRIC_NAMES = [
     "leval.f1",
     "leval.rouge",
     "longbench_v2.accuracy",
+    "ruler.string_match_all",
+    "ruler.string_match_part",
 ]
 
 

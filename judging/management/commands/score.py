@@ -1,12 +1,13 @@
 """python manage.py score --metric NAME --predictions FILE [--output FILE]
-python manage.py score --benchmark leval|zeroscrolls --task TASK --predictions FILE
+python manage.py score --benchmark leval|zeroscrolls|longbench_v2|ruler --task TASK --predictions FILE
 python manage.py score --list
 
 A metric over a predictions file, without a database: for researchers who
 only want the number. One JSON object per line with `prediction` and
 `references` (a list, or one string), or a line of L-Eval's own prediction
 files (`gt`, and the prediction under the first key holding "_pred", as
-`auto_eval.py` reads them); every other field is kept. `--task` scores with
+`auto_eval.py` reads them), or of RULER's (`pred` and `outputs`, as
+`call_api.py` writes them); every other field is kept. `--task` scores with
 the metric the benchmark's official code applies to that task
 (judging.evaluators.official). Each line is
 written back with its `score` (or the `error` that kept it from one), and the
@@ -134,6 +135,8 @@ def _case(value: object, path: Path, number: int) -> dict[str, Any]:
         if key is None:
             raise ImportFailure(f"{where}: an L-Eval line ('gt') without a '<model>_pred' key.")
         prediction, references = value[key], value["gt"]
+    elif prediction is None and references is None and "pred" in value and "outputs" in value:
+        prediction, references = value["pred"], value["outputs"]  # RULER's pred/<task>.jsonl
     if not isinstance(prediction, str):
         raise ImportFailure(f"{where}: 'prediction' must be a string.")
     if isinstance(references, str):
