@@ -11,7 +11,7 @@ from typing import Any
 from django import forms
 
 from corpus.choices import DatasetVersion, Language
-from corpus.importers.formats import generic, leval, longbench_v2, zeroscrolls
+from corpus.importers.formats import generic, leval, longbench_v2, ruler, zeroscrolls
 
 ELITR = "elitr_bench"
 FORMAT_CHOICES = [
@@ -19,14 +19,16 @@ FORMAT_CHOICES = [
     (leval.FORMAT, "L-Eval: one task file (.jsonl)"),
     (zeroscrolls.FORMAT, "ZeroSCROLLS: one task's rows (.jsonl or .parquet)"),
     (longbench_v2.FORMAT, "LongBench v2: its data.json (or .jsonl, .parquet)"),
+    (ruler.FORMAT, "RULER: one task file (validation.jsonl), its task and length as the task"),
     (generic.FORMAT, "Generic: one question per record (.jsonl, .csv or .parquet)"),
 ]
 DEFAULT_SLUGS = {
     leval.FORMAT: "leval",
     zeroscrolls.FORMAT: "zeroscrolls",
     longbench_v2.FORMAT: "longbench_v2",
+    ruler.FORMAT: "ruler",
 }
-DEFAULT_SPLITS = {zeroscrolls.FORMAT: "validation"}
+DEFAULT_SPLITS = {zeroscrolls.FORMAT: "validation", ruler.FORMAT: "validation"}
 # The prefix of a generic file's mapping in the preview's query string.
 MAPPING_PREFIX = "map-"
 
@@ -54,13 +56,13 @@ class BenchmarkImportForm(forms.Form):
         required=False, max_length=200, help_text="Shown in reports; default: the slug."
     )
     split = forms.SlugField(
-        required=False, max_length=50, help_text="Default: test (ZeroSCROLLS: validation)."
+        required=False, max_length=50, help_text="Default: test (ZeroSCROLLS, RULER: validation)."
     )
     task = forms.SlugField(
         required=False,
         max_length=100,
-        help_text="L-Eval, ZeroSCROLLS: default the file's name; generic: for records "
-        "that name none.",
+        help_text="L-Eval, ZeroSCROLLS: default the file's name; RULER: the task and its "
+        "length (niah_single_1-4096); generic: for records that name none.",
     )
     dataset_version = forms.ChoiceField(
         choices=DatasetVersion.choices, initial=DatasetVersion.QA, label="Version"

@@ -25,6 +25,7 @@ class Benchmark(models.Model):
         LEVAL = "leval", "L-Eval"
         ZEROSCROLLS = "zeroscrolls", "ZeroSCROLLS"
         LONGBENCH_V2 = "longbench_v2", "LongBench v2"
+        RULER = "ruler", "RULER"
         GENERIC = "generic", "Generic (JSON Lines, CSV or Parquet)"
 
     slug = models.SlugField(max_length=64, unique=True)

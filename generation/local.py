@@ -36,6 +36,7 @@ from generation.config import GenerationConfig
 from generation.long_inputs import trim_transcript
 from generation.models import GenerationRun
 from generation.prompts import hf_prompt, openai_messages, render
+from generation.prompts_ruler import answer_prefix as ruler_answer_prefix
 from generation.work import (
     MeetingWork,
     naming_the_prompt,
@@ -300,6 +301,9 @@ def _single_turn(
     elif benchmark_format(run) == Benchmark.Format.LONGBENCH_V2:
         params["max_tokens"] = max_new_tokens(config, run)
         asked = [(i, _longbench_v2_prompt(config, loaded, meeting, i)) for i in todo]
+    elif benchmark_format(run) == Benchmark.Format.RULER:
+        params["max_tokens"] = max_new_tokens(config, run)
+        asked = [(i, _ruler_prompt(config, loaded, meeting, i)) for i in todo]
     else:
         asked = [
             (
@@ -404,6 +408,24 @@ def _longbench_v2_prompt(
             )
         )
     return render(config.chat_template, [(text, None)])
+
+
+def _ruler_prompt(
+    config: GenerationConfig, loaded: LoadedModel, meeting: MeetingWork, index: int
+) -> str:
+    """RULER's line for a local model: its input as the user's message under
+    the tokenizer's chat template (or the named template), the answer prefix
+    after the assistant's header, as prepare.py's model templates place it."""
+    text = meeting.document.text
+    if config.chat_template == "tokenizer":
+        framed = str(
+            loaded.tokenizer.apply_chat_template(
+                [{"role": "user", "content": text}], tokenize=False, add_generation_prompt=True
+            )
+        )
+    else:
+        framed = render(config.chat_template, [(text, None)])
+    return framed + ruler_answer_prefix(meeting.prompts[index])
 
 
 class _Cancelled(Exception):

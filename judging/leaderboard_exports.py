@@ -15,6 +15,11 @@ take back:
   Medium and Long table. (pred.py leaves out a question whose request failed
   and retries it next time; Concord's run has every answer, an empty one
   scored wrong.)
+- RULER: `<model>/synthetic/<length>/pred/<task>.jsonl` as `call_api.py`
+  writes it (run.sh's folders), a line per question in the data file's order,
+  `{"index", "pred", "input", "outputs", "others", "truncation", "length"}`
+  (the input with its answer prefix, as sent): what `eval/evaluate.py
+  --data_dir <length>/pred` reads, the task from the file's name.
 - ZeroSCROLLS: the submission CSV of `submission/prepare_submission.py`
   (tau-nlp/zero_scrolls): columns Task, ID, Prediction, the ten tasks in its
   order, written by pandas as that script writes it, so that its
@@ -38,6 +43,7 @@ from django.db.models import Count
 
 from corpus.importers.formats import zeroscrolls
 from corpus.models import QuestionText
+from corpus.ruler.constants import ruler_task
 from generation.models import GenerationRun, Response
 from generation.prompts_leval import authors_task
 from judging.metrics.longbench_v2 import extract_answer
@@ -45,7 +51,8 @@ from judging.metrics.longbench_v2 import extract_answer
 LEVAL = "leval"
 ZEROSCROLLS = "zeroscrolls"
 LONGBENCH_V2 = "longbench_v2"
-SHAPES = (LEVAL, ZEROSCROLLS, LONGBENCH_V2)
+RULER = "ruler"
+SHAPES = (LEVAL, ZEROSCROLLS, LONGBENCH_V2, RULER)
 ZEROSCROLLS_COLUMNS = ["Task", "ID", "Prediction"]  # prepare_submission.COLUMNS
 ZEROSCROLLS_FILE = "zero_scrolls_predictions.csv"  # the name prepare_submission writes
 
@@ -140,6 +147,30 @@ def longbench_v2_results(run: GenerationRun) -> ExportFile:
         item["judge"] = item["pred"] == item["answer"]
         lines.append(json.dumps(item, ensure_ascii=False) + "\n")
     path = f"results/{_model_folder(run.system.name)}.jsonl"
+    return ExportFile(path, "".join(lines).encode("utf-8"))
+
+
+def ruler_predictions(run: GenerationRun) -> ExportFile:
+    """The run (a RULER task at a length) as call_api.py's `pred/<task>.jsonl`."""
+    if leaderboard_of(run) != RULER:
+        raise ExportRefused(f"Run {run.pk} is not on a RULER task ({run.dataset}).")
+    lines = []
+    length = ""
+    for text, response in _answered(run):
+        parts = text.prompt or {}
+        length = str(parts.get("max_seq_length", ""))
+        line = {
+            "index": parts.get("index", text.question.external_id),
+            "pred": response.text,
+            "input": text.question.document.text + str(parts.get("answer_prefix", "")),
+            "outputs": [text.reference_answer, *text.alternative_answers],
+            "others": {},
+            "truncation": -1,
+            "length": parts.get("length", -1),
+        }
+        lines.append(json.dumps(line) + "\n")
+    task = ruler_task(run.dataset.task)
+    path = f"{_model_folder(run.system.name)}/synthetic/{length}/pred/{task}.jsonl"
     return ExportFile(path, "".join(lines).encode("utf-8"))
 
 

@@ -18,10 +18,12 @@ from generation.models import GenerationRun
 from judging.leaderboard_exports import (
     LEVAL,
     LONGBENCH_V2,
+    RULER,
     ExportRefused,
     leaderboard_of,
     leval_predictions,
     longbench_v2_results,
+    ruler_predictions,
     zeroscrolls_companions,
     zeroscrolls_submission,
 )
@@ -30,6 +32,7 @@ from users.decorators import researcher_required
 CONTENT_TYPES = {
     LEVAL: "application/jsonl; charset=utf-8",
     LONGBENCH_V2: "application/jsonl; charset=utf-8",
+    RULER: "application/jsonl; charset=utf-8",
 }
 
 
@@ -46,6 +49,8 @@ def run_leaderboard_file(request: HttpRequest, pk: int) -> HttpResponse:
             file = leval_predictions(run)
         elif shape == LONGBENCH_V2:
             file = longbench_v2_results(run)
+        elif shape == RULER:
+            file = ruler_predictions(run)
         else:
             companions = [r for r in zeroscrolls_companions(run) if r.project_id == run.project_id]
             file = zeroscrolls_submission(companions)

@@ -17,6 +17,7 @@ from console import monitors
 from console.forms import NewGenerationRunForm, NewJudgingRunForm
 from console.views.common import RUN_MODELS, is_htmx, mine, scoped_object
 from core.words import count
+from corpus.ruler.constants import ruler_task
 from generation.models import GenerationRun
 from generation.prompts_leval import authors_task
 from generation.runner import (
@@ -32,7 +33,7 @@ from judging.judging_runs import (
     retry_failed,
     start_judging_run,
 )
-from judging.leaderboard_exports import LEVAL, LONGBENCH_V2, leaderboard_of
+from judging.leaderboard_exports import LEVAL, LONGBENCH_V2, RULER, leaderboard_of
 from judging.models import JudgingRun
 from runs.lifecycle import Outcome
 from runs.workers import WorkerState, inspect_workers, worker_states
@@ -100,6 +101,10 @@ def leaderboard_file_label(run: GenerationRun) -> str:
         return f"L-Eval predictions ({authors_task(run.dataset.task)}.pred.jsonl)"
     if shape == LONGBENCH_V2:
         return "LongBench v2 results (JSON Lines, as pred.py writes them)"
+    if shape == RULER:
+        return (
+            f"RULER predictions ({ruler_task(run.dataset.task)}.jsonl, as call_api.py writes them)"
+        )
     return "ZeroSCROLLS submission (CSV, all ten tasks)" if shape else ""
 
 

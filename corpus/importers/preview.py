@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from corpus.importers.errors import ImportFailure
-from corpus.importers.formats import READERS, BenchmarkBundle, generic, leval, zeroscrolls
+from corpus.importers.formats import READERS, BenchmarkBundle, generic, leval, ruler, zeroscrolls
 from corpus.importers.records import read_records
 
 PREVIEW_ROWS = 5
@@ -61,6 +61,15 @@ FIXED_MAPPINGS: dict[str, list[tuple[str, str]]] = {
         ("question_id", "id"),
         ("document_id", "the document's text (rows about one text share it)"),
         ("prompt", "the rest of input, with truncation_seperator"),
+    ],
+    ruler.FORMAT: [
+        ("document", "input (the prompt, its context built in)"),
+        ("question", "input's last line"),
+        ("answers", "outputs (the needle tasks: every one; QA: any one)"),
+        ("task", "<task>-<length>, from the form or the folders"),
+        ("document_id", "<task>-<length>-<line>"),
+        ("question_id", "the line's number (RULER's index is not unique)"),
+        ("prompt", "answer_prefix, length, index"),
     ],
 }
 

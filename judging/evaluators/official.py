@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from corpus.importers.formats import zeroscrolls as zeroscrolls_format
+from corpus.ruler.constants import ALL_TASKS
 from judging.evaluators.leval import AUTOMATIC_EVALUATIONS
 from judging.metrics import ruler
 
@@ -65,7 +66,7 @@ def official_metric(benchmark: str, task: str, evaluations: Iterable[str | None]
         found = ruler.metric_for(task)
         if found is None:
             raise NoOfficialMetric(
-                f"No RULER task {ruler.task_name(task)!r}: one of {', '.join(ruler.TASKS)} "
+                f"No RULER task {ruler.task_name(task)!r}: one of {', '.join(ALL_TASKS)} "
                 "(stored with its length: niah_single_1-4096)."
             )
         return found

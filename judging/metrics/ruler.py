@@ -16,27 +16,14 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from corpus.ruler.constants import ALL_TASKS
+from corpus.ruler.constants import ruler_task as task_name
+
 STRING_MATCH_ALL = "ruler.string_match_all"
 STRING_MATCH_PART = "ruler.string_match_part"
 _CONTROL = re.compile(r"[\x00-\x1f]")
 
-# synthetic.yaml's tasks and the metric each one's base task is scored with
-# (constants.py's TASKS)
-TASKS = {
-    "niah_single_1": "niah",
-    "niah_single_2": "niah",
-    "niah_single_3": "niah",
-    "niah_multikey_1": "niah",
-    "niah_multikey_2": "niah",
-    "niah_multikey_3": "niah",
-    "niah_multivalue": "niah",
-    "niah_multiquery": "niah",
-    "vt": "variable_tracking",
-    "cwe": "common_words_extraction",
-    "fwe": "freq_words_extraction",
-    "qa_1": "qa",
-    "qa_2": "qa",
-}
+# each base task's metric (constants.py's TASKS); the tasks are synthetic.yaml's
 METRIC_BY_BASE_TASK = {
     "niah": STRING_MATCH_ALL,
     "variable_tracking": STRING_MATCH_ALL,
@@ -79,11 +66,5 @@ def metric_for(task: str) -> str | None:
     """The metric a synthetic.yaml task (`niah_single_1`, `qa_2`, with or
     without Concord's `-<length>` suffix) is scored with; None for a task
     RULER does not name."""
-    base = TASKS.get(task_name(task))
+    base = ALL_TASKS.get(task_name(task))
     return METRIC_BY_BASE_TASK[base] if base else None
-
-
-def task_name(task: str) -> str:
-    """RULER's own name of a stored task: `niah_single_1-4096` -> `niah_single_1`."""
-    name, _, length = task.rpartition("-")
-    return name if name and length.isdigit() else task

@@ -290,3 +290,29 @@ def test_a_viewer_sees_no_import_and_may_not_post_one(
         answer = client.post("/console/benchmarks/upload/", {"format": "leval", "upload": handle})
     assert answer.status_code == 403 and "Viewers may read benchmarks" in answer.content.decode()
     assert snapshot() == (0, 0, 0, 0)
+
+
+def test_a_ruler_task_file_is_previewed_then_imported_as_its_task_at_its_length(
+    browser, live_server, team_researcher, tmp_path
+):
+    from corpus.ruler.prepare import write_data
+    from corpus.ruler.tokens import token_counter
+
+    (file,) = write_data(tmp_path, ["vt"], [1024], 3, token_counter("tiktoken:cl100k_base"))
+    page = sign_in(browser, live_server, path="/console/")
+    upload(page, live_server, "ruler", file)  # no task: its length is unknown
+    page.wait_for_selector("#preview-error, .errorlist, #preview-summary")
+    assert "give the task with its length" in page.inner_text("main")
+    assert snapshot() == (0, 0, 0, 0)
+    upload(page, live_server, "ruler", file, task="vt-1024")
+    page.wait_for_selector("#preview-summary")
+    assert "3 documents, 3 questions" in page.inner_text("#preview-summary")
+    assert "outputs (the needle tasks: every one" in page.inner_text("#preview-mapping")
+    page.click("#confirm-import")
+    page.wait_for_selector("#datasets tr[data-benchmark=ruler]")
+    dataset = Dataset.objects.get(benchmark__slug="ruler")
+    assert (dataset.split, dataset.task) == ("validation", "vt-1024")
+    first = QuestionText.objects.filter(dataset=dataset).order_by(
+        "question__document__external_id"
+    )[0]
+    assert first.prompt["max_seq_length"] == 1024 and first.prompt["ruler_task"] == "vt"

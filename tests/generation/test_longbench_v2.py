@@ -16,10 +16,10 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from analysis.report.benchmark_report import benchmark_report
+from core.tiktoken_offline import tiktoken_encoding
 from corpus.importers.errors import ImportFailure
 from corpus.importers.formats import read_benchmark
 from corpus.models import Dataset, Document
-from generation.benchmark_prompts import tiktoken_encoding
 from generation.models import System
 from generation.prompts_longbench_v2 import (
     TEMPLATE_0SHOT,

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from core.tiktoken_offline import tiktoken_encoding
 from corpus.importers.formats import read_benchmark
-from generation.benchmark_prompts import api_tokenizer, tiktoken_encoding
+from generation.benchmark_prompts import api_tokenizer
 from generation.config import GenerationConfig, GenerationConfigError
 from generation.prompts_zeroscrolls import GENERATION_TOKENS, Row, chat_prompt
 

@@ -22,32 +22,15 @@ from judging.metrics import ruler
 
 
 # --- RULER/scripts/eval/synthetic/constants.py ---------------------------------------------------
+# fmt: off
 def official_string_match_part(preds, refs):
-    score = (
-        sum(
-            [
-                max([1.0 if r.lower() in pred.lower() else 0.0 for r in ref])
-                for pred, ref in zip(preds, refs)
-            ]
-        )
-        / len(preds)
-        * 100
-    )  # noqa: E501 (as published)
+    score = sum([max([1.0 if r.lower() in pred.lower() else 0.0 for r in ref]) for pred, ref in zip(preds, refs)]) / len(preds) * 100  # noqa: B905, E501 (as published)
     return round(score, 2)
-
 
 def official_string_match_all(preds, refs):
-    score = (
-        sum(
-            [
-                sum([1.0 if r.lower() in pred.lower() else 0.0 for r in ref]) / len(ref)
-                for pred, ref in zip(preds, refs)
-            ]
-        )
-        / len(preds)
-        * 100
-    )  # noqa: E501 (as published)
+    score = sum([sum([1.0 if r.lower() in pred.lower() else 0.0 for r in ref]) / len(ref) for pred, ref in zip(preds, refs)]) / len(preds) * 100  # noqa: B905, E501 (as published)
     return round(score, 2)
+# fmt: on
 
 
 # --- RULER/scripts/eval/evaluate.py --------------------------------------------------------------
@@ -108,12 +91,12 @@ def test_task_scores_equal_the_official_code_on_generated_files(name):
         predictions, references = generated_task(rng, rng.randint(1, 20))
         cases += len(predictions)
         expected = OFFICIAL[name]([postprocess_pred(p, {}) for p in predictions], references)
-        values = [plugin.compute(p, r) for p, r in zip(predictions, references)]
+        values = [plugin.compute(p, r) for p, r in zip(predictions, references, strict=True)]
         found = plugin.task_score(values, [{} for _ in values])
         if found != expected:
             differences.append((predictions, references, found, expected))
         # each item alone, too: its value is the one-item file's score / 100
-        for prediction, refs, value in zip(predictions, references, values):
+        for prediction, refs, value in zip(predictions, references, values, strict=True):
             alone = OFFICIAL[name]([postprocess_pred(prediction, {})], [refs])
             assert round(value * 100, 2) == alone, (prediction, refs)
     assert cases >= 2000
@@ -170,7 +153,7 @@ def test_score_reads_rulers_prediction_file_and_prints_the_official_task_score(
                 {"index": i, "pred": p, "input": "...", "outputs": r, "others": {}, "length": 99}
             )
             + "\n"
-            for i, (p, r) in enumerate(zip(predictions, references))
+            for i, (p, r) in enumerate(zip(predictions, references, strict=True))
         ),
         encoding="utf-8",
     )

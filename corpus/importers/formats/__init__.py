@@ -9,6 +9,7 @@ each holds.
 | `leval` | L-Eval's task files (one document per line with its instructions) | `leval.read` |
 | `zeroscrolls` | ZeroSCROLLS rows (JSON Lines, or Parquet as on the HF hub) | `zeroscrolls.read` |
 | `longbench_v2` | LongBench v2 (its `data.json` array, JSON Lines, Parquet) | `longbench_v2.read` |
+| `ruler` | RULER's data folder (`<length>/data/<task>/validation.jsonl`) | `ruler.read` |
 
 ELITR-Bench has its own importer (`corpus.importers.elitr_bench`: archives,
 transcripts, the paper's responses and scores).
@@ -21,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from corpus.importers.errors import ImportFailure
-from corpus.importers.formats import generic, leval, longbench_v2, zeroscrolls
+from corpus.importers.formats import generic, leval, longbench_v2, ruler, zeroscrolls
 from corpus.importers.formats.base import BenchmarkBundle, QuestionItem
 
 READERS: dict[str, Callable[..., BenchmarkBundle]] = {
@@ -29,6 +30,7 @@ READERS: dict[str, Callable[..., BenchmarkBundle]] = {
     leval.FORMAT: leval.read,
     zeroscrolls.FORMAT: zeroscrolls.read,
     longbench_v2.FORMAT: longbench_v2.read,
+    ruler.FORMAT: ruler.read,
 }
 
 __all__ = ["READERS", "BenchmarkBundle", "QuestionItem", "read_benchmark"]

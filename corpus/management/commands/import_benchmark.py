@@ -1,4 +1,4 @@
-"""python manage.py import_benchmark FILE --format generic|leval|zeroscrolls|longbench_v2
+"""python manage.py import_benchmark FILE --format generic|leval|zeroscrolls|longbench_v2|ruler
 [--benchmark SLUG] [--name NAME] [--split S] [--task T] [--dataset-version qa|conv]
 [--language en|cs]"""
 
@@ -11,8 +11,13 @@ from corpus.importers import ImportFailure
 from corpus.importers.formats import READERS, read_benchmark
 from corpus.services import import_benchmark
 
-DEFAULT_SLUGS = {"leval": "leval", "zeroscrolls": "zeroscrolls", "longbench_v2": "longbench_v2"}
-DEFAULT_SPLITS = {"zeroscrolls": "validation"}
+DEFAULT_SLUGS = {
+    "leval": "leval",
+    "zeroscrolls": "zeroscrolls",
+    "longbench_v2": "longbench_v2",
+    "ruler": "ruler",
+}
+DEFAULT_SPLITS = {"zeroscrolls": "validation", "ruler": "validation"}
 
 
 def add_benchmark_options(parser: CommandParser) -> None:
@@ -65,8 +70,9 @@ def run_import(command: BaseCommand, format: str, options: dict[str, Any]) -> No
 class Command(BaseCommand):
     help = (
         "Import a benchmark from its authors' files: generic (one question per record, "
-        "JSON Lines, CSV or Parquet), leval (L-Eval's task files) or zeroscrolls (ZeroSCROLLS "
-        "rows, JSON Lines or Parquet). Atomic and idempotent; docs/benchmark-formats.md."
+        "JSON Lines, CSV or Parquet), leval (L-Eval's task files), zeroscrolls (ZeroSCROLLS "
+        "rows, JSON Lines or Parquet), longbench_v2 (its data.json) or ruler (RULER's data "
+        "folder or one task file). Atomic and idempotent; docs/benchmark-formats.md."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:

@@ -15,11 +15,13 @@ from generation.models import GenerationRun
 from judging.leaderboard_exports import (
     LEVAL,
     LONGBENCH_V2,
+    RULER,
     ExportFile,
     ExportRefused,
     leaderboard_of,
     leval_predictions,
     longbench_v2_results,
+    ruler_predictions,
     zeroscrolls_submission,
 )
 from users.commands import add_project_argument, in_project, named_project, where
@@ -61,8 +63,8 @@ class Command(BaseCommand):
         shapes = {leaderboard_of(run) for run in runs}
         if None in shapes or len(shapes) > 1:
             raise CommandError(
-                "Export runs of one leaderboard's benchmark at a time (L-Eval, ZeroSCROLLS or "
-                "LongBench v2); "
+                "Export runs of one leaderboard's benchmark at a time (L-Eval, ZeroSCROLLS, "
+                "LongBench v2 or RULER); "
                 "these are on " + ", ".join(sorted({str(r.dataset) for r in runs})) + "."
             )
         try:
@@ -70,6 +72,8 @@ class Command(BaseCommand):
                 files = [leval_predictions(run) for run in runs]
             elif shapes == {LONGBENCH_V2}:
                 files = [longbench_v2_results(run) for run in runs]
+            elif shapes == {RULER}:
+                files = [ruler_predictions(run) for run in runs]
             else:
                 files = [zeroscrolls_submission(runs, partial=options["partial"])]
         except ExportRefused as error:

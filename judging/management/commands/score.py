@@ -1,5 +1,6 @@
 """python manage.py score --metric NAME --predictions FILE [--output FILE]
-python manage.py score --benchmark leval|zeroscrolls|longbench_v2|ruler --task TASK --predictions FILE
+python manage.py score --benchmark leval|zeroscrolls|longbench_v2|ruler --task TASK
+    --predictions FILE
 python manage.py score --list
 
 A metric over a predictions file, without a database: for researchers who
