@@ -45,6 +45,7 @@ FAMILIES = {
     "self-preference": "benchmarks.coverage.rows_self_preference:rows",
     "ppr": "benchmarks.coverage.rows_ppr:rows",
     "savings": "benchmarks.coverage.rows_savings:rows",
+    "cluster-means": "benchmarks.coverage.rows_cluster_means:rows",
 }
 
 

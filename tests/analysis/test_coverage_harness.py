@@ -179,3 +179,15 @@ def test_length_controlled_rankings_are_replayed_with_the_length_weight(small_ru
     assert any("no style-controlled interval" in r["note"] for r in rows)
     for row in rows:
         assert row["status"] in ("holds", "not reported below its condition"), row
+
+
+def test_cluster_means_hold_on_every_dataset_from_two_clusters(small_run):
+    """The betting interval promises its 95% for any scores on the scale: every
+    row holds, however few clusters (there it is wide: the whole scale at 2)."""
+    rows = [r for r in small_run["rows"] if r["family"] == "cluster-means"]
+    assert {r["dataset"] for r in rows} == set(small_run["settings"]["datasets"])
+    assert {r["setting"].split()[0] for r in rows} >= {"2", "5", "8"}
+    for row in rows:
+        assert row["reported"] == 1.0 and row["status"] == "holds", row
+    two = [r for r in rows if r["setting"] == "2 clusters"]
+    assert two and all(r["width"] == pytest.approx(9.0) for r in two)  # the 1-10 scale
