@@ -121,6 +121,19 @@ def select_items_page(request: HttpRequest) -> HttpResponse:
     )
 
 
+def report_projects(request: HttpRequest) -> list[int] | None:
+    """The projects a benchmark report reads: `?project=` if the user sees it,
+    else every project the user sees (None: a site admin sees all)."""
+    if request.GET.get("project"):
+        chosen = visible_projects(request.user).filter(slug=request.GET["project"]).first()
+        if chosen is None:
+            raise Http404(f"No project {request.GET['project']!r}.")
+        return [chosen.pk]
+    if is_site_admin(request.user):
+        return None
+    return list(visible_projects(request.user).values_list("pk", flat=True))
+
+
 @researcher_required(refusal="Reports are for researchers and admins.")
 def benchmark_report_page(request: HttpRequest, slug: str) -> HttpResponse:
     """/analysis/benchmark/<slug>/?split=S[&format=json|csv|parquet]: a benchmark's
@@ -137,18 +150,8 @@ def benchmark_report_page(request: HttpRequest, slug: str) -> HttpResponse:
             status=400,
             content_type="text/plain",
         )
-    projects = (
-        None
-        if is_site_admin(request.user)
-        else list(visible_projects(request.user).values_list("pk", flat=True))
-    )
-    if request.GET.get("project"):
-        chosen = visible_projects(request.user).filter(slug=request.GET["project"]).first()
-        if chosen is None:
-            raise Http404(f"No project {request.GET['project']!r}.")
-        projects = [chosen.pk]
     try:
-        report = benchmark_report(slug, split, projects)
+        report = benchmark_report(slug, split, report_projects(request))
     except ValueError as error:
         if fmt == "html":
             raise Http404(str(error)) from None

@@ -8,6 +8,7 @@ from rest_framework.routers import APIRootView, DefaultRouter
 
 from adaptive.api.views import AdaptiveStudyViewSet
 from analysis.api.views import report_api, select_items_api
+from analysis.length_views import length_report_page
 from analysis.views import benchmark_report_page, report_page, report_plot, select_items_page
 from annotator.api.views import ParticipantViewSet, StudyViewSet
 from console.views.home import start_page
@@ -87,6 +88,11 @@ urlpatterns = [
     path("analysis/select-items/", select_items_page, name="analysis-select-items"),
     path(
         "analysis/benchmark/<slug:slug>/", benchmark_report_page, name="analysis-benchmark-report"
+    ),
+    path(
+        "analysis/benchmark/<slug:slug>/length/",
+        length_report_page,
+        name="analysis-benchmark-length",
     ),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),

@@ -305,14 +305,14 @@ def _draw_intervals(axis: Axes, panel: IntervalPanel) -> dict[str, Artist]:
     value_axis, category_axis = (
         (axis.xaxis, axis.yaxis) if panel.horizontal else (axis.yaxis, axis.xaxis)
     )
-    limits = _value_limits()
+    limits = panel.value_limits or _value_limits()
     (axis.set_xlim if panel.horizontal else axis.set_ylim)(*limits)
-    value_axis.set_ticks(LEVELS)
+    value_axis.set_ticks(panel.value_ticks or LEVELS)
     category_axis.set_ticks(panel.ticks, panel.tick_labels or [f"{t:g}" for t in panel.ticks])
     if panel.horizontal:
         axis.set_ylim(-0.6, len(panel.ticks) - 0.4)
     else:
-        axis.set_xlim(0.5, 10.5)
+        axis.set_xlim(*(panel.category_limits or (0.5, 10.5)))
     (axis.set_xlabel if panel.horizontal else axis.set_ylabel)(panel.value_label, fontsize=8)
     (axis.set_ylabel if panel.horizontal else axis.set_xlabel)(panel.category_label, fontsize=8)
     axis.set_title(panel.title, fontsize=8)

@@ -114,6 +114,10 @@ class IntervalPanel:
     diagonal: bool = False
     horizontal: bool = False
     marks: tuple[tuple[float, float], ...] = ()  # (row, value): the all-gold mean
+    # another scale than 1-10 (a metric's 0-100): its axis limits and ticks
+    value_limits: tuple[float, float] | None = None
+    value_ticks: tuple[float, ...] = ()
+    category_limits: tuple[float, float] | None = None
 
     @property
     def points(self) -> list[IntervalPoint]:
