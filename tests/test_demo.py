@@ -62,6 +62,7 @@ def test_demo_setup_with_synthetic_data(capsys, monkeypatch, settings):
         "elitr-bench-synthetic": "elitr_bench",
         "leval": "leval",
         "zeroscrolls": "zeroscrolls",
+        "ruler": "ruler",
     }
     from analysis.report.benchmark_report import benchmark_report
 
@@ -70,6 +71,12 @@ def test_demo_setup_with_synthetic_data(capsys, monkeypatch, settings):
     assert scores[("Demo-Copier", "leval.exam_choice", "quality")] == 100.0  # it copies
     zeroscrolls = benchmark_report("zeroscrolls", "validation")
     assert {r.system for r in zeroscrolls.scores} == {"Demo-Copier", "Demo-Hedger"}
+    # RULER by length: the copier holds, the hedger falls after 1K tokens
+    from analysis.report.by_length import length_view
+
+    effective = {e["system"]: e for e in length_view("ruler", "validation").effective}
+    assert effective["Demo-Copier"]["first_below"] is None
+    assert effective["Demo-Hedger"]["first_below"] == "2048"
     before = Response.objects.count()
     call_command("demo_setup", "--synthetic")  # a second start changes nothing
     assert Response.objects.count() == before
@@ -289,6 +296,9 @@ def test_run_demo_serves_and_stops(tmp_path, stop):
         assert f"http://127.0.0.1:{port}/analysis/benchmark/leval/?split=test" in printed
         assert (
             f"http://127.0.0.1:{port}/analysis/benchmark/zeroscrolls/?split=validation" in printed
+        )
+        assert f"http://127.0.0.1:{port}/analysis/benchmark/ruler/length/?split=validation" in (
+            printed
         )
         link = re.search(r"Crowd study: (http://\S+)", printed)[1]
         consent = wait_for(link, 10)
