@@ -148,3 +148,42 @@ def test_the_papers_meetings_by_length_with_each_judges_agreement(paper):
     for row in view.agreement:  # under 6 meetings a bucket: r without an interval, and why
         assert -1 <= row["r"] <= 1 and row["ci95"] == [None, None]
         assert "not enough meetings for an interval" in row["ci_note"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_ruler_at_4k_8k_16k_with_the_tiny_model_end_to_end(tmp_path, tiny_model):
+    """Made in the tiny model's own tokens, answered by it through the local
+    generation path (the prompt under its template, the answer prefix after,
+    the task's answer budget), scored, and viewed by length."""
+    from generation.models import System
+    from generation.runner import create_generation_run, run_generation
+
+    call_command(
+        "make_ruler", "--output", str(tmp_path / "ruler"), "--tasks", "niah_multikey_3",
+        "--lengths", ",".join(map(str, LENGTHS)), "--samples", "2",
+        "--tokenizer", f"hf:{tiny_model}", "--import", stdout=None,
+    )  # fmt: skip
+    config = {
+        "backend": "hf", "model_path": str(tiny_model), "dtype": "float32",
+        "chat_template": "llama-2", "max_new_tokens": 6,
+    }  # fmt: skip
+    system = System.objects.create(
+        name="tiny", model_name="tiny-llama", backend="hf", config=config
+    )
+    ensure_metric_evaluators()
+    metric = Evaluator.objects.get(name="metric: ruler.string_match_all")
+    for dataset in Dataset.objects.filter(benchmark__slug="ruler"):
+        run = run_generation(create_generation_run(system, dataset, "st").pk)
+        assert (run.status, run.done) == ("done", 2), run.error
+        judged = judge_run(create_judging_run(metric, dataset, "st").pk)
+        assert (judged.status, judged.done) == ("done", 2)
+    view = length_view("ruler", "validation")
+    assert [b.label for b in view.buckets] == ["4096", "8192", "16384"]
+    for bucket in view.buckets:  # the tiny model's own tokens, prompt and answer budget
+        assert int(bucket.label) * 0.9 < bucket.high <= int(bucket.label)
+    assert [(r["system"], r["bucket"], r["clusters"]) for r in view.scores] == [
+        ("tiny", label, 2) for label in ("4096", "8192", "16384")
+    ]
+    assert all(0 <= r["mean"] <= 100 for r in view.scores)
+    (effective,) = view.effective
+    assert effective["system"] == "tiny" and effective["short_bucket"] == "4096"
