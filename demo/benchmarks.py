@@ -98,8 +98,8 @@ def set_up_other_benchmarks(report: Callable[[str], None]) -> list[tuple[str, st
         for item in bundle.items:
             for system, style in SYSTEMS:
                 if format == "ruler":
-                    length = int(item.prompt["max_seq_length"])
-                    answer = _ruler_answer(item.answers, style, length)
+                    made_at = int(item.prompt["max_seq_length"])
+                    answer = _ruler_answer(item.answers, style, made_at)
                 else:
                     answer = _answer(item.answers[0], style)
                 records.append(
@@ -137,5 +137,5 @@ def set_up_other_benchmarks(report: Callable[[str], None]) -> list[tuple[str, st
         .distinct()
         .order_by("benchmark__name")
     ]
-    length = reverse("analysis-benchmark-length", args=["ruler"]) + "?split=validation"
-    return [*reports, ("RULER validation by input length", length)]
+    by_length = reverse("analysis-benchmark-length", args=["ruler"]) + "?split=validation"
+    return [*reports, ("RULER validation by input length", by_length)]
