@@ -51,6 +51,7 @@ def betting_interval(
     block = max(1, 2_000_000 // max(n, 1))  # grid rows at a time: bounded memory
     for start in range(0, len(grid), block):
         gaps = x[None, :] - grid[start : start + block, None]
+        # 0 x infinity (a factor of 0 after an overflow) counts as 0, as confseq counts it
         with np.errstate(invalid="ignore", over="ignore"):
             positive = np.nan_to_num(np.cumprod(1 + bets * gaps, axis=1))
             negative = np.nan_to_num(np.cumprod(1 - bets * gaps, axis=1))

@@ -30,7 +30,8 @@ def rows(dataset: Dataset, settings: Settings) -> list[Row]:
     members = [np.flatnonzero(dataset.cluster == c) for c in range(len(dataset.clusters))]
     systems = range(len(dataset.systems))
     out: list[Row] = []
-    ks = sorted({*cluster_counts(dataset, settings.small), *SIZES_BELOW} - {0})
+    below = SIZES_BELOW[:1] if settings.small else SIZES_BELOW
+    ks = sorted({*cluster_counts(dataset, settings.small), *below} - {0})
     for side, values in (("gold", dataset.gold), ("judge", dataset.judge)):
         truth = np.array([_pool_mean(dataset, values, s) for s in systems])
         for k in ks:
