@@ -5,18 +5,19 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
 
-from analysis.figures.drawing import draw
-from analysis.figures.figure_types import Figure, IntervalPanel, Series, interval_point
-from analysis.figures.plots import colours
-from analysis.report.by_length import LengthView, length_view
 from analysis.views import report_projects
 from core.downloads import as_attachment, export_filename
 from users.decorators import researcher_required
+
+if TYPE_CHECKING:  # NumPy and SciPy load with the first request, not at start-up
+    from analysis.figures.figure_types import Figure
+    from analysis.report.by_length import LengthView
 
 FORMATS = ("json", "csv", "svg")
 CONTENT_TYPES = {"json": "application/json", "csv": "text/csv", "svg": "image/svg+xml"}
@@ -24,6 +25,9 @@ CONTENT_TYPES = {"json": "application/json", "csv": "text/csv", "svg": "image/sv
 
 def figure(view: LengthView) -> Figure:
     """One panel per evaluator: each system's mean by bucket, with its interval."""
+    from analysis.figures.figure_types import Figure, IntervalPanel, Series, interval_point
+    from analysis.figures.plots import colours
+
     order = {b.label: i for i, b in enumerate(view.buckets)}
     systems = sorted({row["system"] for row in view.scores})
     palette = colours(systems)
@@ -73,6 +77,9 @@ def figure(view: LengthView) -> Figure:
 
 @researcher_required(refusal="Reports are for researchers and admins.")
 def length_report_page(request: HttpRequest, slug: str) -> HttpResponse:
+    from analysis.figures.drawing import draw
+    from analysis.report.by_length import length_view
+
     split = request.GET.get("split", "")
     fmt = request.GET.get("format", "html")
     if fmt != "html" and fmt not in FORMATS:
