@@ -125,9 +125,9 @@ def clear_report_cache() -> bool:
     return True
 
 
-def time_reports(requests: int, cold_requests: int) -> list[dict]:
+def time_reports(requests: int, cold_requests: int, warmups: int = 3) -> list[dict]:
     """In this process (fresh): each report page's first request, cold requests
-    (cache emptied before each) and warm ones (after 3 warm-ups)."""
+    (cache emptied before each) and warm ones (after `warmups` warm-ups)."""
     from django.test import Client
 
     client = Client(HTTP_HOST="127.0.0.1")
@@ -143,7 +143,7 @@ def time_reports(requests: int, cold_requests: int) -> list[dict]:
             server, cpu = timed_get(client, path)
             cold.append(server)
             cold_cpu.append(cpu)
-        for _ in range(3):
+        for _ in range(warmups):
             client.get(path)
         warm, warm_cpu = [], []
         for _ in range(requests):
@@ -182,6 +182,8 @@ def time_reports_in(checkout: Path, args, database_url: str, var_dir: str) -> li
             str(args.cold_requests),
             "--data",
             str(args.data),
+            "--warmups",
+            str(args.warmups),
         ],
         cwd=checkout,
         env={**os.environ, "PYTHONPATH": str(checkout)},
@@ -193,7 +195,7 @@ def time_reports_in(checkout: Path, args, database_url: str, var_dir: str) -> li
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
-def console_rows(ids: dict, requests: int) -> list[dict]:
+def console_rows(ids: dict, requests: int, warmups: int = 3) -> list[dict]:
     from django.db import connection, reset_queries
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
@@ -226,7 +228,7 @@ def console_rows(ids: dict, requests: int) -> list[dict]:
     ]
     rows = []
     for label, path in pages:
-        for _ in range(3):  # warm-up: templates, first queries
+        for _ in range(warmups):  # warm-up: templates, first queries
             assert client.get(path).status_code == 200, path
         times, queries = [], []
         for _ in range(requests):
@@ -269,6 +271,9 @@ def main() -> None:
         help="another checkout whose report pages are timed beside this one's, alternately",
     )
     parser.add_argument("--rounds", type=int, default=2, help="rounds of report timings")
+    parser.add_argument(
+        "--warmups", type=int, default=3, help="untimed requests per page before the timed ones"
+    )
     parser.add_argument("--skip-console", action="store_true", help="time the report pages only")
     # internal: time the report pages in this process with CHECKOUT's code
     parser.add_argument("--serve-reports", type=Path, metavar="CHECKOUT", help=argparse.SUPPRESS)
@@ -278,7 +283,7 @@ def main() -> None:
 
     if args.serve_reports:
         configure(args.serve_reports, args.database_url, args.var_dir, args.data)
-        print(json.dumps(time_reports(args.requests, args.cold_requests)))
+        print(json.dumps(time_reports(args.requests, args.cold_requests, args.warmups)))
         return
 
     if not (args.data / "data.zip").is_file():
@@ -307,7 +312,7 @@ def main() -> None:
         ids = build_data(lambda line: None)
         beat_workers()
         setup_seconds = time.perf_counter() - started
-        rows = [] if args.skip_console else console_rows(ids, args.requests)
+        rows = [] if args.skip_console else console_rows(ids, args.requests, args.warmups)
         responses = Response.objects.count()
         connection.close()
         reports = []
@@ -325,7 +330,7 @@ def main() -> None:
 
     print(
         f"Console pages on the paper's data ({responses:,} responses), PostgreSQL, DEBUG off, "
-        f"{args.requests} requests each after 3 warm-ups, {os.cpu_count()} CPUs"
+        f"{args.requests} requests each after {args.warmups} warm-ups, {os.cpu_count()} CPUs"
     )
     if rows:
         header = f"{'page':<42}{'p50':>8}{'p95':>8}{'max':>8}{'queries':>9}{'KiB':>8}  (ms)"
