@@ -49,6 +49,7 @@ def _score_with_metric(run: JudgingRun, lease: Lease) -> None:
     metric = plugin_for(run.evaluator)
     assert isinstance(metric, Metric), "a metric run's evaluator is a metric (judge_run checks)"
     ids = list(run_responses(run).values_list("pk", flat=True))
+    task = run.dataset.task
     done = failed = 0
     problems: list[str] = []
     for start in range(0, len(ids), BATCH_SIZE):
@@ -59,16 +60,18 @@ def _score_with_metric(run: JudgingRun, lease: Lease) -> None:
                 "pk", "question_id", "text"
             )
         )
-        references = {
-            q: [reference, *alternatives]
-            for q, reference, alternatives in QuestionText.objects.filter(
-                dataset=run.dataset, question_id__in={q for _, q, _ in batch}
-            ).values_list("question_id", "reference_answer", "alternative_answers")
-        }
+        references, questions = {}, {}
+        for q, text, reference, alternatives in QuestionText.objects.filter(
+            dataset=run.dataset, question_id__in={q for _, q, _ in batch}
+        ).values_list("question_id", "text", "reference_answer", "alternative_answers"):
+            references[q] = [reference, *alternatives]
+            questions[q] = text
         rows = []
         for response_id, question_id, text in batch:
             try:
-                value, parts = metric.item(text, references[question_id])
+                value, parts = metric.item_asked(
+                    text, references[question_id], question=questions[question_id], task=task
+                )
                 value = metric.check_answer(value)
             except (KeyError, ValueError) as error:  # no reference, or not scorable by it
                 failed += 1

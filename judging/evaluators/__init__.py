@@ -11,6 +11,7 @@ metrics, and scores made elsewhere (files, the paper, human studies).
 - `leval`: L-Eval's official metrics (`leval.exam_choice`, `leval.rouge`, ...);
 - `longbench_v2`: LongBench v2's answer extraction and accuracy;
 - `ruler`: RULER's string matches (`ruler.string_match_all`, `..._part`);
+- `babilong`: BABILong's accuracy (`babilong.accuracy`);
 - `config`: an LLM judge's settings (`JudgeConfig`);
 - `frozen`: what of a judged evaluator may no longer change.
 
@@ -23,6 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 from judging.evaluators import (  # noqa: F401  (registers)
+    babilong,
     judges,
     leval,
     longbench_v2,

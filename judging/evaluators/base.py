@@ -163,6 +163,14 @@ class Metric(EvaluatorPlugin[float]):
         F-measures)."""
         return self.compute(prediction, references), {}
 
+    def item_asked(
+        self, prediction: str, references: Sequence[str], *, question: str, task: str
+    ) -> tuple[float, dict[str, float]]:
+        """`item`, for a metric that also reads the question and the task
+        (BABILong's: a label the question names is never the answer, and each
+        task has its own labels). Most metrics read neither."""
+        return self.item(prediction, references)
+
     def counted(self, evaluation: str | None) -> bool:
         """Whether an item counts in the task score, given how the data say it
         is evaluated (L-Eval's `evaluation` field; None: the data do not say).

@@ -14,6 +14,9 @@ that a researcher names the task and gets its authors' metric.
 - RULER (`evaluate.py`, `synthetic.yaml`): string_match_all for the needle,
   variable-tracking and word-extraction tasks, string_match_part for QA; a
   stored task is RULER's name and its length (`niah_single_1-4096`).
+- BABILong (`metrics.py`, `collect_results.py`): its accuracy for every
+  task, qa1-qa20, each with its own labels; a stored task is the bAbI task
+  and its length (`qa1-4k`).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from collections.abc import Iterable
 from corpus.importers.formats import zeroscrolls as zeroscrolls_format
 from corpus.ruler.constants import ALL_TASKS
 from judging.evaluators.leval import AUTOMATIC_EVALUATIONS
-from judging.metrics import ruler
+from judging.metrics import babilong, ruler
 
 # (words in the file's name, metric), tested in auto_eval.py's order
 LEVAL_BY_NAME = (
@@ -48,7 +51,7 @@ ZEROSCROLLS_METRICS = {
     "space_digest": "zeroscrolls.exp_similarity",
     "book_sum_sort": "zeroscrolls.concordance_index",
 }
-BENCHMARKS = ("leval", "zeroscrolls", "longbench_v2", "ruler")
+BENCHMARKS = ("leval", "zeroscrolls", "longbench_v2", "ruler", "babilong")
 assert set(ZEROSCROLLS_METRICS) == set(zeroscrolls_format.TASKS)
 
 
@@ -62,6 +65,12 @@ def official_metric(benchmark: str, task: str, evaluations: Iterable[str | None]
     in order (they decide the tasks L-Eval does not recognise by name)."""
     if benchmark == "longbench_v2":  # one task, one metric (pred.py, result.py)
         return "longbench_v2.accuracy"
+    if benchmark == "babilong":  # one metric for every task (metrics.py's compare_answers)
+        try:
+            babilong.labels_for(task)
+        except ValueError as error:
+            raise NoOfficialMetric(str(error)) from None
+        return babilong.ACCURACY
     if benchmark == "ruler":
         found = ruler.metric_for(task)
         if found is None:

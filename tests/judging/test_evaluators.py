@@ -55,6 +55,7 @@ METRIC_NAMES = [
     "longbench_v2.accuracy",
     "ruler.string_match_all",
     "ruler.string_match_part",
+    "babilong.accuracy",
 ]
 
 

@@ -1,5 +1,5 @@
 """python manage.py score --metric NAME --predictions FILE [--output FILE]
-python manage.py score --benchmark leval|zeroscrolls|longbench_v2|ruler --task TASK
+python manage.py score --benchmark leval|zeroscrolls|longbench_v2|ruler|babilong --task TASK
     --predictions FILE
 python manage.py score --list
 
@@ -8,7 +8,9 @@ only want the number. One JSON object per line with `prediction` and
 `references` (a list, or one string), or a line of L-Eval's own prediction
 files (`gt`, and the prediction under the first key holding "_pred", as
 `auto_eval.py` reads them), or of RULER's (`pred` and `outputs`, as
-`call_api.py` writes them); every other field is kept. `--task` scores with
+`call_api.py` writes them), or BABILong's CSV files (`target`, `output` and
+`question`, as `run_model_on_babilong.py` writes them; the task `qa1`, or
+with its length, `qa1-4k`); every other field is kept. `--task` scores with
 the metric the benchmark's official code applies to that task
 (judging.evaluators.official). Each line is
 written back with its `score` (or the `error` that kept it from one), and the
@@ -28,6 +30,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from corpus.importers.checks import load_json_line
 from corpus.importers.errors import ImportFailure
 from corpus.importers.limits import lines as numbered_lines
+from corpus.importers.records import read_records
 from judging.evaluators import UnknownEvaluator, metric_class
 from judging.evaluators.official import BENCHMARKS, NoOfficialMetric, official_metric
 from judging.evaluators.registry import metrics
@@ -71,11 +74,14 @@ class Command(BaseCommand):
             raise CommandError(f"{path}: no such file.")
         lines = []
         try:  # a line at a time, within the upload limits (corpus.importers.limits)
-            for number, line in numbered_lines(path):
-                if line.strip():
-                    lines.append(
-                        _case(load_json_line(line, f"{path}, line {number}"), path, number)
-                    )
+            if path.suffix.lower() == ".csv":  # BABILong's predictions
+                for record in read_records(path):
+                    lines.append(_case(record.fields, record.where))
+            else:
+                for number, line in numbered_lines(path):
+                    if line.strip():
+                        where = f"{path}, line {number}"
+                        lines.append(_case(load_json_line(line, where), where))
         except ImportFailure as failure:
             raise CommandError(str(failure)) from None
         if not lines:
@@ -90,7 +96,12 @@ class Command(BaseCommand):
         values, parts, errors, left_out = [], [], 0, 0
         for record in lines:
             try:
-                value, item_parts = metric.item(record["prediction"], record["references"])
+                value, item_parts = metric.item_asked(
+                    record["prediction"],
+                    record["references"],
+                    question=record.get("question") or "",
+                    task=options["task"] or "",
+                )
             except ValueError as error:
                 record["error"] = str(error)
                 errors += 1
@@ -125,8 +136,7 @@ class Command(BaseCommand):
         (self.stderr if out is None else self.stdout).write(summary)
 
 
-def _case(value: object, path: Path, number: int) -> dict[str, Any]:
-    where = f"{path}, line {number}"
+def _case(value: object, where: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise ImportFailure(f"{where}: expected a JSON object.")
     prediction, references = value.get("prediction"), value.get("references")
@@ -138,6 +148,12 @@ def _case(value: object, path: Path, number: int) -> dict[str, Any]:
         prediction, references = value[key], value["gt"]
     elif prediction is None and references is None and "pred" in value and "outputs" in value:
         prediction, references = value["pred"], value["outputs"]  # RULER's pred/<task>.jsonl
+    elif prediction is None and references is None and "target" in value:
+        # BABILong's CSV (an empty cell is no answer; a cell pandas reads as
+        # missing, "None" or "NA", names no label either way)
+        prediction, references = value.get("output", ""), value["target"]
+        if not isinstance(value.get("question", ""), str):
+            raise ImportFailure(f"{where}: 'question' must be a string.")
     if not isinstance(prediction, str):
         raise ImportFailure(f"{where}: 'prediction' must be a string.")
     if isinstance(references, str):
