@@ -42,12 +42,25 @@ TASK_LABELS: dict[str, tuple[str, ...]] = {
     "qa17": ("no", "yes"),
     "qa18": ("no", "yes"),
     "qa19": (
-        "e,e", "e,n", "e,s", "n,e", "n,n", "n,w", "s,e", "s,s", "s,w", "w,n", "w,s", "w,w"
+        "e,e",
+        "e,n",
+        "e,s",
+        "n,e",
+        "n,n",
+        "n,w",
+        "s,e",
+        "s,s",
+        "s,w",
+        "w,n",
+        "w,s",
+        "w,w",
     ),  # fmt: skip
     "qa20": ("bedroom", "bored", "garden", "hungry", "kitchen", "thirsty", "tired"),
 }
 # collect_results.py's LENGTHS, in order: the dataset's configurations
-LENGTHS = ("0k", "1k", "2k", "4k", "8k", "16k", "32k", "64k", "128k", "256k", "512k", "1M", "2M", "10M")
+LENGTHS = (
+    "0k", "1k", "2k", "4k", "8k", "16k", "32k", "64k", "128k", "256k", "512k", "1M", "2M", "10M"
+)  # fmt: skip
 
 
 def task_name(task: str) -> str:

@@ -74,7 +74,8 @@ def test_every_generated_answer_is_judged_as_compare_answers_judges_it():
         values, official = [], []
         for _ in range(200):
             target, output, question = generated_item(task, rng)
-            expected = OFFICIAL.compare_answers(target, output, question, OFFICIAL.TASK_LABELS[task])
+            labels = OFFICIAL.TASK_LABELS[task]
+            expected = OFFICIAL.compare_answers(target, output, question, labels)
             assert babilong.preprocess_output(output) == OFFICIAL.preprocess_output(output)
             value, _ = metric.item_asked(output, [target], question=question, task=f"{task}-4k")
             assert value == (1.0 if expected else 0.0), (task, target, output, question)
@@ -172,9 +173,8 @@ def test_a_csv_read_as_pandas_reads_it_and_qa7s_none_never_right(tmp_path):
     expected, correct = official_accuracy(path, "qa7")
     assert correct == [False, False, True, False]
     out = tmp_path / "scored.jsonl"
-    call_command(
-        "score", benchmark="babilong", task="qa7-0k", predictions=path, output=out, stdout=StringIO()
-    )
+    options = {"benchmark": "babilong", "task": "qa7-0k", "predictions": path, "output": out}
+    call_command("score", **options, stdout=StringIO())
     scores = [json.loads(line)["score"] for line in out.read_text().splitlines()]
     assert scores == [0.0, 0.0, 1.0, 0.0]
     assert babilong.task_score(scores) == expected == 25.0

@@ -75,8 +75,8 @@ class Command(BaseCommand):
         lines = []
         try:  # a line at a time, within the upload limits (corpus.importers.limits)
             if path.suffix.lower() == ".csv":  # BABILong's predictions
-                for record in read_records(path):
-                    lines.append(_case(record.fields, record.where))
+                for row in read_records(path):
+                    lines.append(_case(row.fields, row.where))
             else:
                 for number, line in numbered_lines(path):
                     if line.strip():
