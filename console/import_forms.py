@@ -11,7 +11,7 @@ from typing import Any
 from django import forms
 
 from corpus.choices import DatasetVersion, Language
-from corpus.importers.formats import generic, leval, longbench_v2, ruler, zeroscrolls
+from corpus.importers.formats import babilong, generic, leval, longbench_v2, ruler, zeroscrolls
 
 ELITR = "elitr_bench"
 FORMAT_CHOICES = [
@@ -20,6 +20,7 @@ FORMAT_CHOICES = [
     (zeroscrolls.FORMAT, "ZeroSCROLLS: one task's rows (.jsonl or .parquet)"),
     (longbench_v2.FORMAT, "LongBench v2: its data.json (or .jsonl, .parquet)"),
     (ruler.FORMAT, "RULER: one task file (validation.jsonl), its task and length as the task"),
+    (babilong.FORMAT, "BABILong: one task at one length (qa1_4k.json, or the task qa1-4k)"),
     (generic.FORMAT, "Generic: one question per record (.jsonl, .csv or .parquet)"),
 ]
 DEFAULT_SLUGS = {
@@ -27,6 +28,7 @@ DEFAULT_SLUGS = {
     zeroscrolls.FORMAT: "zeroscrolls",
     longbench_v2.FORMAT: "longbench_v2",
     ruler.FORMAT: "ruler",
+    babilong.FORMAT: "babilong",
 }
 DEFAULT_SPLITS = {zeroscrolls.FORMAT: "validation", ruler.FORMAT: "validation"}
 # The prefix of a generic file's mapping in the preview's query string.
@@ -62,7 +64,8 @@ class BenchmarkImportForm(forms.Form):
         required=False,
         max_length=100,
         help_text="L-Eval, ZeroSCROLLS: default the file's name; RULER: the task and its "
-        "length (niah_single_1-4096); generic: for records that name none.",
+        "length (niah_single_1-4096); BABILong: the task and its length (qa1-4k) unless the file's "
+        "name holds them; generic: for records that name none.",
     )
     dataset_version = forms.ChoiceField(
         choices=DatasetVersion.choices, initial=DatasetVersion.QA, label="Version"

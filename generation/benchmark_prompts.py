@@ -19,8 +19,11 @@ benchmark's format (corpus.models.Benchmark.Format) picks the prompt.
 - RULER: the line's input and its answer prefix, as one user message
   (generation.prompts_ruler), the task's own answer budget.
 
-L-Eval, ZeroSCROLLS, LongBench v2 and RULER ask each question alone: their
-runs are single-turn.
+- BABILong: the task's instruction, examples and answer format around the
+  text and the question (generation.prompts_babilong), 20 new tokens.
+
+L-Eval, ZeroSCROLLS, LongBench v2, RULER and BABILong ask each question
+alone: their runs are single-turn.
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ from corpus.models import Benchmark
 from generation.config import GenerationConfig
 from generation.models import GenerationRun
 from generation.prompts import openai_messages
+from generation.prompts_babilong import MAX_NEW_TOKENS as BABILONG_NEW_TOKENS
+from generation.prompts_babilong import babilong_prompt
 from generation.prompts_leval import (
     CLOSED_ENDED_TASKS,
     MAX_NEW_TOKENS,
@@ -52,6 +57,7 @@ SINGLE_TURN_ONLY = (
     Benchmark.Format.ZEROSCROLLS,
     Benchmark.Format.LONGBENCH_V2,
     Benchmark.Format.RULER,
+    Benchmark.Format.BABILONG,
 )
 
 
@@ -103,6 +109,8 @@ def max_new_tokens(config: GenerationConfig, run: GenerationRun) -> int:
         return LONGBENCH_V2_NEW_TOKENS
     if benchmark_format(run) == Benchmark.Format.RULER:
         return ruler_new_tokens(run.dataset.task)
+    if benchmark_format(run) == Benchmark.Format.BABILONG:
+        return BABILONG_NEW_TOKENS
     return config.max_new_tokens
 
 
@@ -203,6 +211,11 @@ def longbench_v2_text(
     return truncate_middle(prompt, tokenizer, config.context_length or DEFAULT_MAX_LEN)
 
 
+def babilong_text(run: GenerationRun, meeting: MeetingWork, index: int) -> str:
+    """BABILong's prompt for question `index` (its row's text and question)."""
+    return babilong_prompt(meeting.document.text, meeting.texts[index], run.dataset.task)
+
+
 def api_messages(
     config: GenerationConfig,
     run: GenerationRun,
@@ -230,6 +243,8 @@ def api_messages(
                 }
             ]
         ]
+    if benchmark_format(run) == Benchmark.Format.BABILONG:
+        return [[{"role": "user", "content": babilong_text(run, meeting, index)}]]
     if benchmark_format(run) == Benchmark.Format.LEVAL:
         calls = leval_requests(config, run, meeting, index, tokenizer, window=config.context_length)
         return [
@@ -258,6 +273,7 @@ def recorded_length_instruction(
         Benchmark.Format.ZEROSCROLLS,
         Benchmark.Format.LONGBENCH_V2,
         Benchmark.Format.RULER,
+        Benchmark.Format.BABILONG,
     ):
         return ""
     return length_instruction_for(config, meeting, index)

@@ -24,6 +24,7 @@ from corpus.models import Benchmark
 from generation.benchmark_prompts import (
     SINGLE_TURN_ONLY,
     ModelTokens,
+    babilong_text,
     benchmark_format,
     combined_answer,
     leval_requests,
@@ -304,6 +305,9 @@ def _single_turn(
     elif benchmark_format(run) == Benchmark.Format.RULER:
         params["max_tokens"] = max_new_tokens(config, run)
         asked = [(i, _ruler_prompt(config, loaded, meeting, i)) for i in todo]
+    elif benchmark_format(run) == Benchmark.Format.BABILONG:
+        params["max_tokens"] = max_new_tokens(config, run)
+        asked = [(i, _framed(config, loaded, babilong_text(run, meeting, i))) for i in todo]
     else:
         asked = [
             (
@@ -410,21 +414,25 @@ def _longbench_v2_prompt(
     return render(config.chat_template, [(text, None)])
 
 
+def _framed(config: GenerationConfig, loaded: LoadedModel, text: str) -> str:
+    """`text` as the user's message under the tokenizer's chat template, or the
+    named template (BABILong's script with and without --use_chat_template)."""
+    if config.chat_template == "tokenizer":
+        return str(
+            loaded.tokenizer.apply_chat_template(
+                [{"role": "user", "content": text}], tokenize=False, add_generation_prompt=True
+            )
+        )
+    return render(config.chat_template, [(text, None)])
+
+
 def _ruler_prompt(
     config: GenerationConfig, loaded: LoadedModel, meeting: MeetingWork, index: int
 ) -> str:
     """RULER's line for a local model: its input as the user's message under
     the tokenizer's chat template (or the named template), the answer prefix
     after the assistant's header, as prepare.py's model templates place it."""
-    text = meeting.document.text
-    if config.chat_template == "tokenizer":
-        framed = str(
-            loaded.tokenizer.apply_chat_template(
-                [{"role": "user", "content": text}], tokenize=False, add_generation_prompt=True
-            )
-        )
-    else:
-        framed = render(config.chat_template, [(text, None)])
+    framed = _framed(config, loaded, meeting.document.text)
     return framed + ruler_answer_prefix(meeting.prompts[index])
 
 

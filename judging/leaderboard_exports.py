@@ -20,6 +20,12 @@ take back:
   `{"index", "pred", "input", "outputs", "others", "truncation", "length"}`
   (the input with its answer prefix, as sent): what `eval/evaluate.py
   --data_dir <length>/pred` reads, the task from the file's name.
+- BABILong: `<model>/<task>_<length>_<prompt>.csv` as
+  `run_model_on_babilong.py` writes it (pandas, with its index column):
+  target, output and question per row in the data's order, the prompt's
+  parts in the name (`instruction_yes_examples_yes_post_prompt_yes_
+  chat_template_yes_system_prompt_no`): what `collect_results.py` reads, the
+  task and length from the file's name.
 - ZeroSCROLLS: the submission CSV of `submission/prepare_submission.py`
   (tau-nlp/zero_scrolls): columns Task, ID, Prediction, the ten tasks in its
   order, written by pandas as that script writes it, so that its
@@ -42,6 +48,7 @@ from dataclasses import dataclass
 from django.db.models import Count
 
 from corpus.importers.formats import zeroscrolls
+from corpus.importers.formats.babilong import length_name, task_name
 from corpus.models import QuestionText
 from corpus.ruler.constants import ruler_task
 from generation.models import GenerationRun, Response
@@ -52,7 +59,8 @@ LEVAL = "leval"
 ZEROSCROLLS = "zeroscrolls"
 LONGBENCH_V2 = "longbench_v2"
 RULER = "ruler"
-SHAPES = (LEVAL, ZEROSCROLLS, LONGBENCH_V2, RULER)
+BABILONG = "babilong"
+SHAPES = (LEVAL, ZEROSCROLLS, LONGBENCH_V2, RULER, BABILONG)
 ZEROSCROLLS_COLUMNS = ["Task", "ID", "Prediction"]  # prepare_submission.COLUMNS
 ZEROSCROLLS_FILE = "zero_scrolls_predictions.csv"  # the name prepare_submission writes
 
@@ -172,6 +180,27 @@ def ruler_predictions(run: GenerationRun) -> ExportFile:
     task = ruler_task(run.dataset.task)
     path = f"{_model_folder(run.system.name)}/synthetic/{length}/pred/{task}.jsonl"
     return ExportFile(path, "".join(lines).encode("utf-8"))
+
+
+def babilong_predictions(run: GenerationRun) -> ExportFile:
+    """The run (a BABILong task at a length) as run_model_on_babilong.py's CSV."""
+    import pandas as pd
+
+    if leaderboard_of(run) != BABILONG:
+        raise ExportRefused(f"Run {run.pk} is not on a BABILong task ({run.dataset}).")
+    rows = [(text.reference_answer, response.text, text.text) for text, response in _answered(run)]
+    table = pd.DataFrame(rows, columns=["target", "output", "question"])
+    out = io.StringIO()
+    table.to_csv(out)  # with the index, as the script writes it
+    config = run.system.config or {}
+    chat = config.get("backend") == "openai" or config.get("chat_template") == "tokenizer"
+    prompt = (
+        "instruction_yes_examples_yes_post_prompt_yes_"
+        f"chat_template_{'yes' if chat else 'no'}_system_prompt_no"
+    )
+    task = run.dataset.task
+    name = f"{task_name(task)}_{length_name(task)}_{prompt}.csv"
+    return ExportFile(f"{_model_folder(run.system.name)}/{name}", out.getvalue().encode("utf-8"))
 
 
 def zeroscrolls_submission(runs: Iterable[GenerationRun], *, partial: bool = False) -> ExportFile:

@@ -16,10 +16,12 @@ from console.views.runs import get_run
 from core.downloads import as_attachment
 from generation.models import GenerationRun
 from judging.leaderboard_exports import (
+    BABILONG,
     LEVAL,
     LONGBENCH_V2,
     RULER,
     ExportRefused,
+    babilong_predictions,
     leaderboard_of,
     leval_predictions,
     longbench_v2_results,
@@ -51,6 +53,8 @@ def run_leaderboard_file(request: HttpRequest, pk: int) -> HttpResponse:
             file = longbench_v2_results(run)
         elif shape == RULER:
             file = ruler_predictions(run)
+        elif shape == BABILONG:
+            file = babilong_predictions(run)
         else:
             companions = [r for r in zeroscrolls_companions(run) if r.project_id == run.project_id]
             file = zeroscrolls_submission(companions)

@@ -33,7 +33,7 @@ from judging.judging_runs import (
     retry_failed,
     start_judging_run,
 )
-from judging.leaderboard_exports import LEVAL, LONGBENCH_V2, RULER, leaderboard_of
+from judging.leaderboard_exports import BABILONG, LEVAL, LONGBENCH_V2, RULER, leaderboard_of
 from judging.models import JudgingRun
 from runs.lifecycle import Outcome
 from runs.workers import WorkerState, inspect_workers, worker_states
@@ -105,6 +105,8 @@ def leaderboard_file_label(run: GenerationRun) -> str:
         return (
             f"RULER predictions ({ruler_task(run.dataset.task)}.jsonl, as call_api.py writes them)"
         )
+    if shape == BABILONG:
+        return "BABILong predictions (CSV, as run_model_on_babilong.py writes them)"
     return "ZeroSCROLLS submission (CSV, all ten tasks)" if shape else ""
 
 

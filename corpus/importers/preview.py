@@ -15,7 +15,15 @@ from pathlib import Path
 from typing import Any
 
 from corpus.importers.errors import ImportFailure
-from corpus.importers.formats import READERS, BenchmarkBundle, generic, leval, ruler, zeroscrolls
+from corpus.importers.formats import (
+    READERS,
+    BenchmarkBundle,
+    babilong,
+    generic,
+    leval,
+    ruler,
+    zeroscrolls,
+)
 from corpus.importers.records import read_records
 
 PREVIEW_ROWS = 5
@@ -70,6 +78,15 @@ FIXED_MAPPINGS: dict[str, list[tuple[str, str]]] = {
         ("document_id", "<task>-<length>-<line>"),
         ("question_id", "the line's number (RULER's index is not unique)"),
         ("prompt", "answer_prefix, length, index"),
+    ],
+    babilong.FORMAT: [
+        ("document", "input (the facts in PG-19 text)"),
+        ("question", "question"),
+        ("answers", "target"),
+        ("task", "<task>-<length>, from the form or the file's name"),
+        ("document_id", "<task>-<length>-<row>"),
+        ("question_id", "the row's number"),
+        ("prompt", "the bAbI task, the length and its tokens"),
     ],
 }
 

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from corpus.importers.formats.babilong import task_name
+
 ACCURACY = "babilong.accuracy"
 
 # metrics.py's TASK_LABELS: the answers each bAbI task can have
@@ -57,32 +59,6 @@ TASK_LABELS: dict[str, tuple[str, ...]] = {
     ),  # fmt: skip
     "qa20": ("bedroom", "bored", "garden", "hungry", "kitchen", "thirsty", "tired"),
 }
-# collect_results.py's LENGTHS, in order: the dataset's configurations
-LENGTHS = (
-    "0k", "1k", "2k", "4k", "8k", "16k", "32k", "64k", "128k", "256k", "512k", "1M", "2M", "10M"
-)  # fmt: skip
-
-
-def task_name(task: str) -> str:
-    """The bAbI task of a stored task (`qa1-4k` -> `qa1`)."""
-    return task.split("-", 1)[0].lower()
-
-
-def length_name(task: str) -> str:
-    """The length of a stored task as the authors write it (`qa1-1m` -> `1M`);
-    empty when the task names none."""
-    _, _, length = task.partition("-")
-    by_lower = {name.lower(): name for name in LENGTHS}
-    return by_lower.get(length.lower(), length)
-
-
-def length_tokens(length: str) -> int | None:
-    """A length's tokens as the dataset counts them (`4k` -> 4096, `1M` ->
-    1048576; `0k`: the bAbI facts alone, 0)."""
-    number, unit = length[:-1], length[-1:].lower()
-    if not number.isdigit() or unit not in ("k", "m"):
-        return None
-    return int(number) * (1024 if unit == "k" else 1024 * 1024)
 
 
 def labels_for(task: str) -> tuple[str, ...]:

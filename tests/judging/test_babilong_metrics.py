@@ -181,9 +181,11 @@ def test_a_csv_read_as_pandas_reads_it_and_qa7s_none_never_right(tmp_path):
 
 
 def test_lengths_as_the_authors_write_them():
-    assert babilong.length_name("qa1-1m") == "1M"
-    assert babilong.length_name("qa1-128k") == "128k"
-    assert babilong.length_tokens("4k") == 4096
-    assert babilong.length_tokens("1M") == 1024 * 1024
-    assert babilong.length_tokens("0k") == 0
-    assert babilong.length_tokens("long") is None
+    from corpus.importers.formats.babilong import length_name, length_tokens
+
+    assert length_name("qa1-1m") == "1M"
+    assert length_name("qa1-128k") == "128k"
+    assert length_tokens("4k") == 4096
+    assert length_tokens("1M") == 1024 * 1024
+    assert length_tokens("0k") == 0
+    assert length_tokens("long") is None

@@ -10,6 +10,7 @@ each holds.
 | `zeroscrolls` | ZeroSCROLLS rows (JSON Lines, or Parquet as on the HF hub) | `zeroscrolls.read` |
 | `longbench_v2` | LongBench v2 (its `data.json` array, JSON Lines, Parquet) | `longbench_v2.read` |
 | `ruler` | RULER's data folder (`<length>/data/<task>/validation.jsonl`) | `ruler.read` |
+| `babilong` | BABILong from the Hub (`data/<task>/<length>.json`, or Parquet) | `babilong.read` |
 
 ELITR-Bench has its own importer (`corpus.importers.elitr_bench`: archives,
 transcripts, the paper's responses and scores).
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from corpus.importers.errors import ImportFailure
-from corpus.importers.formats import generic, leval, longbench_v2, ruler, zeroscrolls
+from corpus.importers.formats import babilong, generic, leval, longbench_v2, ruler, zeroscrolls
 from corpus.importers.formats.base import BenchmarkBundle, QuestionItem
 
 READERS: dict[str, Callable[..., BenchmarkBundle]] = {
@@ -31,6 +32,7 @@ READERS: dict[str, Callable[..., BenchmarkBundle]] = {
     zeroscrolls.FORMAT: zeroscrolls.read,
     longbench_v2.FORMAT: longbench_v2.read,
     ruler.FORMAT: ruler.read,
+    babilong.FORMAT: babilong.read,
 }
 
 __all__ = ["READERS", "BenchmarkBundle", "QuestionItem", "read_benchmark"]

@@ -16,6 +16,7 @@ DEFAULT_SLUGS = {
     "zeroscrolls": "zeroscrolls",
     "longbench_v2": "longbench_v2",
     "ruler": "ruler",
+    "babilong": "babilong",
 }
 DEFAULT_SPLITS = {"zeroscrolls": "validation", "ruler": "validation"}
 
@@ -71,8 +72,9 @@ class Command(BaseCommand):
     help = (
         "Import a benchmark from its authors' files: generic (one question per record, "
         "JSON Lines, CSV or Parquet), leval (L-Eval's task files), zeroscrolls (ZeroSCROLLS "
-        "rows, JSON Lines or Parquet), longbench_v2 (its data.json) or ruler (RULER's data "
-        "folder or one task file). Atomic and idempotent; docs/benchmark-formats.md."
+        "rows, JSON Lines or Parquet), longbench_v2 (its data.json), ruler (RULER's data "
+        "folder or one task file) or babilong (BABILong's files from the Hub). Atomic and "
+        "idempotent; docs/benchmark-formats.md."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:

@@ -4,7 +4,9 @@ L-Eval runs: a `Predictions/<model>/<task>.pred.jsonl` per run under FOLDER,
 as `Evaluation/auto_eval.py --pred_file` reads them. ZeroSCROLLS runs (one
 system, one per task): FOLDER/zero_scrolls_predictions.csv, the leaderboard's
 submission (all ten tasks, or fewer with --partial). LongBench v2 runs:
-`results/<model>.jsonl` per run, as pred.py writes it for result.py."""
+`results/<model>.jsonl` per run, as pred.py writes it for result.py. RULER
+runs: `<model>/synthetic/<length>/pred/<task>.jsonl`. BABILong runs:
+`<model>/<task>_<length>_<prompt>.csv`, as collect_results.py reads them."""
 
 from pathlib import Path
 from typing import Any
@@ -13,11 +15,13 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from generation.models import GenerationRun
 from judging.leaderboard_exports import (
+    BABILONG,
     LEVAL,
     LONGBENCH_V2,
     RULER,
     ExportFile,
     ExportRefused,
+    babilong_predictions,
     leaderboard_of,
     leval_predictions,
     longbench_v2_results,
@@ -64,7 +68,7 @@ class Command(BaseCommand):
         if None in shapes or len(shapes) > 1:
             raise CommandError(
                 "Export runs of one leaderboard's benchmark at a time (L-Eval, ZeroSCROLLS, "
-                "LongBench v2 or RULER); "
+                "LongBench v2, RULER or BABILong); "
                 "these are on " + ", ".join(sorted({str(r.dataset) for r in runs})) + "."
             )
         try:
@@ -74,6 +78,8 @@ class Command(BaseCommand):
                 files = [longbench_v2_results(run) for run in runs]
             elif shapes == {RULER}:
                 files = [ruler_predictions(run) for run in runs]
+            elif shapes == {BABILONG}:
+                files = [babilong_predictions(run) for run in runs]
             else:
                 files = [zeroscrolls_submission(runs, partial=options["partial"])]
         except ExportRefused as error:
