@@ -3,7 +3,8 @@ breaks, and whether a judge gets worse on longer inputs.
 
 - **Length**: a document's tokens. RULER's lines carry theirs (`length`, in
   the tokenizer the data were made with) and their bucket is the length they
-  were made at (`max_seq_length`); LongBench v2's questions their authors'
+  were made at (`max_seq_length`); BABILong's bucket is its configuration
+  (0k, 4k, ..., 1M), at its nominal tokens; LongBench v2's questions their authors'
   group (short, medium, long); every other benchmark's documents are counted
   in tiktoken's cl100k_base and cut into equal-count buckets (terciles by
   default) of the documents the runs answered.
@@ -34,11 +35,13 @@ import numpy as np
 
 from analysis.statistics.bootstrap import ClusterBootstrap, clustered_correlation
 from analysis.statistics.cluster_means import clustered_mean
+from corpus.importers.formats.babilong import LENGTHS as BABILONG_LENGTHS
 from corpus.models import Benchmark, Dataset, QuestionText
 from judging.models import HUMAN_EVALUATORS, Evaluator, EvaluatorKind, Judgment
 
 TOKENIZER = "tiktoken cl100k_base"
 RULER_TOKENIZER = "the data's own (RULER's `length`: the tokenizer it was made with)"
+BABILONG_TOKENIZER = "the data's own (BABILong's configurations: 4k is 4,000 GPT-2 tokens)"
 LONGBENCH_V2_GROUPS = ("short", "medium", "long")
 DEFAULT_SHARE = 0.9
 DEFAULT_BUCKETS = 3
@@ -116,6 +119,15 @@ def _lengths(benchmark: Benchmark, datasets: list[Dataset], buckets: int):
                 per_question[text.question_id] = (text.question.document_id, tokens, str(size))
         labels = sorted({label for _, _, label in per_question.values()}, key=int)
         return per_question, labels, RULER_TOKENIZER, "the lengths the data were made at"
+    if fmt == Benchmark.Format.BABILONG:
+        for text in texts:
+            parts = text.prompt or {}
+            tokens, size = parts.get("tokens"), parts.get("length")
+            if isinstance(tokens, int) and isinstance(size, str):
+                per_question[text.question_id] = (text.question.document_id, tokens, size)
+        order = {name: rank for rank, name in enumerate(BABILONG_LENGTHS)}
+        labels = sorted({label for _, _, label in per_question.values()}, key=lambda x: order[x])
+        return per_question, labels, BABILONG_TOKENIZER, "the lengths the data were made at"
     counted: dict[int, int] = {}
     for text in texts:
         document = text.question.document

@@ -187,3 +187,46 @@ def test_ruler_at_4k_8k_16k_with_the_tiny_model_end_to_end(tmp_path, tiny_model)
     assert all(0 <= r["mean"] <= 100 for r in view.scores)
     (effective,) = view.effective
     assert effective["system"] == "tiny" and effective["short_bucket"] == "4096"
+
+
+def test_babilong_by_length_is_collect_results_accuracy_per_configuration(db, tmp_path):
+    """BABILong's buckets are its configurations, in the authors' order (0k
+    before 4k before 32k, not as text sorts them), each at its nominal tokens,
+    and each bucket's mean is collect_results.py's accuracy there."""
+    right = {"0k": 3, "4k": 2, "32k": 1}  # of 3 answers
+    records = []
+    for length in right:
+        rows = [
+            {"input": f"Mary went to the garden. {'Filler. ' * n}", "question": "Where is Mary?",
+             "target": "garden"}
+            for n in range(3)
+        ]  # fmt: skip
+        path = tmp_path / "babilong" / "data" / "qa1" / f"{length}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+        for number in range(3):
+            answer = "garden" if number < right[length] else "kitchen"
+            records.append(
+                {"system": "tiny", "task": f"qa1-{length}", "response": answer,
+                 "document_id": f"qa1-{length}-{number + 1}", "question_id": str(number + 1)}
+            )  # fmt: skip
+    folder = tmp_path / "babilong"
+    call_command("import_benchmark", str(folder), "--format", "babilong", stdout=None)
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    call_command(
+        "import_responses", str(answers), "--benchmark", "babilong", "--split", "test", stdout=None
+    )
+    ensure_metric_evaluators()
+    metric = Evaluator.objects.get(name="metric: babilong.accuracy")
+    for dataset in Dataset.objects.filter(benchmark__slug="babilong"):
+        judge_run(create_judging_run(metric, dataset, "st").pk)
+    view = length_view("babilong", "test", share=0.9)
+    assert [(b.label, b.low, b.high) for b in view.buckets] == [
+        ("0k", 0, 0), ("4k", 4000, 4000), ("32k", 32000, 32000)
+    ]  # fmt: skip
+    assert "BABILong's configurations" in view.tokenizer
+    means = {r["bucket"]: r["mean"] for r in view.scores}
+    assert means == pytest.approx({length: 100 * n / 3 for length, n in right.items()})
+    (effective,) = view.effective
+    assert (effective["reached_bucket"], effective["first_below"]) == ("0k", "4k")

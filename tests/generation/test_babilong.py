@@ -104,7 +104,7 @@ def test_babilong_is_imported_asked_scored_and_exported_as_its_authors_do(tmp_pa
         assert text.question.document.text == row["input"]
         assert (text.text, text.reference_answer) == (row["question"], row["target"])
         assert text.prompt == {"babilong_task": "qa1", "length": "0k", "tokens": 0}
-    assert QuestionText.objects.get(dataset__task="qa2-4k").prompt["tokens"] == 4096
+    assert QuestionText.objects.get(dataset__task="qa2-4k").prompt["tokens"] == 4000
 
     config = {"backend": "openai", "base_url": "", "model": "m", "server": "vllm"}
     with FakeOpenAI() as server:

@@ -185,7 +185,7 @@ def test_lengths_as_the_authors_write_them():
 
     assert length_name("qa1-1m") == "1M"
     assert length_name("qa1-128k") == "128k"
-    assert length_tokens("4k") == 4096
-    assert length_tokens("1M") == 1024 * 1024
+    assert length_tokens("4k") == 4000
+    assert length_tokens("1M") == 1_000_000
     assert length_tokens("0k") == 0
     assert length_tokens("long") is None

@@ -11,7 +11,8 @@ Each row: `{"input": "<the text with the facts>", "question": "Where is
 Mary?", "target": "bathroom"}`. A task is stored with its length, lower case
 (`qa1-4k`, `qa1-1m`: the script scores each task at each length), a row is one
 question on its own document, and the prompt parts keep the bAbI task, the
-length as the authors write it (`1M`) and its tokens (`4k`: 4,096).
+length as the authors write it (`1M`) and its tokens (`4k`: 4,000 GPT-2
+tokens, the prompt's included, as create_tasks.py makes them).
 """
 
 from __future__ import annotations
@@ -51,12 +52,13 @@ def length_name(task: str) -> str:
 
 
 def length_tokens(length: str) -> int | None:
-    """A length's tokens as the dataset counts them (`4k` -> 4096, `1M` ->
-    1048576; `0k`: the bAbI facts alone, 0)."""
+    """A length's tokens as the data were made (create_tasks.py's
+    message_lengths, GPT-2 tokens with the prompt's 300: `4k` -> 4,000, `1M`
+    -> 1,000,000; `0k`: the bAbI facts alone, 0)."""
     number, unit = length[:-1], length[-1:].lower()
     if not number.isdigit() or unit not in ("k", "m"):
         return None
-    return int(number) * (1024 if unit == "k" else 1024 * 1024)
+    return int(number) * (1000 if unit == "k" else 1_000_000)
 
 
 _BOTH = re.compile(r"^(qa\d+)[-_](\d+[km])(?:$|[-_.])")
