@@ -316,3 +316,31 @@ def test_a_ruler_task_file_is_previewed_then_imported_as_its_task_at_its_length(
         "question__document__external_id"
     )[0]
     assert first.prompt["max_seq_length"] == 1024 and first.prompt["ruler_task"] == "vt"
+
+
+def test_a_babilong_file_is_previewed_then_imported_as_its_task_at_its_length(
+    browser, live_server, team_researcher, tmp_path
+):
+    rows = [
+        {"input": "Mary went to the garden. The rain fell.", "question": "Where is Mary?",
+         "target": "garden"},
+        {"input": "John moved to the office.", "question": "Where is John?", "target": "office"},
+    ]  # fmt: skip
+    file = tmp_path / "rows.json"
+    file.write_text(json.dumps(rows), encoding="utf-8")
+    page = sign_in(browser, live_server, path="/console/")
+    upload(page, live_server, "babilong", file)  # no task: the name does not say it
+    page.wait_for_selector("#preview-error, .errorlist, #preview-summary")
+    assert "give them (--task qa1-4k)" in page.inner_text("main")
+    assert snapshot() == (0, 0, 0, 0)
+    upload(page, live_server, "babilong", file, task="qa1-1M")  # as the authors write it
+    page.wait_for_selector("#preview-summary")
+    assert "2 documents, 2 questions" in page.inner_text("#preview-summary")
+    assert "target" in page.inner_text("#preview-mapping")
+    page.click("#confirm-import")
+    page.wait_for_selector("#datasets tr[data-benchmark=babilong]")
+    dataset = Dataset.objects.get(benchmark__slug="babilong")
+    assert (dataset.split, dataset.task) == ("test", "qa1-1m")
+    first = QuestionText.objects.filter(dataset=dataset).order_by("question__external_id")[0]
+    assert first.prompt == {"babilong_task": "qa1", "length": "1M", "tokens": 1_000_000}
+    assert first.reference_answer == "garden"
