@@ -335,6 +335,12 @@ def to_html(
             for fmt, label in REPORT_FORMATS
             if fmt != "html"
         ]
+        if fields.get("benchmark") and fields.get("split"):  # the same answer, per length
+            context["length_url"] = (
+                reverse("analysis-benchmark-length", args=[fields["benchmark"]])
+                + "?"
+                + urlencode({"split": fields["split"]})
+            )
     context["plots"] = figure_views(report, images, query)
     context["cache_seconds"] = REPORT_CACHE_SECONDS
     context["fragment_key"] = ":".join(

@@ -120,6 +120,15 @@ def test_the_page_figure_and_files_show_it_to_a_researcher_only(
     assert client.get("/analysis/benchmark/ruler/length/?split=validation").status_code == 403
 
 
+def test_the_agreement_report_links_its_setting_by_length(paper, client, researcher):
+    client.force_login(researcher)
+    page = client.get("/analysis/report/", follow=True).content.decode()  # the default selection
+    assert 'id="agreement-by-length"' in page
+    assert 'href="/analysis/benchmark/elitr-bench/length/?split=test2"' in page
+    length_page = client.get("/analysis/benchmark/elitr-bench/length/?split=test2")
+    assert length_page.status_code == 200 and b'id="length-agreement"' in length_page.content
+
+
 def test_the_papers_meetings_by_length_with_each_judges_agreement(paper):
     view = length_view("elitr-bench", "test2")
     assert view.tokenizer == "tiktoken cl100k_base" and "terciles" in view.bucketing
