@@ -12,6 +12,9 @@ from django import forms
 
 from corpus.choices import DatasetVersion, Language
 from corpus.importers.formats import babilong, generic, leval, longbench_v2, ruler, zeroscrolls
+from corpus.ruler.constants import RANDOM_SEED
+from corpus.ruler.constants import TASKS as RULER_TASKS
+from corpus.ruler.orders import DEFAULT_TOKENIZER, BadOrder, lengths_from, ruler_order
 
 ELITR = "elitr_bench"
 FORMAT_CHOICES = [
@@ -138,3 +141,43 @@ def mapping_from(query: Any) -> dict[str, str] | None:
         if key.startswith(MAPPING_PREFIX) and key[len(MAPPING_PREFIX) :] in generic.FIELDS
     }
     return chosen or None
+
+
+class MakeRulerForm(forms.Form):
+    """RULER made here at the lengths asked for (corpus.ruler: its authors'
+    scripts, seeded), then imported by a worker."""
+
+    tasks = forms.MultipleChoiceField(
+        choices=[(t, t) for t in RULER_TASKS],
+        initial=["niah_single_1", "vt"],
+        widget=forms.CheckboxSelectMultiple,
+        help_text="The tasks that need no download (the others: import the files the "
+        "authors' scripts make).",
+    )
+    lengths = forms.CharField(
+        initial="4096,8192,16384", max_length=200, help_text="Tokens, with commas."
+    )
+    samples = forms.IntegerField(initial=50, min_value=1, help_text="Per task and length.")
+    seed = forms.IntegerField(initial=RANDOM_SEED, help_text="The same seed makes the same data.")
+    tokenizer = forms.CharField(
+        initial=DEFAULT_TOKENIZER,
+        max_length=300,
+        help_text="What the lengths count: tiktoken:<encoding>, or hf:<a model folder on the "
+        "worker>.",
+    )
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if self.errors:
+            return data
+        try:
+            data["order"] = ruler_order(
+                data["tasks"],
+                lengths_from(data["lengths"]),
+                data["samples"],
+                data["seed"],
+                data["tokenizer"],
+            )
+        except BadOrder as error:
+            raise forms.ValidationError(str(error)) from None
+        return data

@@ -70,6 +70,7 @@ urlpatterns = [
     path("benchmarks/upload/", imports.benchmark_upload, name="benchmark_upload"),
     path("benchmarks/upload/<str:token>/", imports.benchmark_preview, name="benchmark_preview"),
     path("benchmarks/imports/<int:pk>/", imports.benchmark_import, name="benchmark_import"),
+    path("benchmarks/ruler/", imports.ruler_make, name="ruler_make"),
     path("documents/", documents.documents, name="documents"),
     path("documents/<int:pk>/", documents.document_detail, name="document"),
 ]

@@ -30,6 +30,8 @@ from corpus.importers.elitr_bench import (
     Progress,
     parse_elitr_bench,
 )
+from corpus.ruler.orders import BadOrder, RulerOrder, ruler_order
+from corpus.ruler.tokens import UnknownTokenizer
 from corpus.services import ELITR_BENCH, import_elitr_corpus
 from corpus.staging import discard, is_staged_path
 from generation.paper_responses import import_paper_responses
@@ -199,6 +201,18 @@ def start_benchmark_import(
     return job
 
 
+def start_ruler_make(order: RulerOrder, user=None) -> BenchmarkImport:
+    """A job that makes RULER as `order` says and imports it (the console's
+    "Make RULER"), queued once the transaction commits."""
+    with transaction.atomic():
+        job = BenchmarkImport.objects.create(
+            kind=BenchmarkImport.Kind.RULER, options=order.as_options(), created_by=user
+        )
+        enqueue_on_commit(job)
+    job.refresh_from_db()
+    return job
+
+
 def run_import_job(job_id: int) -> BenchmarkImport:
     """Run a queued BenchmarkImport holding its lease, recording stage, progress
     and the outcome. Safe to run twice (a redelivered task): a finished job is
@@ -214,20 +228,57 @@ def _import(job: BenchmarkImport) -> None:
         BenchmarkImport.objects.filter(pk=job.pk).update(stage=stage, done=done, total=total)
 
     try:
-        summary = import_elitr_bench(
-            resolve_elitr_source(job.source),
-            versions=tuple(job.versions.split(",")),
-            languages=tuple(job.languages.split(",")),
-            with_responses=job.with_responses,
-            progress=progress,
-        )
-    except ImportFailure as failure:
+        if job.kind == BenchmarkImport.Kind.RULER:
+            text = make_and_import_ruler(job.options, progress)
+        else:
+            text = import_elitr_bench(
+                resolve_elitr_source(job.source),
+                versions=tuple(job.versions.split(",")),
+                languages=tuple(job.languages.split(",")),
+                with_responses=job.with_responses,
+                progress=progress,
+            ).as_text()
+    except (ImportFailure, BadOrder, UnknownTokenizer) as failure:
         status, message = BenchmarkImport.Status.FAILED, f"{failure}\nNothing was imported."
     else:
-        status, message = BenchmarkImport.Status.DONE, summary.as_text()
+        status, message = BenchmarkImport.Status.DONE, text
     BenchmarkImport.objects.filter(pk=job.pk).update(stage="finished")
     finish(job, status, message)
     # a browser upload (corpus.staging) is kept until its import ran, not after
     token = is_staged_path(job.source) if job.source else ""
     if token:
         discard(token)
+
+
+def make_and_import_ruler(options: dict, progress) -> str:
+    """RULER made as `options` (a RulerOrder's) say, in a folder of its own
+    that goes once imported, then imported as the benchmark `ruler`."""
+    import shutil
+    import tempfile
+
+    from corpus.importers.formats import read_benchmark
+    from corpus.ruler.prepare import write_data
+    from corpus.ruler.tokens import token_counter
+    from corpus.services import import_benchmark
+
+    order = ruler_order(**options)  # checked again: the admin may have edited it
+    folder = Path(tempfile.mkdtemp(prefix="concord-ruler-"))
+    try:
+        count = token_counter(order.tokenizer)
+        written = write_data(
+            folder, order.tasks, order.lengths, order.samples, count, order.seed, progress
+        )
+        progress("importing", len(written), len(written))
+        bundle = read_benchmark("ruler", folder)
+        bundle.origin = f"made here: {order.describe()}"
+        counts = import_benchmark(bundle)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    changed = "; ".join(
+        f"{name}: {c.created} new, {c.updated} changed, {c.unchanged} unchanged"
+        for name, c in counts.items()
+    )
+    return (
+        f"Made RULER ({order.describe()}): {len(written)} task files, "
+        f"{len(bundle.documents):,} documents, {len(bundle.items):,} questions.\n{changed}"
+    )

@@ -156,10 +156,22 @@ class Judgment(models.Model):
 
 
 class BenchmarkImport(Run):
-    """An ELITR-Bench import started from the admin and run by a Celery worker
-    (done / total count its stages)."""
+    """An ELITR-Bench import, or RULER made here and imported, started from
+    the admin or the console and run by a Celery worker (done / total count
+    its stages)."""
+
+    class Kind(models.TextChoices):
+        ELITR_BENCH = "elitr_bench", "ELITR-Bench's archives"
+        RULER = "ruler", "RULER, made here"
 
     task_name = "judging.run_benchmark_import"
+
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.ELITR_BENCH)
+    options = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="RULER: what to make (tasks, lengths, samples, seed, tokenizer).",
+    )
 
     source = models.CharField(
         max_length=500,

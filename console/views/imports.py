@@ -16,7 +16,12 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
-from console.import_forms import MAPPING_PREFIX, BenchmarkImportForm, mapping_from
+from console.import_forms import (
+    MAPPING_PREFIX,
+    BenchmarkImportForm,
+    MakeRulerForm,
+    mapping_from,
+)
 from console.views.common import is_htmx
 from console.views.staged_uploads import kept_fields, open_upload, to_preview
 from core.words import count
@@ -27,7 +32,12 @@ from corpus.importers.preview import FilePreview, preview_benchmark
 from corpus.models import Dataset
 from corpus.services import import_benchmark
 from corpus.staging import StagedUpload, discard, stage
-from judging.importing import ElitrImportSummary, preview_elitr_bench, start_benchmark_import
+from judging.importing import (
+    ElitrImportSummary,
+    preview_elitr_bench,
+    start_benchmark_import,
+    start_ruler_make,
+)
 from judging.models import BenchmarkImport
 from runs.models import ACTIVE
 from users.decorators import researcher_required
@@ -81,6 +91,19 @@ def benchmark_upload(request: HttpRequest) -> HttpResponse:
         "console/benchmark_upload.html",
         {"form": form, "max_bytes": upload_limits().max_bytes, "nav": "benchmarks"},
     )
+
+
+@researcher_required
+def ruler_make(request: HttpRequest) -> HttpResponse:
+    """Make RULER at the lengths asked for: a worker makes and imports it,
+    and the import's page follows it."""
+    form = MakeRulerForm(request.POST or None)
+    if request.method == "POST":
+        require_creator(request)
+        if form.is_valid():
+            job = start_ruler_make(form.cleaned_data["order"], user=request.user)
+            return redirect("console:benchmark_import", pk=job.pk)
+    return render(request, "console/ruler_make.html", {"form": form, "nav": "benchmarks"})
 
 
 def _named(text: str, upload: StagedUpload) -> str:

@@ -59,13 +59,19 @@ def write_data(
     num_samples: int,
     count_tokens: Callable[[str], int],
     seed: int = 42,
+    progress: Callable[[str, int, int], None] | None = None,
 ) -> list[Path]:
     """run.sh's data folders under `root`: each task at each length. A file
-    is written whole or not at all (a temporary name, then renamed)."""
-    written = []
+    is written whole or not at all (a temporary name, then renamed).
+    `progress(stage, done, total)` hears of each file before it is made."""
+    written: list[Path] = []
+    lengths, tasks = list(lengths), list(tasks)
     try:
         for length in lengths:
             for task in tasks:
+                if progress is not None:
+                    stage = f"making {task} at {length:,} tokens"
+                    progress(stage, len(written), len(lengths) * len(tasks))
                 records = task_records(task, length, num_samples, count_tokens, seed)
                 path = root / str(length) / "data" / task / f"{SUBSET}.jsonl"
                 path.parent.mkdir(parents=True, exist_ok=True)

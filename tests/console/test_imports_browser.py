@@ -16,6 +16,7 @@ import re
 import zipfile
 
 import pytest
+from django.core.management import call_command
 
 from corpus.importers.samples import write_leval_tasks, write_zeroscrolls_task
 from corpus.importers.synthetic import write_synthetic_elitr
@@ -344,3 +345,46 @@ def test_a_babilong_file_is_previewed_then_imported_as_its_task_at_its_length(
     first = QuestionText.objects.filter(dataset=dataset).order_by("question__external_id")[0]
     assert first.prompt == {"babilong_task": "qa1", "length": "1M", "tokens": 1_000_000}
     assert first.reference_answer == "garden"
+
+
+def test_ruler_is_made_from_the_console_by_a_worker_as_make_ruler_makes_it(
+    browser, live_server, team_researcher, tmp_path
+):
+    """The console's "Make RULER": a bad order is refused on the form with the
+    command's words and queues nothing; a good one is made by a worker, the
+    page follows it, and the data are what `make_ruler` makes with the same
+    order."""
+    page = sign_in(browser, live_server, path="/console/")
+    page.click("nav a:has-text('Benchmarks')")
+    page.click("#make-ruler")
+    page.check("input[name=tasks][value=niah_single_1]")
+    page.uncheck("input[name=tasks][value=vt]")
+    page.fill("#id_lengths", "1024,4k")
+    page.fill("#id_samples", "2")
+    page.click("#submit")
+    page.wait_for_selector("#form-errors")
+    assert "whole numbers with commas" in page.inner_text("#form-errors")
+    assert BenchmarkImport.objects.count() == 0
+    page.fill("#id_lengths", "1024,2048")
+    page.fill("#id_seed", "7")
+    page.click("#submit")
+    page.wait_for_url(re.compile(r"/console/benchmarks/imports/\d+/$"))
+    assert "RULER, made here" in page.inner_text("h1")
+    job = BenchmarkImport.objects.get()
+    assert job.options == {
+        "tasks": ["niah_single_1"], "lengths": [1024, 2048], "samples": 2, "seed": 7,
+        "tokenizer": "tiktoken:cl100k_base",
+    }  # fmt: skip
+    run_import_job(job.pk)  # what the worker does with the queued task
+    page.wait_for_selector("#import-live[data-status=done]")
+    assert "2 task files, 4 documents, 4 questions" in page.inner_text("#import-summary")
+    datasets = Dataset.objects.filter(benchmark__slug="ruler").order_by("task")
+    assert [d.task for d in datasets] == ["niah_single_1-1024", "niah_single_1-2048"]
+    call_command(
+        "make_ruler", "--output", str(tmp_path / "cli"), "--tasks", "niah_single_1",
+        "--lengths", "2048", "--samples", "2", "--seed", "7", stdout=None,
+    )  # fmt: skip
+    made = tmp_path / "cli" / "2048" / "data" / "niah_single_1" / "validation.jsonl"
+    lines = [json.loads(line) for line in made.read_text().splitlines()]
+    stored = QuestionText.objects.filter(dataset=datasets[1]).select_related("question__document")
+    assert sorted(t.question.document.text for t in stored) == sorted(x["input"] for x in lines)

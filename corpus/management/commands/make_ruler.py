@@ -14,22 +14,9 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from corpus.ruler.constants import NUM_SAMPLES, RANDOM_SEED, TASKS
+from corpus.ruler.orders import BadOrder, lengths_from, ruler_order
 from corpus.ruler.prepare import write_data
 from corpus.ruler.tokens import UnknownTokenizer, token_counter
-
-MOST_SAMPLES = 10_000
-
-
-def _positive_list(value: str, name: str) -> list[int]:
-    try:
-        numbers = [int(v) for v in value.split(",") if v.strip()]
-    except ValueError:
-        raise CommandError(
-            f"--{name} {value!r}: whole numbers with commas, e.g. 4096,8192."
-        ) from None
-    if not numbers or any(n <= 0 for n in numbers):
-        raise CommandError(f"--{name} {value!r}: positive whole numbers, e.g. 4096,8192.")
-    return numbers
 
 
 class Command(BaseCommand):
@@ -52,29 +39,23 @@ class Command(BaseCommand):
         parser.add_argument("--import", dest="import_", action="store_true")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        tasks = [t.strip() for t in options["tasks"].split(",") if t.strip()]
-        unknown = [t for t in tasks if t not in TASKS]
-        if unknown or not tasks:
-            raise CommandError(
-                f"--tasks {options['tasks']!r}: made here are {', '.join(TASKS)} (the others "
-                "need the authors' downloads; import the files their scripts make)."
-            )
-        lengths = _positive_list(options["lengths"], "lengths")
-        if not 0 < options["samples"] <= MOST_SAMPLES:
-            raise CommandError(f"--samples: from 1 to {MOST_SAMPLES}.")
         try:
-            count = token_counter(options["tokenizer"])
-            written = write_data(
-                options["output"], tasks, lengths, options["samples"], count, options["seed"]
+            order = ruler_order(
+                options["tasks"].split(","),
+                lengths_from(options["lengths"]),
+                options["samples"],
+                options["seed"],
+                options["tokenizer"],
             )
-        except (UnknownTokenizer, ValueError) as error:
+            count = token_counter(order.tokenizer)
+            written = write_data(
+                options["output"], order.tasks, order.lengths, order.samples, count, order.seed
+            )
+        except (BadOrder, UnknownTokenizer, ValueError) as error:
             raise CommandError(str(error)) from None
         for path in written:
             self.stdout.write(f"{path}")
-        self.stdout.write(
-            f"{len(written)} task files: {len(tasks)} tasks x {len(lengths)} lengths, "
-            f"{options['samples']} samples each, seed {options['seed']}, {options['tokenizer']}."
-        )
+        self.stdout.write(f"{len(written)} task files: {order.describe()}.")
         if options["import_"]:
             from corpus.management.commands.import_benchmark import run_import
 
