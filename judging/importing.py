@@ -261,7 +261,7 @@ def make_and_import_ruler(options: dict, progress) -> str:
     from corpus.ruler.tokens import token_counter
     from corpus.services import import_benchmark
 
-    order = ruler_order(**options)  # checked again: the admin may have edited it
+    order = ruler_order(**options)  # checked again: stored JSON, read back
     folder = Path(tempfile.mkdtemp(prefix="concord-ruler-"))
     try:
         count = token_counter(order.tokenizer)

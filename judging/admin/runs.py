@@ -55,7 +55,9 @@ class BenchmarkImportAdmin(ProjectScopedAdmin):
         if obj is None:
             return ()
         return (
+            "kind",
             *self.fields,
+            "options",
             "status",
             "stage",
             "progress",
