@@ -68,9 +68,7 @@ def ruler_order(
     if not 0 < samples <= MOST_SAMPLES:
         raise BadOrder(f"samples: from 1 to {MOST_SAMPLES:,}.")
     if not tokenizer.startswith(("tiktoken:", "hf:")):
-        raise BadOrder(
-            f"tokenizer {tokenizer!r}: 'tiktoken:<encoding>' or 'hf:<a local folder>'."
-        )
+        raise BadOrder(f"tokenizer {tokenizer!r}: 'tiktoken:<encoding>' or 'hf:<a local folder>'.")
     return RulerOrder(
         tuple(dict.fromkeys(tasks)), tuple(dict.fromkeys(lengths)), samples, seed, tokenizer
     )
