@@ -226,6 +226,8 @@ def shoot(
                 is_mobile=device == "phone",
                 has_touch=device == "phone",
             )
+            # a report's first render takes some 10 s alone, and this runs on loaded machines too
+            context.set_default_timeout(90_000)
             page = context.new_page()
 
             def snap(name: str, page=page, device=device, part: str = "") -> None:

@@ -5,10 +5,18 @@ from __future__ import annotations
 
 from urllib.parse import quote
 
+# Playwright's 30 s is short for the suite: an agreement report's first
+# render takes some 10 s alone (benchmarks/console_pages.py), and under four
+# test workers on two cores it passed 30 s in two rehearsals. A page that
+# never comes still fails, later.
+PAGE_TIMEOUT_MS = 90_000
+
 
 def sign_in(browser, live_server, user="rita", password="pw-rita-123", path="/", viewport=None):
     """A new page, signed in through the sign-in form, at `path`."""
-    page = browser.new_context(viewport=viewport or {"width": 1280, "height": 900}).new_page()
+    context = browser.new_context(viewport=viewport or {"width": 1280, "height": 900})
+    context.set_default_timeout(PAGE_TIMEOUT_MS)
+    page = context.new_page()
     page.goto(f"{live_server.url}/accounts/login/?next={quote(path)}")
     page.fill("#id_username", user)
     page.fill("#id_password", password)
