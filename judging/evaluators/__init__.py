@@ -12,6 +12,7 @@ metrics, and scores made elsewhere (files, the paper, human studies).
 - `longbench_v2`: LongBench v2's answer extraction and accuracy;
 - `ruler`: RULER's string matches (`ruler.string_match_all`, `..._part`);
 - `babilong`: BABILong's accuracy (`babilong.accuracy`);
+- `loogle`: LooGLE's BLEU, ROUGE recall and cloze matches (`loogle.rouge_l`, ...);
 - `config`: an LLM judge's settings (`JudgeConfig`);
 - `frozen`: what of a judged evaluator may no longer change.
 
@@ -28,6 +29,7 @@ from judging.evaluators import (  # noqa: F401  (registers)
     judges,
     leval,
     longbench_v2,
+    loogle,
     metrics,
     ruler,
     zeroscrolls,

@@ -17,6 +17,10 @@ that a researcher names the task and gets its authors' metric.
 - BABILong (`metrics.py`, `collect_results.py`): its accuracy for every
   task, qa1-qa20, each with its own labels; a stored task is the bAbI task
   and its length (`qa1-4k`).
+- LooGLE (`Evaluation/automatic_eval.py`): several metrics a task, BLEU-1/4
+  and ROUGE-1/2/L recall for its QA and summary tasks, exact and partial
+  match for shortdep_cloze (`official_metrics` names them all,
+  `official_metric` the first).
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from collections.abc import Iterable
 from corpus.importers.formats import zeroscrolls as zeroscrolls_format
 from corpus.ruler.constants import ALL_TASKS
 from judging.evaluators.leval import AUTOMATIC_EVALUATIONS
-from judging.metrics import babilong, ruler
+from judging.metrics import babilong, loogle, ruler
 
 # (words in the file's name, metric), tested in auto_eval.py's order
 LEVAL_BY_NAME = (
@@ -51,7 +55,7 @@ ZEROSCROLLS_METRICS = {
     "space_digest": "zeroscrolls.exp_similarity",
     "book_sum_sort": "zeroscrolls.concordance_index",
 }
-BENCHMARKS = ("leval", "zeroscrolls", "longbench_v2", "ruler", "babilong")
+BENCHMARKS = ("leval", "zeroscrolls", "longbench_v2", "ruler", "babilong", "loogle")
 assert set(ZEROSCROLLS_METRICS) == set(zeroscrolls_format.TASKS)
 
 
@@ -59,10 +63,26 @@ class NoOfficialMetric(ValueError):
     """The task has no official metric here; the message says why."""
 
 
+def official_metrics(
+    benchmark: str, task: str, evaluations: Iterable[str | None] = ()
+) -> tuple[str, ...]:
+    """Every metric the benchmark's own code scores `task` with (LooGLE's
+    several; one for the others)."""
+    if benchmark == "loogle":
+        try:
+            return loogle.metrics_for(task)
+        except ValueError as error:
+            raise NoOfficialMetric(str(error)) from None
+    return (official_metric(benchmark, task, evaluations),)
+
+
 def official_metric(benchmark: str, task: str, evaluations: Iterable[str | None] = ()) -> str:
     """The metric's name (as `score --list` shows it) the benchmark's own code
-    scores `task` with; `evaluations`: the lines' L-Eval `evaluation` fields,
-    in order (they decide the tasks L-Eval does not recognise by name)."""
+    scores `task` with (LooGLE's first); `evaluations`: the lines' L-Eval
+    `evaluation` fields, in order (they decide the tasks L-Eval does not
+    recognise by name)."""
+    if benchmark == "loogle":
+        return official_metrics(benchmark, task)[0]
     if benchmark == "longbench_v2":  # one task, one metric (pred.py, result.py)
         return "longbench_v2.accuracy"
     if benchmark == "babilong":  # one metric for every task (metrics.py's compare_answers)

@@ -56,6 +56,13 @@ METRIC_NAMES = [
     "ruler.string_match_all",
     "ruler.string_match_part",
     "babilong.accuracy",
+    "loogle.bleu_1",
+    "loogle.bleu_4",
+    "loogle.rouge_1",
+    "loogle.rouge_2",
+    "loogle.rouge_l",
+    "loogle.exact_match",
+    "loogle.partial_match",
 ]
 
 

@@ -1,6 +1,6 @@
 """python manage.py score --metric NAME --predictions FILE [--output FILE]
-python manage.py score --benchmark leval|zeroscrolls|longbench_v2|ruler|babilong --task TASK
-    --predictions FILE
+python manage.py score --benchmark leval|zeroscrolls|longbench_v2|ruler|babilong|loogle
+    --task TASK --predictions FILE
 python manage.py score --list
 
 A metric over a predictions file, without a database: for researchers who
@@ -10,10 +10,13 @@ files (`gt`, and the prediction under the first key holding "_pred", as
 `auto_eval.py` reads them), or of RULER's (`pred` and `outputs`, as
 `call_api.py` writes them), or BABILong's CSV files (`target`, `output` and
 `question`, as `run_model_on_babilong.py` writes them; the task `qa1`, or
-with its length, `qa1-4k`); every other field is kept. `--task` scores with
-the metric the benchmark's official code applies to that task
-(judging.evaluators.official). Each line is
-written back with its `score` (or the `error` that kept it from one), and the
+with its length, `qa1-4k`), or LooGLE's (`llm_output` and `output`, lists
+of a document's answers and references, with its `qa_pairs`, as its
+prediction scripts write them: a line per question is written back); every
+other field is kept. `--task` scores with the metric the benchmark's official
+code applies to that task (judging.evaluators.official; LooGLE's several at
+once). Each line is written back with its `score` (or the `error` that kept
+it from one; with several metrics, `scores` and `errors` by metric), and the
 task score is printed as the metric's official code aggregates it. A line
 whose `evaluation` (L-Eval's field) the official script skips is scored but
 marked `"counted": false` and left out of the task score, as that script
@@ -32,7 +35,8 @@ from corpus.importers.errors import ImportFailure
 from corpus.importers.limits import lines as numbered_lines
 from corpus.importers.records import read_records
 from judging.evaluators import UnknownEvaluator, metric_class
-from judging.evaluators.official import BENCHMARKS, NoOfficialMetric, official_metric
+from judging.evaluators.base import Metric
+from judging.evaluators.official import BENCHMARKS, NoOfficialMetric, official_metrics
 from judging.evaluators.registry import metrics
 
 
@@ -81,40 +85,26 @@ class Command(BaseCommand):
                 for number, line in numbered_lines(path):
                     if line.strip():
                         where = f"{path}, line {number}"
-                        lines.append(_case(load_json_line(line, where), where))
+                        lines.extend(_cases(load_json_line(line, where), where))
         except ImportFailure as failure:
             raise CommandError(str(failure)) from None
         if not lines:
             raise CommandError(f"{path}: no predictions.")
         try:
-            name = options["metric"] or official_metric(
-                options["benchmark"], options["task"], [r.get("evaluation") for r in lines]
+            names = (
+                (options["metric"],)
+                if options["metric"]
+                else official_metrics(
+                    options["benchmark"], options["task"], [r.get("evaluation") for r in lines]
+                )
             )
-            metric = metric_class(name)()
+            chosen = [metric_class(name)() for name in names]
         except (UnknownEvaluator, NoOfficialMetric) as error:
             raise CommandError(str(error)) from None
-        values, parts, errors, left_out = [], [], 0, 0
-        for record in lines:
-            try:
-                value, item_parts = metric.item_asked(
-                    record["prediction"],
-                    record["references"],
-                    question=record.get("question") or "",
-                    task=options["task"] or "",
-                )
-            except ValueError as error:
-                record["error"] = str(error)
-                errors += 1
-                continue
-            record["score"] = value
-            if item_parts:
-                record["parts"] = item_parts
-            if not metric.counted(record.get("evaluation")):
-                record["counted"] = False
-                left_out += 1
-                continue
-            values.append(value)
-            parts.append(item_parts)
+        summaries = [
+            _scored(metric, lines, options["task"] or "", several=len(chosen) > 1)
+            for metric in chosen
+        ]
         out = options["output"]
         written = [json.dumps(record, ensure_ascii=False) for record in lines]
         if out is None:  # the scored lines on standard output, the summary on standard error
@@ -122,18 +112,77 @@ class Command(BaseCommand):
                 self.stdout.write(line)
         else:
             out.write_text("".join(line + "\n" for line in written), encoding="utf-8")
-        scored = len(values) + left_out
-        summary = f"{metric.name}: {scored} of {len(lines)} lines scored"
-        if left_out:
-            summary += (
-                f"; {left_out} left out of the task score, {len(values)} in it "
-                f"({metric.left_out_because})"
+        for summary in summaries:
+            (self.stderr if out is None else self.stdout).write(summary)
+
+
+def _scored(metric: Metric, lines: list[dict[str, Any]], task: str, *, several: bool) -> str:
+    """Each line scored by `metric` (its score written into the line: under
+    `scores` by metric when `several`); the summary line with the task score."""
+    values, parts, errors, left_out = [], [], 0, 0
+    for record in lines:
+        try:
+            value, item_parts = metric.item_asked(
+                record["prediction"],
+                record["references"],
+                question=record.get("question") or "",
+                task=task,
             )
-        if values:
-            summary += f"; task score {metric.task_score(values, parts):.4f}"
-        if errors:
-            summary += f"; {errors} could not be scored (their 'error' says why)"
-        (self.stderr if out is None else self.stdout).write(summary)
+        except ValueError as error:
+            if several:
+                record.setdefault("errors", {})[metric.name] = str(error)
+            else:
+                record["error"] = str(error)
+            errors += 1
+            continue
+        if several:
+            record.setdefault("scores", {})[metric.name] = value
+        else:
+            record["score"] = value
+            if item_parts:
+                record["parts"] = item_parts
+        if not metric.counted(record.get("evaluation")):
+            record["counted"] = False
+            left_out += 1
+            continue
+        values.append(value)
+        parts.append(item_parts)
+    scored = len(values) + left_out
+    summary = f"{metric.name}: {scored} of {len(lines)} lines scored"
+    if left_out:
+        summary += (
+            f"; {left_out} left out of the task score, {len(values)} in it "
+            f"({metric.left_out_because})"
+        )
+    if values:
+        summary += f"; task score {metric.task_score(values, parts):.4f}"
+    if errors:
+        summary += f"; {errors} could not be scored (their 'error' says why)"
+    return summary
+
+
+def _cases(value: object, where: str) -> list[dict[str, Any]]:
+    """A line's cases: one, or a LooGLE line's questions (`llm_output` and
+    `output` side by side, the questions in `qa_pairs`), each as its own line."""
+    if not (isinstance(value, dict) and "llm_output" in value and "output" in value):
+        return [_case(value, where)]
+    answers, references, pairs = value["llm_output"], value["output"], value.get("qa_pairs")
+    if not isinstance(answers, list) or not isinstance(references, list):
+        raise ImportFailure(f"{where}: LooGLE's 'llm_output' and 'output' must be lists.")
+    if len(answers) != len(references):
+        raise ImportFailure(
+            f"{where}: {len(answers)} answers in 'llm_output' for {len(references)} references."
+        )
+    if not isinstance(pairs, list) or len(pairs) != len(answers):
+        pairs = [{} for _ in answers]  # a summary's "none", or no questions given
+    cases = []
+    for index, (answer, reference, pair) in enumerate(zip(answers, references, pairs, strict=True)):
+        if isinstance(reference, dict):  # a cloze question's masks
+            reference = json.dumps(reference, ensure_ascii=False)
+        question = pair.get("Q", "") if isinstance(pair, dict) else ""
+        case = {"line_index": index, "question": question}
+        cases.append(_case({**case, "prediction": answer, "references": reference}, where))
+    return cases
 
 
 def _case(value: object, where: str) -> dict[str, Any]:
