@@ -11,7 +11,15 @@ from typing import Any
 from django import forms
 
 from corpus.choices import DatasetVersion, Language
-from corpus.importers.formats import babilong, generic, leval, longbench_v2, ruler, zeroscrolls
+from corpus.importers.formats import (
+    babilong,
+    generic,
+    leval,
+    longbench_v2,
+    loogle,
+    ruler,
+    zeroscrolls,
+)
 from corpus.ruler.constants import RANDOM_SEED
 from corpus.ruler.constants import TASKS as RULER_TASKS
 from corpus.ruler.orders import DEFAULT_TOKENIZER, BadOrder, lengths_from, ruler_order
@@ -24,6 +32,7 @@ FORMAT_CHOICES = [
     (longbench_v2.FORMAT, "LongBench v2: its data.json (or .jsonl, .parquet)"),
     (ruler.FORMAT, "RULER: one task file (validation.jsonl), its task and length as the task"),
     (babilong.FORMAT, "BABILong: one task at one length (qa1_4k.json, or the task qa1-4k)"),
+    (loogle.FORMAT, "LooGLE: one task's file (shortdep_qa.jsonl, or the task shortdep_qa)"),
     (generic.FORMAT, "Generic: one question per record (.jsonl, .csv or .parquet)"),
 ]
 DEFAULT_SLUGS = {
@@ -32,6 +41,7 @@ DEFAULT_SLUGS = {
     longbench_v2.FORMAT: "longbench_v2",
     ruler.FORMAT: "ruler",
     babilong.FORMAT: "babilong",
+    loogle.FORMAT: "loogle",
 }
 DEFAULT_SPLITS = {zeroscrolls.FORMAT: "validation", ruler.FORMAT: "validation"}
 # The prefix of a generic file's mapping in the preview's query string.
@@ -68,7 +78,8 @@ class BenchmarkImportForm(forms.Form):
         max_length=100,
         help_text="L-Eval, ZeroSCROLLS: default the file's name; RULER: the task and its "
         "length (niah_single_1-4096); BABILong: the task and its length (qa1-4k) unless the file's "
-        "name holds them; generic: for records that name none.",
+        "name holds them; LooGLE: the task (shortdep_qa) unless it is the file's name; generic: "
+        "for records that name none.",
     )
     dataset_version = forms.ChoiceField(
         choices=DatasetVersion.choices, initial=DatasetVersion.QA, label="Version"

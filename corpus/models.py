@@ -27,6 +27,7 @@ class Benchmark(models.Model):
         LONGBENCH_V2 = "longbench_v2", "LongBench v2"
         RULER = "ruler", "RULER"
         BABILONG = "babilong", "BABILong"
+        LOOGLE = "loogle", "LooGLE"
         GENERIC = "generic", "Generic (JSON Lines, CSV or Parquet)"
 
     slug = models.SlugField(max_length=64, unique=True)

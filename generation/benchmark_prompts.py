@@ -22,8 +22,12 @@ benchmark's format (corpus.models.Benchmark.Format) picks the prompt.
 - BABILong: the task's instruction, examples and answer format around the
   text and the question (generation.prompts_babilong), 20 new tokens.
 
-L-Eval, ZeroSCROLLS, LongBench v2, RULER and BABILong ask each question
-alone: their runs are single-turn.
+- LooGLE: the task's template around the document and the question, cut in
+  the middle to the system's context_length in tokens, as one system
+  message (generation.prompts_loogle), the task's own answer budget.
+
+L-Eval, ZeroSCROLLS, LongBench v2, RULER, BABILong and LooGLE ask each
+question alone: their runs are single-turn.
 """
 
 from __future__ import annotations
@@ -47,6 +51,8 @@ from generation.prompts_leval import (
 from generation.prompts_leval import length_instruction as leval_length_instruction
 from generation.prompts_longbench_v2 import DEFAULT_MAX_LEN, longbench_v2_prompt, truncate_middle
 from generation.prompts_longbench_v2 import MAX_NEW_TOKENS as LONGBENCH_V2_NEW_TOKENS
+from generation.prompts_loogle import cut_middle, cut_middle_local, loogle_prompt
+from generation.prompts_loogle import max_new_tokens as loogle_new_tokens
 from generation.prompts_ruler import api_text as ruler_api_text
 from generation.prompts_ruler import max_new_tokens as ruler_new_tokens
 from generation.prompts_zeroscrolls import GENERATION_TOKENS, Row, Tokenizer, chat_prompt
@@ -58,6 +64,7 @@ SINGLE_TURN_ONLY = (
     Benchmark.Format.LONGBENCH_V2,
     Benchmark.Format.RULER,
     Benchmark.Format.BABILONG,
+    Benchmark.Format.LOOGLE,
 )
 
 
@@ -111,6 +118,8 @@ def max_new_tokens(config: GenerationConfig, run: GenerationRun) -> int:
         return ruler_new_tokens(run.dataset.task)
     if benchmark_format(run) == Benchmark.Format.BABILONG:
         return BABILONG_NEW_TOKENS
+    if benchmark_format(run) == Benchmark.Format.LOOGLE:
+        return loogle_new_tokens(run.dataset.task)
     return config.max_new_tokens
 
 
@@ -216,6 +225,19 @@ def babilong_text(run: GenerationRun, meeting: MeetingWork, index: int) -> str:
     return babilong_prompt(meeting.document.text, meeting.texts[index], run.dataset.task)
 
 
+def loogle_text(run: GenerationRun, meeting: MeetingWork, index: int) -> str:
+    """LooGLE's prompt for question `index`, before any cut."""
+    return loogle_prompt(meeting.document.text, meeting.texts[index], run.dataset.task)
+
+
+def loogle_local_text(
+    config: GenerationConfig, run: GenerationRun, meeting: MeetingWork, index: int, tokenizer: Any
+) -> str:
+    """LooGLE's prompt for a local model, cut by its own tokens as
+    pred_opensource_models.py cuts it (its special tokens counted)."""
+    return cut_middle_local(loogle_text(run, meeting, index), tokenizer, config.context_length)
+
+
 def api_messages(
     config: GenerationConfig,
     run: GenerationRun,
@@ -245,6 +267,9 @@ def api_messages(
         ]
     if benchmark_format(run) == Benchmark.Format.BABILONG:
         return [[{"role": "user", "content": babilong_text(run, meeting, index)}]]
+    if benchmark_format(run) == Benchmark.Format.LOOGLE:  # pred_gpt_models.py: a system message
+        text = cut_middle(loogle_text(run, meeting, index), tokenizer, config.context_length)
+        return [[{"role": "system", "content": text}]]
     if benchmark_format(run) == Benchmark.Format.LEVAL:
         calls = leval_requests(config, run, meeting, index, tokenizer, window=config.context_length)
         return [
@@ -274,6 +299,7 @@ def recorded_length_instruction(
         Benchmark.Format.LONGBENCH_V2,
         Benchmark.Format.RULER,
         Benchmark.Format.BABILONG,
+        Benchmark.Format.LOOGLE,
     ):
         return ""
     return length_instruction_for(config, meeting, index)

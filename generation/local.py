@@ -29,6 +29,7 @@ from generation.benchmark_prompts import (
     combined_answer,
     leval_requests,
     longbench_v2_text,
+    loogle_local_text,
     max_new_tokens,
     recorded_length_instruction,
     zeroscrolls_text,
@@ -308,6 +309,17 @@ def _single_turn(
     elif benchmark_format(run) == Benchmark.Format.BABILONG:
         params["max_tokens"] = max_new_tokens(config, run)
         asked = [(i, _framed(config, loaded, babilong_text(run, meeting, i))) for i in todo]
+    elif benchmark_format(run) == Benchmark.Format.LOOGLE:  # pred_opensource_models.py's cut
+        params["max_tokens"] = max_new_tokens(config, run)
+        asked = [
+            (
+                i,
+                _framed(
+                    config, loaded, loogle_local_text(config, run, meeting, i, loaded.tokenizer)
+                ),
+            )
+            for i in todo
+        ]
     else:
         asked = [
             (

@@ -26,6 +26,11 @@ take back:
   parts in the name (`instruction_yes_examples_yes_post_prompt_yes_
   chat_template_yes_system_prompt_no`): what `collect_results.py` reads, the
   task and length from the file's name.
+- LooGLE: `Output/<task>_<model>.jsonl` as its prediction scripts write it,
+  a line per document in the task file's order, `{"qa_pairs", "llm_output",
+  "output"}` (a summary's qa_pairs "none", a cloze answer's masks as a dict):
+  what `Evaluation/automatic_eval.py --task <task> --model_name <model>`
+  reads.
 - ZeroSCROLLS: the submission CSV of `submission/prepare_submission.py`
   (tau-nlp/zero_scrolls): columns Task, ID, Prediction, the ten tasks in its
   order, written by pandas as that script writes it, so that its
@@ -44,10 +49,11 @@ import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from django.db.models import Count
 
-from corpus.importers.formats import zeroscrolls
+from corpus.importers.formats import loogle, zeroscrolls
 from corpus.importers.formats.babilong import length_name, task_name
 from corpus.models import QuestionText
 from corpus.ruler.constants import ruler_task
@@ -60,7 +66,8 @@ ZEROSCROLLS = "zeroscrolls"
 LONGBENCH_V2 = "longbench_v2"
 RULER = "ruler"
 BABILONG = "babilong"
-SHAPES = (LEVAL, ZEROSCROLLS, LONGBENCH_V2, RULER, BABILONG)
+LOOGLE = "loogle"
+SHAPES = (LEVAL, ZEROSCROLLS, LONGBENCH_V2, RULER, BABILONG, LOOGLE)
 ZEROSCROLLS_COLUMNS = ["Task", "ID", "Prediction"]  # prepare_submission.COLUMNS
 ZEROSCROLLS_FILE = "zero_scrolls_predictions.csv"  # the name prepare_submission writes
 
@@ -203,6 +210,33 @@ def babilong_predictions(run: GenerationRun) -> ExportFile:
     return ExportFile(f"{_model_folder(run.system.name)}/{name}", out.getvalue().encode("utf-8"))
 
 
+def loogle_predictions(run: GenerationRun) -> ExportFile:
+    """The run (a LooGLE task) as its scripts' `Output/<task>_<model>.jsonl`."""
+    if leaderboard_of(run) != LOOGLE:
+        raise ExportRefused(f"Run {run.pk} is not on a LooGLE task ({run.dataset}).")
+    task = run.dataset.task
+    documents: dict[int, dict[str, Any]] = {}
+    for text, response in _answered(run):
+        line = documents.setdefault(
+            text.question.document_id, {"qa_pairs": [], "llm_output": [], "output": []}
+        )
+        reference: Any = text.reference_answer
+        if task == loogle.CLOZE_TASK:  # stored as JSON, written as the dict it was
+            reference = json.loads(reference)
+        line["llm_output"].append(response.text)
+        line["output"].append(reference)
+        if task == loogle.SUMMARY_TASK:
+            line["qa_pairs"] = "none"
+            continue
+        parts = text.prompt or {}
+        pair = {"Q": text.text, "A": reference, "S": parts.get("evidence", [])}
+        if parts.get("type"):
+            pair["type"] = parts["type"]
+        line["qa_pairs"].append(pair)
+    content = "".join(json.dumps(line) + "\n" for line in documents.values())
+    return ExportFile(f"Output/{task}_{_model_folder(run.system.name)}.jsonl", content.encode())
+
+
 def zeroscrolls_submission(runs: Iterable[GenerationRun], *, partial: bool = False) -> ExportFile:
     """One system's runs (a task each) as ZeroSCROLLS' submission CSV."""
     import pandas as pd
@@ -265,3 +299,13 @@ def zeroscrolls_companions(run: GenerationRun) -> list[GenerationRun]:
         if other.dataset.task not in chosen and other.answered >= other.asked > 0:
             chosen[other.dataset.task] = other
     return list(chosen.values())
+
+
+# The shapes written a file per run (ZeroSCROLLS' submission holds a system's runs)
+PER_RUN = {
+    LEVAL: leval_predictions,
+    LONGBENCH_V2: longbench_v2_results,
+    RULER: ruler_predictions,
+    BABILONG: babilong_predictions,
+    LOOGLE: loogle_predictions,
+}

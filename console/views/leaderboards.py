@@ -16,16 +16,13 @@ from console.views.runs import get_run
 from core.downloads import as_attachment
 from generation.models import GenerationRun
 from judging.leaderboard_exports import (
-    BABILONG,
     LEVAL,
     LONGBENCH_V2,
+    LOOGLE,
+    PER_RUN,
     RULER,
     ExportRefused,
-    babilong_predictions,
     leaderboard_of,
-    leval_predictions,
-    longbench_v2_results,
-    ruler_predictions,
     zeroscrolls_companions,
     zeroscrolls_submission,
 )
@@ -35,6 +32,7 @@ CONTENT_TYPES = {
     LEVAL: "application/jsonl; charset=utf-8",
     LONGBENCH_V2: "application/jsonl; charset=utf-8",
     RULER: "application/jsonl; charset=utf-8",
+    LOOGLE: "application/jsonl; charset=utf-8",
 }
 
 
@@ -47,14 +45,8 @@ def run_leaderboard_file(request: HttpRequest, pk: int) -> HttpResponse:
     if shape is None:
         raise Http404("This run's benchmark has no leaderboard file.")
     try:
-        if shape == LEVAL:
-            file = leval_predictions(run)
-        elif shape == LONGBENCH_V2:
-            file = longbench_v2_results(run)
-        elif shape == RULER:
-            file = ruler_predictions(run)
-        elif shape == BABILONG:
-            file = babilong_predictions(run)
+        if shape in PER_RUN:
+            file = PER_RUN[shape](run)
         else:
             companions = [r for r in zeroscrolls_companions(run) if r.project_id == run.project_id]
             file = zeroscrolls_submission(companions)

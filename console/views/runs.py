@@ -33,7 +33,14 @@ from judging.judging_runs import (
     retry_failed,
     start_judging_run,
 )
-from judging.leaderboard_exports import BABILONG, LEVAL, LONGBENCH_V2, RULER, leaderboard_of
+from judging.leaderboard_exports import (
+    BABILONG,
+    LEVAL,
+    LONGBENCH_V2,
+    LOOGLE,
+    RULER,
+    leaderboard_of,
+)
 from judging.models import JudgingRun
 from runs.lifecycle import Outcome
 from runs.workers import WorkerState, inspect_workers, worker_states
@@ -107,6 +114,8 @@ def leaderboard_file_label(run: GenerationRun) -> str:
         )
     if shape == BABILONG:
         return "BABILong predictions (CSV, as run_model_on_babilong.py writes them)"
+    if shape == LOOGLE:
+        return f"LooGLE predictions ({run.dataset.task}_<model>.jsonl, as its scripts write them)"
     return "ZeroSCROLLS submission (CSV, all ten tasks)" if shape else ""
 
 

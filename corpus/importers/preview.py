@@ -21,6 +21,7 @@ from corpus.importers.formats import (
     babilong,
     generic,
     leval,
+    loogle,
     ruler,
     zeroscrolls,
 )
@@ -87,6 +88,15 @@ FIXED_MAPPINGS: dict[str, list[tuple[str, str]]] = {
         ("document_id", "<task>-<length>-<row>"),
         ("question_id", "the row's number"),
         ("prompt", "the bAbI task, the length and its tokens"),
+    ],
+    loogle.FORMAT: [
+        ("document", "input"),
+        ("question", "each of qa_pairs' Q (a summary: the authors' instruction)"),
+        ("answers", "its A (a cloze question's masks as JSON; a summary: output)"),
+        ("task", "the file's name (shortdep_qa), or from the form"),
+        ("document_id", "<task>-<line>"),
+        ("question_id", "<line>-<question>"),
+        ("prompt", "title, the evidence sentences S, type"),
     ],
 }
 

@@ -11,6 +11,7 @@ each holds.
 | `longbench_v2` | LongBench v2 (its `data.json` array, JSON Lines, Parquet) | `longbench_v2.read` |
 | `ruler` | RULER's data folder (`<length>/data/<task>/validation.jsonl`) | `ruler.read` |
 | `babilong` | BABILong from the Hub (`data/<task>/<length>.json`, or Parquet) | `babilong.read` |
+| `loogle` | LooGLE's task files (`shortdep_qa.jsonl`: a document per line) | `loogle.read` |
 
 ELITR-Bench has its own importer (`corpus.importers.elitr_bench`: archives,
 transcripts, the paper's responses and scores).
@@ -23,7 +24,15 @@ from pathlib import Path
 from typing import Any
 
 from corpus.importers.errors import ImportFailure
-from corpus.importers.formats import babilong, generic, leval, longbench_v2, ruler, zeroscrolls
+from corpus.importers.formats import (
+    babilong,
+    generic,
+    leval,
+    longbench_v2,
+    loogle,
+    ruler,
+    zeroscrolls,
+)
 from corpus.importers.formats.base import BenchmarkBundle, QuestionItem
 
 READERS: dict[str, Callable[..., BenchmarkBundle]] = {
@@ -33,6 +42,7 @@ READERS: dict[str, Callable[..., BenchmarkBundle]] = {
     longbench_v2.FORMAT: longbench_v2.read,
     ruler.FORMAT: ruler.read,
     babilong.FORMAT: babilong.read,
+    loogle.FORMAT: loogle.read,
 }
 
 __all__ = ["READERS", "BenchmarkBundle", "QuestionItem", "read_benchmark"]

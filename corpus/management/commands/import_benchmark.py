@@ -17,6 +17,7 @@ DEFAULT_SLUGS = {
     "longbench_v2": "longbench_v2",
     "ruler": "ruler",
     "babilong": "babilong",
+    "loogle": "loogle",
 }
 DEFAULT_SPLITS = {"zeroscrolls": "validation", "ruler": "validation"}
 
@@ -73,8 +74,8 @@ class Command(BaseCommand):
         "Import a benchmark from its authors' files: generic (one question per record, "
         "JSON Lines, CSV or Parquet), leval (L-Eval's task files), zeroscrolls (ZeroSCROLLS "
         "rows, JSON Lines or Parquet), longbench_v2 (its data.json), ruler (RULER's data "
-        "folder or one task file) or babilong (BABILong's files from the Hub). Atomic and "
-        "idempotent; docs/benchmark-formats.md."
+        "folder or one task file), babilong (BABILong's files from the Hub) or loogle "
+        "(LooGLE's task files). Atomic and idempotent; docs/benchmark-formats.md."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:

@@ -6,7 +6,8 @@ system, one per task): FOLDER/zero_scrolls_predictions.csv, the leaderboard's
 submission (all ten tasks, or fewer with --partial). LongBench v2 runs:
 `results/<model>.jsonl` per run, as pred.py writes it for result.py. RULER
 runs: `<model>/synthetic/<length>/pred/<task>.jsonl`. BABILong runs:
-`<model>/<task>_<length>_<prompt>.csv`, as collect_results.py reads them."""
+`<model>/<task>_<length>_<prompt>.csv`, as collect_results.py reads them.
+LooGLE runs: `Output/<task>_<model>.jsonl`, as automatic_eval.py reads them."""
 
 from pathlib import Path
 from typing import Any
@@ -15,17 +16,10 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from generation.models import GenerationRun
 from judging.leaderboard_exports import (
-    BABILONG,
-    LEVAL,
-    LONGBENCH_V2,
-    RULER,
+    PER_RUN,
     ExportFile,
     ExportRefused,
-    babilong_predictions,
     leaderboard_of,
-    leval_predictions,
-    longbench_v2_results,
-    ruler_predictions,
     zeroscrolls_submission,
 )
 from users.commands import add_project_argument, in_project, named_project, where
@@ -68,18 +62,13 @@ class Command(BaseCommand):
         if None in shapes or len(shapes) > 1:
             raise CommandError(
                 "Export runs of one leaderboard's benchmark at a time (L-Eval, ZeroSCROLLS, "
-                "LongBench v2, RULER or BABILong); "
+                "LongBench v2, RULER, BABILong or LooGLE); "
                 "these are on " + ", ".join(sorted({str(r.dataset) for r in runs})) + "."
             )
         try:
-            if shapes == {LEVAL}:
-                files = [leval_predictions(run) for run in runs]
-            elif shapes == {LONGBENCH_V2}:
-                files = [longbench_v2_results(run) for run in runs]
-            elif shapes == {RULER}:
-                files = [ruler_predictions(run) for run in runs]
-            elif shapes == {BABILONG}:
-                files = [babilong_predictions(run) for run in runs]
+            (shape,) = shapes
+            if shape in PER_RUN:
+                files = [PER_RUN[shape](run) for run in runs]
             else:
                 files = [zeroscrolls_submission(runs, partial=options["partial"])]
         except ExportRefused as error:
