@@ -347,6 +347,36 @@ def test_a_babilong_file_is_previewed_then_imported_as_its_task_at_its_length(
     assert first.reference_answer == "garden"
 
 
+def test_a_loogle_cloze_file_is_previewed_then_imported_with_its_masks(
+    browser, live_server, team_researcher, tmp_path
+):
+    pairs = [
+        {"Q": "<mask-0> sang in <mask-1>.", "S": ["Britney sang."],
+         "A": {"<mask-0>": "Britney Spears", "<mask-1>": "Kentwood"}},
+        {"Q": "<mask-0> left.", "S": ["She left."], "A": {"<mask-0>": "Britney Spears"}},
+    ]  # fmt: skip
+    line = {"input": "Britney sang in Kentwood. She left.", "title": "Its-Britney",
+            "qa_pairs": repr(pairs), "output": "None"}  # fmt: skip
+    file = tmp_path / "lines.jsonl"
+    file.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    page = sign_in(browser, live_server, path="/console/")
+    upload(page, live_server, "loogle", file)  # no task: the name does not say it
+    page.wait_for_selector("#preview-error, .errorlist, #preview-summary")
+    assert "give it (--task shortdep_qa" in page.inner_text("main")
+    assert snapshot() == (0, 0, 0, 0)
+    upload(page, live_server, "loogle", file, task="shortdep_cloze")
+    page.wait_for_selector("#preview-summary")
+    assert "1 document, 2 questions" in page.inner_text("#preview-summary")
+    assert "qa_pairs" in page.inner_text("#preview-mapping")
+    page.click("#confirm-import")
+    page.wait_for_selector("#datasets tr[data-benchmark=loogle]")
+    dataset = Dataset.objects.get(benchmark__slug="loogle")
+    assert (dataset.split, dataset.task) == ("test", "shortdep_cloze")
+    texts = QuestionText.objects.filter(dataset=dataset).order_by("question__external_id")
+    assert [json.loads(t.reference_answer) for t in texts] == [p["A"] for p in pairs]
+    assert texts[0].prompt == {"title": "Its-Britney", "evidence": ["Britney sang."], "type": ""}
+
+
 def test_ruler_is_made_from_the_console_by_a_worker_as_make_ruler_makes_it(
     browser, live_server, team_researcher, tmp_path
 ):

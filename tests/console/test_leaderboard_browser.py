@@ -1,7 +1,8 @@
 """The leaderboard files from a run's page, in Chromium, as a researcher of a
 project other than the default: an L-Eval run downloads as its
 `<task>.pred.jsonl`, a ZeroSCROLLS run as the submission CSV of its system's
-ten tasks; a run short of an answer stays on its page, which says why."""
+ten tasks, a LooGLE run as the Output file its authors published; a run short
+of an answer stays on its page, which says why."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 
 from generation.models import GenerationRun, Response
 from tests.browsing import sign_in
+from tests.generation.test_loogle import import_published as import_loogle
 from tests.judging.test_leaderboard_exports import (
     EXPECTED,
     import_published,
@@ -18,6 +20,7 @@ from tests.judging.test_leaderboard_exports import (
     safe_read_csv,
     verify,
 )
+from tests.judging.test_loogle_metrics import DATA
 
 pytestmark = pytest.mark.browser
 
@@ -56,3 +59,18 @@ def test_the_run_page_downloads_the_leaderboard_files(
     page.wait_for_selector("#messages")
     assert "has answered 14 of 15 questions" in page.inner_text("#messages")
     assert page.url.endswith(f"/console/runs/generation/{leval.pk}/")
+
+
+def test_a_loogle_run_downloads_as_the_file_its_authors_published(
+    browser, live_server, team_researcher, tmp_path
+):
+    published = DATA / "Output" / "shortdep_qa_gpt-3.5-turbo-16k.jsonl"
+    run, lines = import_loogle(tmp_path / "loogle", published, project="team-b")
+    page = sign_in(browser, live_server, path=f"/console/runs/generation/{run.pk}/")
+    link = page.locator("a[data-leaderboard-file]")
+    assert link.inner_text().startswith("LooGLE predictions (shortdep_qa_<model>.jsonl")
+    with page.expect_download() as download:
+        link.click()
+    assert download.value.suggested_filename == published.name
+    text = download.value.path().read_text(encoding="utf-8")
+    assert [json.loads(line) for line in text.splitlines()] == lines

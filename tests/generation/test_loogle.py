@@ -25,7 +25,7 @@ from corpus.importers.errors import ImportFailure
 from corpus.importers.formats import loogle as loogle_format
 from corpus.importers.formats import read_benchmark
 from corpus.models import Dataset, QuestionText
-from generation.models import System
+from generation.models import GenerationRun, System
 from generation.prompts_loogle import DATA as PROMPT_DATA
 from generation.prompts_loogle import cut_middle_local, loogle_prompt
 from generation.runner import GenerationError, create_generation_run, run_generation
@@ -98,6 +98,59 @@ class OfficialChat:
     def create(self, **request):
         self.sent.append(request)
         return {"choices": [{"message": {"content": "answer"}}]}
+
+
+def import_published(folder, path, project: str | None = None):
+    """A published Output file's questions as a LooGLE task file (its documents'
+    texts are not in it: a placeholder each) and its answers as an imported run."""
+    task = next(t for t in loogle.TASKS if path.stem.startswith(t))
+    model = path.stem.removeprefix(f"{task}_")
+    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    folder.mkdir(parents=True, exist_ok=True)
+    task_file = folder / f"{task}.jsonl"
+    task_file.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "input": f"Document {n}.",
+                    "title": f"doc {n}",
+                    "output": "none",
+                    "qa_pairs": repr(line["qa_pairs"]),
+                }  # fmt: skip
+            )
+            + "\n"
+            for n, line in enumerate(lines, 1)
+        ),
+        encoding="utf-8",
+    )
+    in_project = ["--project", project] if project else []
+    call_command("import_benchmark", str(task_file), "--format", "loogle", stdout=None)
+    records = [
+        {"system": model, "task": task, "document_id": f"{task}-{n}",
+         "question_id": f"{n}-{q}", "response": answer}
+        for n, line in enumerate(lines, 1)
+        for q, answer in enumerate(line["llm_output"], 1)
+    ]  # fmt: skip
+    answers = folder / "answers.jsonl"
+    answers.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    call_command(
+        "import_responses", str(answers), "--benchmark", "loogle", "--split", "test",
+        *in_project, stdout=None,
+    )  # fmt: skip
+    return GenerationRun.objects.get(dataset__task=task, system__name=model), lines
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "published", [p.stem for p in sorted((DATA / "Output").glob("shortdep_qa_*"))]
+)
+def test_a_published_run_exports_as_the_file_it_came_from(tmp_path, published):
+    run, lines = import_published(tmp_path / "in", DATA / "Output" / f"{published}.jsonl")
+    out = tmp_path / "out"
+    out.mkdir()
+    call_command("export_leaderboard", "--runs", str(run.pk), "--output", str(out), stdout=None)
+    exported = (out / "Output" / f"{published}.jsonl").read_text(encoding="utf-8")
+    assert [json.loads(line) for line in exported.splitlines()] == lines
 
 
 def test_the_templates_and_budgets_are_the_authors_byte_for_byte():
