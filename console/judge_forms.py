@@ -13,6 +13,7 @@ from django import forms
 from console.forms import ProjectFormMixin
 from judging.evaluators import ConfigError
 from judging.evaluators.judges import checked_judge
+from judging.evaluators.registry import judge_class
 from judging.models import Evaluator
 from llm.config import CAPABILITIES
 from llm.keys import lent_keys
@@ -26,6 +27,8 @@ PROTOCOLS = [
         "leval_pairwise",
         "L-Eval's battle against a baseline (its prompt and settings, as L-Eval ran)",
     ),
+    ("loogle_qa", "LooGLE's QA judge (its prompt and settings; answers True or False)"),
+    ("loogle_summary", "LooGLE's summary judge (its prompt and settings; answers 0-100)"),
 ]
 PAIRWISE = frozenset({"pairwise", "leval_pairwise"})
 COUNTINGS = [
@@ -185,8 +188,13 @@ class JudgeForm(ProjectFormMixin, forms.Form):
         if data["protocol"] in PAIRWISE:
             config["baseline"] = data.get("baseline") or ""
             config["counting"] = data.get("counting") or "consistent"
-        config["temperature"] = data["temperature"]
-        config["max_tokens"] = data["max_tokens"]
+        own = judge_class(data["protocol"]).defaults
+        for key in ("temperature", "max_tokens"):
+            # a protocol run as its authors ran it (L-Eval's, LooGLE's) keeps their
+            # setting unless the researcher changes the field
+            if key in own and key not in self.changed_data and key not in (self.initial or {}):
+                continue
+            config[key] = data[key]
         if data.get("logprobs"):
             config["logprobs"] = True
         for key in ("price_input_per_million", "price_output_per_million"):

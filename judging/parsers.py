@@ -123,3 +123,28 @@ def parse_leval_verdict(text: str) -> ParsedVerdict:
         if at >= 0:
             return ParsedVerdict("ok", JUDGE_LETTERS[letter], span=(at + 2, at + 3))
     return ParsedVerdict("parse_failure", None, "no [[A]], [[B]] or [[C]] verdict")
+
+
+def parse_loogle_truth(text: str, low: int = 0, high: int = 1) -> ParsedScore:
+    """LooGLE's QA judge (llm_eval.py's get_accuracy counts answers equal to
+    "True" and to "False"): 1 for the answer "True", 0 for "False"; any other
+    answer counts as neither there, and is unreadable here."""
+    text = text or ""
+    if text in ("True", "False"):
+        return ParsedScore("ok", int(text == "True"), span=(0, len(text)))
+    return ParsedScore(
+        "parse_failure", None, "the answer is not 'True' or 'False' (LooGLE counts it as neither)"
+    )
+
+
+def parse_loogle_score(text: str, low: int = 0, high: int = 100) -> ParsedScore:
+    """LooGLE's summary judge: the whole answer read by int(), as llm_score.py reads it."""
+    text = text or ""
+    try:
+        value = int(text)
+    except ValueError:
+        return ParsedScore("parse_failure", None, f"{text[:40]!r} is not a whole number")
+    if not low <= value <= high:
+        return ParsedScore("out_of_range", value, f"score {value} outside {low}-{high}")
+    start = len(text) - len(text.lstrip())
+    return ParsedScore("ok", value, span=(start, len(text.rstrip())))

@@ -10,6 +10,8 @@ runs and human review call its methods and never compare protocol names.
 | prometheus | [RESULT] N            | 1-5 (Czech: 0-5)   | 2N (paper)        | Judgment        |
 | custom     | \\boxed{N}             | 1-10               | N                 | Judgment        |
 | pairwise   | [[A]], [[B]] or [[C]] | -                  | -                 | PairwiseVerdict |
+| loogle_qa  | True or False         | 0-1                | 1 or 10           | Judgment        |
+| loogle_summary | N                 | 0-100              | 1 + 9N/100        | Judgment        |
 
 The Czech rubric and Prometheus prompts add a score 0, "the response is not
 in Czech": it stays 0 in raw_score and is the lowest score, 1, on the common
@@ -40,12 +42,16 @@ from judging.parsers import (
     Verdict,
     parse_boxed,
     parse_leval_verdict,
+    parse_loogle_score,
+    parse_loogle_truth,
     parse_prometheus,
     parse_verdict,
 )
 from judging.prompts import (
     TemplateError,
     leval_judge_messages,
+    loogle_qa_messages,
+    loogle_summary_messages,
     pairwise_judge_messages,
     prometheus_judge_prompt,
     render_template,
@@ -57,6 +63,8 @@ __all__ = [
     "JUDGE_COUNTINGS",
     "Custom",
     "LevalPairwise",
+    "LoogleQa",
+    "LoogleSummary",
     "Pairwise",
     "Prometheus",
     "Rubric",
@@ -291,6 +299,63 @@ class LevalPairwise(Pairwise):
 
     def parse(self, text: str) -> ParsedVerdict:
         return parse_leval_verdict(text)
+
+
+class LoogleJudge(ScoringJudge):
+    """LooGLE's GPT-4 judge as its authors ran it (Evaluation/llm_score.py):
+    its prompts byte for byte, temperature 0, top_p 1 and 10 tokens, no seed
+    (frequency and presence penalty 0, the API's defaults, are not sent), an
+    unreadable answer never asked again and left out of the score, as
+    llm_eval.py leaves it out."""
+
+    czech_zero = False
+    defaults = {
+        "model": "gpt-4",
+        "temperature": 0.0,
+        "top_p": 1.0,
+        "max_tokens": 10,
+        "send_seed": False,
+        "reask": 0,
+    }
+
+    @property
+    def scale(self) -> Scale:
+        return Scale(0, self.high)
+
+    def common_score(self, raw: float) -> float:
+        return scores.common_score(raw, self.scale.low, self.scale.high)
+
+
+@register
+class LoogleQa(LoogleJudge):
+    """LooGLE's QA judge: is the answer the reference "in semantic"? True (1) or False (0);
+    a system's score is the share of True, as llm_eval.py's get_accuracy."""
+
+    name = "loogle_qa"
+    high = 1
+    parser = staticmethod(parse_loogle_truth)
+
+    def messages(self, question: str, response: str, reference: str) -> Messages:
+        return loogle_qa_messages(question, reference, response)
+
+    def describe(self, value: int) -> str:
+        return "True" if value else "False"
+
+    @property
+    def expected_answer(self) -> str:
+        return "True or False"
+
+
+@register
+class LoogleSummary(LoogleJudge):
+    """LooGLE's summary judge: the generated summary against the reference, 0-100."""
+
+    name = "loogle_summary"
+    high = 100
+    parser = staticmethod(parse_loogle_score)
+
+    def messages(self, question: str, response: str, reference: str) -> Messages:
+        return loogle_summary_messages(reference, response)
 
 
 def judge_for(config: JudgeConfig) -> ModelJudge[Any]:

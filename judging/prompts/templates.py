@@ -228,6 +228,35 @@ def leval_judge_messages(
     return [{"role": "system", "content": LEVAL_JUDGE_SYSTEM}, {"role": "user", "content": user}]
 
 
+# --- LooGLE's GPT-4 judge (Evaluation/llm_score.py, byte for byte) -------------------------------
+
+LOOGLE_QA_SYSTEM = (
+    "Given one question, there is a groundtruth and a predict_answer. Please decide whether "
+    "they are the same or not in semantic. Please only output 'True' or 'False' ."
+)
+LOOGLE_SUMMARY_TEMPLATE = (
+    "There is a groundtruth summary of a arxiv paper and a auto-generated summary .Please "
+    "Compare generated summary with the goundtruth and evaluate the generated summary from "
+    "the perspectives of information completeness, consistency, fluency, and grammar by giving "
+    "a score within the range of 0 to 100. \nGroundtruth = {} \nGenerated = {} \nScore = "
+)
+
+
+def loogle_qa_messages(question: str, reference: str, answer: str) -> list[dict[str, str]]:
+    """LooGLE's QA judge: its system prompt, then the question, the reference
+    ("groudtruth", as written) and the answer; it answers True or False."""
+    user = "Question: " + question + "\n" + "groudtruth = " + reference + "\n"
+    return [
+        {"role": "system", "content": LOOGLE_QA_SYSTEM},
+        {"role": "user", "content": user + "predict_answer = " + answer},
+    ]
+
+
+def loogle_summary_messages(reference: str, answer: str) -> list[dict[str, str]]:
+    """LooGLE's summary judge: one system message with both summaries; it answers 0-100."""
+    return [{"role": "system", "content": LOOGLE_SUMMARY_TEMPLATE.format(reference, answer)}]
+
+
 # --- Custom templates --------------------------------------------------------------------------
 
 PLACEHOLDERS = {

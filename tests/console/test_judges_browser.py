@@ -169,3 +169,33 @@ def test_a_pairwise_judge_is_made_and_tried_against_its_baseline(
         # shown first, judged first (order 0): it wins; swapped (order 1): the baseline does
         assert winners == [w for s in systems[::2] for w in (s, "Synthetic-Echo")]
         assert "[[A]]" in rows[0].inner_text() and "wins" in rows[0].inner_text()
+
+
+def test_loogles_judge_is_made_with_its_authors_settings_and_tried(
+    browser, live_server, transactional_db, tmp_path, server
+):
+    """The form left as it opens keeps LooGLE's temperature 0 and 10 tokens
+    (the rubric's 0.6 and 1,024 are the form's, not LooGLE's); the trial reads
+    True and False, and an answer that is neither stays unread."""
+    from tests.judging.test_loogle_judge import import_answers
+
+    import_answers(tmp_path)
+    User.objects.create_user("rita", password="pw-rita-123", role="researcher")
+    page = sign_in(browser, live_server, path="/console/judges/new/")
+    page.fill("#id_name", "LooGLE QA judge")
+    page.select_option("#id_protocol", "loogle_qa")
+    page.select_option("#id_server", "vllm")
+    page.fill("#id_base_url", server.url)
+    page.select_option("#id_api_key_env", "")
+    page.click("#submit")
+    page.wait_for_url(re.compile(r"/console/judges/\d+/$"))
+    judge = Evaluator.objects.get(name="LooGLE QA judge")
+    assert "temperature" not in judge.config and "max_tokens" not in judge.config
+    assert "groudtruth = " in page.inner_text("#prompt-preview")
+    page.click("#try-judge")
+    page.wait_for_selector("#trial-answers")
+    rows = page.locator("#trial-answers tbody tr").all()
+    outcomes = sorted(row.get_attribute("data-outcome") for row in rows)
+    assert outcomes == ["ok", "ok", "parse_failure"]
+    sent = server.requests
+    assert all(r["temperature"] == 0 and r["max_tokens"] == 10 for r in sent)

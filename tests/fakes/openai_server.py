@@ -1,7 +1,8 @@
 """A local OpenAI-compatible chat server for tests and benchmarks.
 
 Answers like a rubric judge: \\boxed{N} (or Prometheus' [RESULT] N when the
-prompt asks for it), N chosen from the response being judged. Configurable
+prompt asks for it), N chosen from the response being judged; LooGLE's judges
+as they answer (True/False, a score 0-100). Configurable
 latency and faults: `plan` lists what the next requests get ("429", "500",
 "timeout", "garbled", "truncated", "400", "notjson": a 200 whose body is an
 HTML error page, as a misconfigured proxy sends), then normal answers
@@ -185,6 +186,14 @@ class FakeOpenAI:
             if fault == "timeout":
                 time.sleep(self.hang)
                 return self.reply(request, 500, {"error": {"message": "too late"}})
+            system = next(
+                (m["content"] for m in body.get("messages", []) if m.get("role") == "system"), ""
+            )
+            if fault == "ok" and system.startswith(
+                ("Given one question, there", "There is a ground")
+            ):
+                text = self.loogle_answer(system, user)
+                return self.reply(request, 200, self.answer(body, text, "stop"))
             if "[The Start of Assistant A's Answer]" in user:
                 text = self.verdict(user)
                 letter = text.rindex("[[") + 2
@@ -310,6 +319,24 @@ class FakeOpenAI:
         request.send_header("Content-Length", str(len(data)))
         request.end_headers()
         request.wfile.write(data)
+
+    @staticmethod
+    def loogle_answer(system: str, user: str) -> str:
+        """LooGLE's judges (llm_score.py): QA "True" when the answer holds the
+        reference, else "False" ("False." when it says "unsure", which LooGLE
+        counts as neither); a summary scored by the share of the reference's
+        words it holds, 0-100 (" 85" with a space when it says "spaced")."""
+        if system.startswith("Given one question"):
+            reference = user.split("\ngroudtruth = ", 1)[1].split("\npredict_answer = ", 1)[0]
+            answer = user.split("\npredict_answer = ", 1)[1]
+            if "unsure" in answer:
+                return "False."
+            return "True" if reference.strip().lower() in answer.lower() else "False"
+        reference = system.split("\nGroundtruth = ", 1)[1].split(" \nGenerated = ", 1)[0]
+        generated = system.split(" \nGenerated = ", 1)[1].rsplit(" \nScore = ", 1)[0]
+        words = set(reference.lower().split())
+        score = round(100 * len(words & set(generated.lower().split())) / max(len(words), 1))
+        return f" {score}" if "spaced" in generated else str(score)
 
     def verdict(self, user: str) -> str:
         if self.first_wins:

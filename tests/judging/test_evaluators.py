@@ -67,7 +67,15 @@ METRIC_NAMES = [
 
 
 def test_one_registry_holds_the_judges_and_the_metrics():
-    assert list(model_judges()) == ["rubric", "prometheus", "custom", "pairwise", "leval_pairwise"]
+    assert list(model_judges()) == [
+        "rubric",
+        "prometheus",
+        "custom",
+        "pairwise",
+        "leval_pairwise",
+        "loogle_qa",
+        "loogle_summary",
+    ]
     assert list(metrics()) == METRIC_NAMES
     assert set(REGISTRY) == set(model_judges()) | set(metrics())
     for cls in model_judges().values():
