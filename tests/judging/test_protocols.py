@@ -16,7 +16,15 @@ from judging.evaluators import (
     judge_class,
     judge_for,
 )
-from judging.evaluators.judges import Custom, LevalPairwise, Pairwise, Prometheus, Rubric
+from judging.evaluators.judges import (
+    Custom,
+    LevalPairwise,
+    LoogleQa,
+    LoogleSummary,
+    Pairwise,
+    Prometheus,
+    Rubric,
+)
 from judging.evaluators.registry import model_judges
 from judging.judging_runs import JudgingError, create_judging_run
 from judging.models import Evaluator, JudgeItem, Judgment, PairwiseVerdict
@@ -58,6 +66,8 @@ def test_the_registry_names_each_judge_class():
         "custom": Custom,
         "pairwise": Pairwise,
         "leval_pairwise": LevalPairwise,
+        "loogle_qa": LoogleQa,
+        "loogle_summary": LoogleSummary,
     }
     assert type(judge(protocol="prometheus")) is Prometheus
     assert type(judge(**PAIRWISE)) is Pairwise
@@ -65,7 +75,10 @@ def test_the_registry_names_each_judge_class():
 
 
 def test_an_unknown_protocol_is_refused_naming_the_known_ones():
-    known = "the known protocols are rubric, prometheus, custom, pairwise, leval_pairwise"
+    known = (
+        "the known protocols are rubric, prometheus, custom, pairwise, leval_pairwise, "
+        "loogle_qa, loogle_summary"
+    )
     with pytest.raises(ConfigError, match=f"Unknown judge protocol 'likert'; {known}"):
         judge_class("likert")
     with pytest.raises(ConfigError, match=f"Unknown judge protocol 'likert'; {known}"):
