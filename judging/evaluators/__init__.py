@@ -13,6 +13,7 @@ metrics, and scores made elsewhere (files, the paper, human studies).
 - `ruler`: RULER's string matches (`ruler.string_match_all`, `..._part`);
 - `babilong`: BABILong's accuracy (`babilong.accuracy`);
 - `loogle`: LooGLE's BLEU, ROUGE recall and cloze matches (`loogle.rouge_l`, ...);
+- `helmet`: HELMET's metrics after its post-processing (`helmet.substring_exact_match`, ...);
 - `config`: an LLM judge's settings (`JudgeConfig`);
 - `frozen`: what of a judged evaluator may no longer change.
 
@@ -26,6 +27,7 @@ from typing import Any
 
 from judging.evaluators import (  # noqa: F401  (registers)
     babilong,
+    helmet,
     judges,
     leval,
     longbench_v2,

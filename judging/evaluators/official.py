@@ -21,6 +21,11 @@ that a researcher names the task and gets its authors' metric.
   and ROUGE-1/2/L recall for its QA and summary tasks, exact and partial
   match for shortdep_cloze (`official_metrics` names them all,
   `official_metric` the first).
+- HELMET (`scripts/collect_results.py`'s dataset_to_metrics): substring exact
+  match for JSON KV, the RAG datasets and RULER's QA, ruler_recall for
+  RULER's other tasks, ROUGE-L F1 for InfiniteBench QA, exact match for its
+  choices (NarrativeQA and the summaries are scored by its GPT-4o judge);
+  the task is HELMET's dataset name (`kilt_nq`, `infbench_qa_eng_130862`).
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from collections.abc import Iterable
 from corpus.importers.formats import zeroscrolls as zeroscrolls_format
 from corpus.ruler.constants import ALL_TASKS
 from judging.evaluators.leval import AUTOMATIC_EVALUATIONS
-from judging.metrics import babilong, loogle, ruler
+from judging.metrics import babilong, helmet, loogle, ruler
 
 # (words in the file's name, metric), tested in auto_eval.py's order
 LEVAL_BY_NAME = (
@@ -55,7 +60,7 @@ ZEROSCROLLS_METRICS = {
     "space_digest": "zeroscrolls.exp_similarity",
     "book_sum_sort": "zeroscrolls.concordance_index",
 }
-BENCHMARKS = ("leval", "zeroscrolls", "longbench_v2", "ruler", "babilong", "loogle")
+BENCHMARKS = ("leval", "zeroscrolls", "longbench_v2", "ruler", "babilong", "loogle", "helmet")
 assert set(ZEROSCROLLS_METRICS) == set(zeroscrolls_format.TASKS)
 
 
@@ -83,6 +88,16 @@ def official_metric(benchmark: str, task: str, evaluations: Iterable[str | None]
     recognise by name)."""
     if benchmark == "loogle":
         return official_metrics(benchmark, task)[0]
+    if benchmark == "helmet":
+        reported = helmet.reported_metric(task)
+        if reported is None:
+            raise NoOfficialMetric(
+                f"HELMET reports no metric of its code for {task!r} here: NarrativeQA and the "
+                "summaries are scored by its GPT-4o judge, re-ranking, citations and ICL are "
+                "not here; the datasets: json_kv, kilt_nq, kilt_triviaqa, kilt_hotpotqa, "
+                "kilt_popqa_3, ruler_*, infbench_qa_eng, infbench_choice_eng."
+            )
+        return f"helmet.{reported}"
     if benchmark == "longbench_v2":  # one task, one metric (pred.py, result.py)
         return "longbench_v2.accuracy"
     if benchmark == "babilong":  # one metric for every task (metrics.py's compare_answers)

@@ -39,7 +39,17 @@ def model_judges() -> dict[str, type[ModelJudge[Any]]]:
 
 # Lists show Concord's own metrics first, then each benchmark's official ones
 # (a name's prefix: "zeroscrolls.rouge"), whatever order their modules load in.
-FAMILIES = ("", "zeroscrolls", "scrolls", "leval", "longbench_v2", "ruler", "babilong", "loogle")
+FAMILIES = (
+    "",
+    "zeroscrolls",
+    "scrolls",
+    "leval",
+    "longbench_v2",
+    "ruler",
+    "babilong",
+    "loogle",
+    "helmet",
+)
 
 
 def _family_rank(name: str) -> int:

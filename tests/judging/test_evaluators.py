@@ -63,6 +63,14 @@ METRIC_NAMES = [
     "loogle.rouge_l",
     "loogle.exact_match",
     "loogle.partial_match",
+    "helmet.exact_match",
+    "helmet.f1",
+    "helmet.substring_exact_match",
+    "helmet.rougeL_f1",
+    "helmet.rougeL_recall",
+    "helmet.rougeLsum_f1",
+    "helmet.rougeLsum_recall",
+    "helmet.ruler_recall",
 ]
 
 
