@@ -54,6 +54,7 @@ class HelmetExactMatch(HelmetMetric):
 class HelmetF1(HelmetMetric):
     metric = "f1"
     name = "helmet.f1"
+    evaluator_name = "metric: helmet.f1"
     description = _described(metric, "SQuAD's token F1, the best over the references")
 
 
@@ -69,6 +70,7 @@ class HelmetSubstringExactMatch(HelmetMetric):
 class HelmetRougeLF1(HelmetMetric):
     metric = "rougeL_f1"
     name = "helmet.rougeL_f1"
+    evaluator_name = "metric: helmet.rougeL_f1"
     description = _described(metric, "ROUGE-L F1, stemmed, the best over the references")
 
 
@@ -84,6 +86,7 @@ class HelmetRougeLRecall(HelmetMetric):
 class HelmetRougeLsumF1(HelmetMetric):
     metric = "rougeLsum_f1"
     name = "helmet.rougeLsum_f1"
+    evaluator_name = "metric: helmet.rougeLsum_f1"
     description = _described(metric, "ROUGE-Lsum F1, stemmed")
 
 

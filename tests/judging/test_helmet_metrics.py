@@ -138,8 +138,8 @@ def test_parse_output_and_the_metrics_equal_utils_on_their_own():
         prefix = rng.choice(["Answer:", "Summary:", "corresponding value:"])
         assert helmet.parse_output(output, prefix) == UTILS.parse_output(output, prefix)
         nested = [answers, [phrase(rng)]] if rng.random() < 0.3 else answers
-        expected = UTILS.calculate_metrics(output, nested)
-        assert helmet.calculate_metrics(output, nested) == {k: float(v) for k, v in expected.items()}
+        expected = {k: float(v) for k, v in UTILS.calculate_metrics(output, nested).items()}
+        assert helmet.calculate_metrics(output, nested) == expected
 
 
 def test_a_dataset_scored_otherwise_or_a_metric_it_has_not_is_refused():
