@@ -75,17 +75,30 @@ def _holds_an_array(path: Path) -> bool:
     return start.startswith(b"[")
 
 
-def _json_array(path: Path, limits: UploadLimits) -> Iterator[Record]:
-    """The records of a file that is one JSON array of objects, a record at a
-    time (ijson), so that memory holds one record, whatever the file's size;
-    each within the same limits as a line of JSON Lines."""
+def member_records(path: str | Path, member: str) -> Iterator[Record]:
+    """The records of the array under `member` of a file that is one JSON
+    object (HELMET's output files: {"data": [...], ...}), a record at a time,
+    within the upload limits."""
+    path = Path(path)
+    if not path.is_file():
+        raise ImportFailure(f"{path}: no such file.")
+    limits = upload_limits()
+    check_file_size(path, limits)
+    return _json_array(path, limits, f"{member}.item")
+
+
+def _json_array(path: Path, limits: UploadLimits, prefix: str = "item") -> Iterator[Record]:
+    """The records of a file that is one JSON array of objects (or of the
+    array at `prefix`), a record at a time (ijson), so that memory holds one
+    record, whatever the file's size; each within the same limits as a line
+    of JSON Lines."""
     import ijson
 
     count = RowCount(limits)
     with path.open("rb") as file:
         number = 0
         try:
-            for number, value in enumerate(ijson.items(file, "item", use_float=True), 1):
+            for number, value in enumerate(ijson.items(file, prefix, use_float=True), 1):
                 where = f"{path}, record {number}"
                 count.add(where)
                 if not isinstance(value, dict):

@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import ast
 import importlib
+import json
 import random
 import sys
 import types
+from io import StringIO
 
 import numpy as np
 import pytest
+from django.core.management import call_command
 
 from judging.evaluators import metric_class
 from judging.evaluators.official import NoOfficialMetric, official_metric
@@ -158,3 +161,30 @@ def test_a_dataset_scored_otherwise_or_a_metric_it_has_not_is_refused():
     assert official_metric("helmet", "infbench_qa_eng_130862") == "helmet.rougeL_f1"
     with pytest.raises(NoOfficialMetric, match="GPT-4o judge"):
         official_metric("helmet", "narrativeqa_130772")
+
+
+@pytest.mark.parametrize("indent", [4, None], ids=["as-eval-py-writes-it", "on-one-line"])
+def test_score_reads_helmets_output_file_and_prints_its_averaged_metric(tmp_path, indent):
+    rng = random.Random(5)
+    data, official = [], []
+    for index in range(40):
+        output, answers = case(rng, "default")
+        mets, extra = OFFICIAL["default"]({"output": output}, {"answer": answers})
+        data.append({"id": index, "question": phrase(rng), "answer": answers, "output": output,
+                     **mets, **extra})  # fmt: skip
+        official.append(float(mets["substring_exact_match"]))
+    averaged = {"substring_exact_match": np.mean(official) * 100}
+    path = tmp_path / "kilt_nq_eval_test_in131072_size100_shots2.json"
+    path.write_text(
+        json.dumps({"args": {}, "data": data, "averaged_metrics": averaged}, indent=indent)
+    )
+    out, err = StringIO(), StringIO()
+    call_command(
+        "score", benchmark="helmet", task="kilt_nq", predictions=path, stdout=out, stderr=err
+    )
+    assert err.getvalue().strip() == (
+        f"helmet.substring_exact_match: 40 of 40 lines scored; task score "
+        f"{averaged['substring_exact_match']:.4f}"
+    )
+    scored = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [s["score"] for s in scored] == official

@@ -8,7 +8,8 @@ only want the number. One JSON object per line with `prediction` and
 `references` (a list, or one string), or a line of L-Eval's own prediction
 files (`gt`, and the prediction under the first key holding "_pred", as
 `auto_eval.py` reads them), or of RULER's (`pred` and `outputs`, as
-`call_api.py` writes them), or BABILong's CSV files (`target`, `output` and
+`call_api.py` writes them), or HELMET's output files (`data`, each with
+`output` and `answer`, as eval.py writes them), or BABILong's CSV files (`target`, `output` and
 `question`, as `run_model_on_babilong.py` writes them; the task `qa1`, or
 with its length, `qa1-4k`), or LooGLE's (`llm_output` and `output`, lists
 of a document's answers and references, with its `qa_pairs`, as its
@@ -33,7 +34,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from corpus.importers.checks import load_json_line
 from corpus.importers.errors import ImportFailure
 from corpus.importers.limits import lines as numbered_lines
-from corpus.importers.records import read_records
+from corpus.importers.records import member_records, read_records
 from judging.evaluators import UnknownEvaluator, metric_class
 from judging.evaluators.base import Metric
 from judging.evaluators.official import BENCHMARKS, NoOfficialMetric, official_metrics
@@ -80,6 +81,9 @@ class Command(BaseCommand):
         try:  # a line at a time, within the upload limits (corpus.importers.limits)
             if path.suffix.lower() == ".csv":  # BABILong's predictions
                 for row in read_records(path):
+                    lines.append(_case(row.fields, row.where))
+            elif _one_object(path):  # HELMET's output: {"data": [{"output", "answer"}, ...]}
+                for row in member_records(path, "data"):
                     lines.append(_case(row.fields, row.where))
             else:
                 for number, line in numbered_lines(path):
@@ -161,9 +165,23 @@ def _scored(metric: Metric, lines: list[dict[str, Any]], task: str, *, several: 
     return summary
 
 
+def _one_object(path: Path) -> bool:
+    """A .json file that opens an object, not a line of JSON Lines' first
+    record: HELMET writes its outputs indented, one object over many lines."""
+    if path.suffix.lower() != ".json":
+        return False
+    with path.open("rb") as file:
+        start = file.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
+    first_line = start.split(b"\n", 1)[0].rstrip()
+    return start.startswith(b"{") and not first_line.endswith(b"}")
+
+
 def _cases(value: object, where: str) -> list[dict[str, Any]]:
     """A line's cases: one, or a LooGLE line's questions (`llm_output` and
     `output` side by side, the questions in `qa_pairs`), each as its own line."""
+    if isinstance(value, dict) and isinstance(value.get("data"), list) and "output" not in value:
+        # a HELMET output file written on one line
+        return [_case(row, f"{where}, record {n}") for n, row in enumerate(value["data"], 1)]
     if not (isinstance(value, dict) and "llm_output" in value and "output" in value):
         return [_case(value, where)]
     answers, references, pairs = value["llm_output"], value["output"], value.get("qa_pairs")
@@ -197,6 +215,10 @@ def _case(value: object, where: str) -> dict[str, Any]:
         prediction, references = value[key], value["gt"]
     elif prediction is None and references is None and "pred" in value and "outputs" in value:
         prediction, references = value["pred"], value["outputs"]  # RULER's pred/<task>.jsonl
+    elif prediction is None and references is None and "output" in value and "answer" in value:
+        prediction, references = value["output"], value["answer"]  # HELMET's output files
+        if isinstance(references, list) and references and isinstance(references[0], list):
+            references = [a for group in references for a in group]
     elif prediction is None and references is None and "target" in value:
         # BABILong's CSV (an empty cell is no answer; a cell pandas reads as
         # missing, "None" or "NA", names no label either way)
