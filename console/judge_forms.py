@@ -29,6 +29,10 @@ PROTOCOLS = [
     ),
     ("loogle_qa", "LooGLE's QA judge (its prompt and settings; answers True or False)"),
     ("loogle_summary", "LooGLE's summary judge (its prompt and settings; answers 0-100)"),
+    (
+        "helmet_longqa",
+        "HELMET's long-QA judge (its GPT-4o prompt and settings; fluency x correctness)",
+    ),
 ]
 PAIRWISE = frozenset({"pairwise", "leval_pairwise"})
 COUNTINGS = [

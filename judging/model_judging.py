@@ -79,7 +79,7 @@ def first_request(
     config: JudgeConfig,
     caller: ModelCaller,
     protocol: ModelJudge,
-    texts: dict[int, tuple[str, str]],
+    texts: dict[int, tuple[str, str, list[str]]],
 ) -> Request:
     """The item's first ask (its messages and hash, computed once)."""
     messages = protocol.item_messages(item, *texts[item.response.question_id])
@@ -336,9 +336,9 @@ def pending_requests(run: JudgingRun, caller: ModelCaller) -> dict[str, Request]
         "response", "opponent"
     )
     texts = {
-        q: (t, r)
-        for q, t, r in QuestionText.objects.filter(dataset=run.dataset).values_list(
-            "question_id", "text", "reference_answer"
+        q: (t, r, list(a or []))
+        for q, t, r, a in QuestionText.objects.filter(dataset=run.dataset).values_list(
+            "question_id", "text", "reference_answer", "alternative_answers"
         )
     }
     judge = judge_for(config)
@@ -399,10 +399,10 @@ def _judge_pending(run: JudgingRun, lease: Lease) -> None:
     to_judge = JudgeItem.objects.filter(run=run, status=JudgeItem.Status.PENDING)
     item_ids = list(to_judge.order_by("pk").values_list("pk", flat=True))
     texts = {
-        q: (text, reference)
-        for q, text, reference in QuestionText.objects.filter(
+        q: (text, reference, list(alternatives or []))
+        for q, text, reference, alternatives in QuestionText.objects.filter(
             dataset=run.dataset, question_id__in=to_judge.values("response__question_id")
-        ).values_list("question_id", "text", "reference_answer")
+        ).values_list("question_id", "text", "reference_answer", "alternative_answers")
     }
     protocol = judge_for(config)
     writer = ResultWriter(run, protocol, lease)

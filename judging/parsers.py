@@ -148,3 +148,26 @@ def parse_loogle_score(text: str, low: int = 0, high: int = 100) -> ParsedScore:
         return ParsedScore("out_of_range", value, f"score {value} outside {low}-{high}")
     start = len(text) - len(text.lstrip())
     return ParsedScore("ok", value, span=(start, len(text.rstrip())))
+
+
+def parse_helmet_longqa(text: str, low: int = 0, high: int = 3) -> ParsedScore:
+    """HELMET's long-QA judge (eval_gpt4_longqa.py's parse_json and its sum):
+    the last {...} in the answer read as JSON, fluency x correctness (0-3)."""
+    import json
+
+    found = list(re.finditer(r"\{.*?\}", text or "", re.DOTALL))
+    if not found:
+        return ParsedScore("parse_failure", None, "no {...} with the scores in the answer")
+    try:
+        scores = json.loads(found[-1].group(0))
+    except ValueError:
+        return ParsedScore("parse_failure", None, "the last {...} is not JSON")
+    if not isinstance(scores, dict) or not {"fluency", "correctness"} <= scores.keys():
+        return ParsedScore("parse_failure", None, "no fluency and correctness in the last {...}")
+    fluency, correctness = scores["fluency"], scores["correctness"]
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (fluency, correctness)):
+        return ParsedScore("parse_failure", None, "fluency and correctness are not whole numbers")
+    value = fluency * correctness
+    if not (0 <= fluency <= 1 and 0 <= correctness <= 3):
+        return ParsedScore("out_of_range", value, "fluency 0-1 and correctness 0-3 expected")
+    return ParsedScore("ok", value, span=found[-1].span())

@@ -132,14 +132,18 @@ def sample_pairs(
     return [TrialItem(r, opponents[r.question_id]) for r in _one_per_system_first(others, count)]
 
 
-def texts_of(response: Response) -> tuple[str, str]:
-    """The question's wording and reference answer in the response's dataset."""
+def texts_of(response: Response) -> tuple[str, str, list[str]]:
+    """The question's wording, reference answer and other right answers in the
+    response's dataset."""
     found = (
         QuestionText.objects.filter(dataset_id=response.run.dataset_id, question=response.question)
-        .values_list("text", "reference_answer")
+        .values_list("text", "reference_answer", "alternative_answers")
         .first()
     )
-    return found if found is not None else ("", "")
+    if found is None:
+        return "", "", []
+    text, reference, alternatives = found
+    return text, reference, list(alternatives or [])
 
 
 def written(messages: list[dict]) -> str:
@@ -149,7 +153,7 @@ def written(messages: list[dict]) -> str:
 def item_messages(judge: ModelJudge[Any], item: TrialItem, order: int = 0) -> list[dict]:
     """The messages a run sends for `item` in `order` (a pairwise judge's
     order 1 shows the baseline's answer first)."""
-    question, reference = texts_of(item.response)
+    question, reference, alternatives = texts_of(item.response)
     if isinstance(judge, Pairwise):
         if item.opponent is None:
             raise TrialRefused(
@@ -160,7 +164,7 @@ def item_messages(judge: ModelJudge[Any], item: TrialItem, order: int = 0) -> li
             first, second = second, first
         return judge.messages(question, reference, first, second)
     assert isinstance(judge, ScoringJudge)
-    return judge.messages(question, item.response.text, reference)
+    return judge.answer_messages(question, item.response.text, (reference, *alternatives))
 
 
 def prompt_preview(config: dict, item: TrialItem) -> str:
@@ -192,7 +196,7 @@ def try_judge(config: dict, items: list[TrialItem]) -> list[TrialAnswer]:
     answers = []
     try:
         for item in items:
-            question, _ = texts_of(item.response)
+            question, _, _ = texts_of(item.response)
             system = item.response.run.system.name
             for order in judge.orders:
                 messages = item_messages(judge, item, order)

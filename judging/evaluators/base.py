@@ -245,8 +245,11 @@ class ModelJudge(EvaluatorPlugin[Answer]):
             )
 
     @abstractmethod
-    def item_messages(self, item: JudgeItem, question: str, reference: str) -> Messages:
-        """The prompt of a run's item."""
+    def item_messages(
+        self, item: JudgeItem, question: str, reference: str, alternatives: Sequence[str] = ()
+    ) -> Messages:
+        """The prompt of a run's item (`alternatives`: the question's other
+        right answers, for a judge shown them all: HELMET's)."""
 
     @abstractmethod
     def estimate_messages(self, response: str, reference: str) -> list[Messages]:

@@ -12,6 +12,7 @@ runs and human review call its methods and never compare protocol names.
 | pairwise   | [[A]], [[B]] or [[C]] | -                  | -                 | PairwiseVerdict |
 | loogle_qa  | True or False         | 0-1                | 1 or 10           | Judgment        |
 | loogle_summary | N                 | 0-100              | 1 + 9N/100        | Judgment        |
+| helmet_longqa | {"fluency", "correctness"} | 0-3 (product) | 1 + 3N      | Judgment        |
 
 The Czech rubric and Prometheus prompts add a score 0, "the response is not
 in Czech": it stays 0 in raw_score and is the lowest score, 1, on the common
@@ -21,6 +22,7 @@ scale. A custom template has no such level.
 from __future__ import annotations
 
 from abc import abstractmethod
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from corpus.choices import Language
@@ -41,6 +43,7 @@ from judging.parsers import (
     ParsedVerdict,
     Verdict,
     parse_boxed,
+    parse_helmet_longqa,
     parse_leval_verdict,
     parse_loogle_score,
     parse_loogle_truth,
@@ -58,10 +61,12 @@ from judging.prompts import (
     rubric_judge_messages,
     validate_template,
 )
+from judging.prompts.helmet import longqa_messages as helmet_longqa_messages
 
 __all__ = [
     "JUDGE_COUNTINGS",
     "Custom",
+    "HelmetLongQa",
     "LevalPairwise",
     "LoogleQa",
     "LoogleSummary",
@@ -101,8 +106,15 @@ class ScoringJudge(ModelJudge[int]):
     def messages(self, question: str, response: str, reference: str) -> Messages:
         """The prompt that asks to score `response`."""
 
-    def item_messages(self, item: JudgeItem, question: str, reference: str) -> Messages:
-        return self.messages(question, item.response.text, reference)
+    def item_messages(
+        self, item: JudgeItem, question: str, reference: str, alternatives: Sequence[str] = ()
+    ) -> Messages:
+        return self.answer_messages(question, item.response.text, (reference, *alternatives))
+
+    def answer_messages(self, question: str, response: str, references: Sequence[str]) -> Messages:
+        """The prompt for `response` given all the question's right answers (the
+        reference first); a judge shown one is shown the reference."""
+        return self.messages(question, response, references[0])
 
     def estimate_messages(self, response: str, reference: str) -> list[Messages]:
         return [self.messages("", response, reference)]
@@ -212,7 +224,9 @@ class Pairwise(ModelJudge[Verdict]):
     def messages(self, question: str, reference: str, first: str, second: str) -> Messages:
         return pairwise_judge_messages(question, reference, first, second)
 
-    def item_messages(self, item: JudgeItem, question: str, reference: str) -> Messages:
+    def item_messages(
+        self, item: JudgeItem, question: str, reference: str, alternatives: Sequence[str] = ()
+    ) -> Messages:
         first, second = item.response.text, self._opponent(item).text
         if item.order == 1:
             first, second = second, first
@@ -356,6 +370,42 @@ class LoogleSummary(LoogleJudge):
 
     def messages(self, question: str, response: str, reference: str) -> Messages:
         return loogle_summary_messages(reference, response)
+
+
+@register
+class HelmetLongQa(ScoringJudge):
+    """HELMET's GPT-4o judge of long-document QA as its authors ran it
+    (scripts/eval_gpt4_longqa.py): its prompt byte for byte with every right
+    answer shown (the reference and the alternatives, as the script's list)
+    and the output as the script parses it; gpt-4o-2024-05-13, temperature
+    0.1, top_p 0.9, 2,048 tokens, seed 42; the score fluency x correctness
+    from the last {...} (0-3; HELMET's table shows the mean x 100/3)."""
+
+    name = "helmet_longqa"
+    high = 3
+    czech_zero = False
+    parser = staticmethod(parse_helmet_longqa)
+    defaults = {
+        "model": "gpt-4o-2024-05-13",
+        "temperature": 0.1,
+        "top_p": 0.9,
+        "max_tokens": 2048,
+        "seeds": (42,),
+        "reask": 0,
+    }
+
+    @property
+    def scale(self) -> Scale:
+        return Scale(0, self.high)
+
+    def common_score(self, raw: float) -> float:
+        return scores.common_score(raw, self.scale.low, self.scale.high)
+
+    def messages(self, question: str, response: str, reference: str) -> Messages:
+        return helmet_longqa_messages(question, response, [reference])
+
+    def answer_messages(self, question: str, response: str, references: Sequence[str]) -> Messages:
+        return helmet_longqa_messages(question, response, references)
 
 
 def judge_for(config: JudgeConfig) -> ModelJudge[Any]:

@@ -2,7 +2,8 @@
 
 Answers like a rubric judge: \\boxed{N} (or Prometheus' [RESULT] N when the
 prompt asks for it), N chosen from the response being judged; LooGLE's judges
-as they answer (True/False, a score 0-100). Configurable
+and HELMET's long-QA judge as they answer (True/False, a score 0-100; a
+JSON of fluency and correctness). Configurable
 latency and faults: `plan` lists what the next requests get ("429", "500",
 "timeout", "garbled", "truncated", "400", "notjson": a 200 whose body is an
 HTML error page, as a misconfigured proxy sends), then normal answers
@@ -194,6 +195,10 @@ class FakeOpenAI:
             ):
                 text = self.loogle_answer(system, user)
                 return self.reply(request, 200, self.answer(body, text, "stop"))
+            if fault == "ok" and user.startswith(
+                "Please act as an impartial judge and evaluate the quality of the provided answer"
+            ):
+                return self.reply(request, 200, self.answer(body, self.helmet_answer(user), "stop"))
             if "[The Start of Assistant A's Answer]" in user:
                 text = self.verdict(user)
                 letter = text.rindex("[[") + 2
@@ -337,6 +342,17 @@ class FakeOpenAI:
         words = set(reference.lower().split())
         score = round(100 * len(words & set(generated.lower().split())) / max(len(words), 1))
         return f" {score}" if "spaced" in generated else str(score)
+
+    @staticmethod
+    def helmet_answer(user: str) -> str:
+        """HELMET's long-QA judge: fluent, and correct (3) when the answer holds
+        one of the right answers, else 0."""
+        import ast
+
+        listed = user.split("\nCorrect answers: ", 1)[1].split("\nAnswer: ", 1)
+        answers, answer = ast.literal_eval(listed[0]), listed[1].lower()
+        correct = 3 if any(a.lower() in answer for a in answers) else 0
+        return f'The answer agrees. {{"fluency": 1, "correctness": {correct}}}'
 
     def verdict(self, user: str) -> str:
         if self.first_wins:

@@ -83,6 +83,7 @@ def test_one_registry_holds_the_judges_and_the_metrics():
         "leval_pairwise",
         "loogle_qa",
         "loogle_summary",
+        "helmet_longqa",
     ]
     assert list(metrics()) == METRIC_NAMES
     assert set(REGISTRY) == set(model_judges()) | set(metrics())

@@ -18,6 +18,7 @@ from judging.evaluators import (
 )
 from judging.evaluators.judges import (
     Custom,
+    HelmetLongQa,
     LevalPairwise,
     LoogleQa,
     LoogleSummary,
@@ -68,6 +69,7 @@ def test_the_registry_names_each_judge_class():
         "leval_pairwise": LevalPairwise,
         "loogle_qa": LoogleQa,
         "loogle_summary": LoogleSummary,
+        "helmet_longqa": HelmetLongQa,
     }
     assert type(judge(protocol="prometheus")) is Prometheus
     assert type(judge(**PAIRWISE)) is Pairwise
@@ -77,7 +79,7 @@ def test_the_registry_names_each_judge_class():
 def test_an_unknown_protocol_is_refused_naming_the_known_ones():
     known = (
         "the known protocols are rubric, prometheus, custom, pairwise, leval_pairwise, "
-        "loogle_qa, loogle_summary"
+        "loogle_qa, loogle_summary, helmet_longqa"
     )
     with pytest.raises(ConfigError, match=f"Unknown judge protocol 'likert'; {known}"):
         judge_class("likert")
