@@ -80,6 +80,7 @@ def document_detail(request: HttpRequest, pk: int) -> HttpResponse:
                 if position in "BME" and position
                 else None,
                 "passage": passage,
+                "evidence": _evidence(main.prompt, turns, finder),
             }
         )
     context = {
@@ -91,3 +92,26 @@ def document_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "nav": "documents",
     }
     return render(request, "console/document.html", context)
+
+
+def _evidence(prompt: object, turns: list[dict], finder: PassageFinder) -> list[dict]:
+    """The question's evidence sentences as its authors mark them (LooGLE's
+    `S`), each with the turn of the text that holds it (the sentence found
+    whole, white space aside, else the passage that words it best)."""
+    evidence = prompt.get("evidence") if isinstance(prompt, dict) else None
+    if isinstance(evidence, str):
+        evidence = [evidence]
+    if not isinstance(evidence, list):
+        return []
+    texts = [" ".join(f"{t['speaker']} {t['text']}".split()) for t in turns]
+    found = []
+    for sentence in evidence:
+        if not isinstance(sentence, str) or not sentence.strip():
+            continue
+        wanted = " ".join(sentence.split())
+        turn = next((i for i, text in enumerate(texts) if wanted in text), None)
+        if turn is None:
+            passage = finder.find(sentence)
+            turn = passage.turn if passage is not None else None
+        found.append({"text": sentence, "turn": turn})
+    return found

@@ -355,7 +355,7 @@ def test_a_loogle_cloze_file_is_previewed_then_imported_with_its_masks(
          "A": {"<mask-0>": "Britney Spears", "<mask-1>": "Kentwood"}},
         {"Q": "<mask-0> left.", "S": ["She left."], "A": {"<mask-0>": "Britney Spears"}},
     ]  # fmt: skip
-    line = {"input": "Britney sang in Kentwood. She left.", "title": "Its-Britney",
+    line = {"input": "Britney sang in Kentwood.\nBritney sang.\nShe went.", "title": "Its-Britney",
             "qa_pairs": repr(pairs), "output": "None"}  # fmt: skip
     file = tmp_path / "lines.jsonl"
     file.write_text(json.dumps(line) + "\n", encoding="utf-8")
@@ -375,6 +375,15 @@ def test_a_loogle_cloze_file_is_previewed_then_imported_with_its_masks(
     texts = QuestionText.objects.filter(dataset=dataset).order_by("question__external_id")
     assert [json.loads(t.reference_answer) for t in texts] == [p["A"] for p in pairs]
     assert texts[0].prompt == {"title": "Its-Britney", "evidence": ["Britney sang."], "type": ""}
+
+    # the document viewer shows each question's evidence and where the text holds it
+    document = Document.objects.get(benchmark__slug="loogle")
+    page.goto(f"{live_server.url}/console/documents/{document.pk}/")
+    evidence = page.locator("#q-1-1 .evidence")
+    assert "Evidence (1 sentence, as the authors mark it)" in evidence.inner_text()
+    assert "(not found in the text)" in page.inner_text("#q-1-2 .evidence")  # "She left." is not
+    evidence.locator("a.evidence-link").click()
+    assert page.url.endswith("#turn-1")  # the line that holds "Britney sang." whole
 
 
 def test_ruler_is_made_from_the_console_by_a_worker_as_make_ruler_makes_it(
