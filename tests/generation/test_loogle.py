@@ -313,6 +313,8 @@ def test_a_bad_file_is_refused_and_nothing_is_stored(tmp_path):
     for task, change, error in [
         ("shortdep_qa", {"qa_pairs": "__import__('os').system('x')"}, "'qa_pairs' must be"),
         ("shortdep_qa", {"qa_pairs": "[]"}, "non-empty list of questions"),
+        ("shortdep_qa", {"qa_pairs": "[" * 50_000 + "]" * 50_000}, "'qa_pairs' must be"),
+        ("shortdep_qa", {"qa_pairs": "[{'Q': 'q', 'A': 'a'}] * 10**9"}, "'qa_pairs' must be"),
         ("shortdep_qa", {"qa_pairs": "none"}, "needs its 'qa_pairs'"),
         ("shortdep_qa", {"qa_pairs": repr([{**pair, "A": ""}])}, "'A' must be a non-empty"),
         ("shortdep_qa", {"qa_pairs": repr([{**pair, "Q": 3}])}, "'Q' must be a non-empty"),

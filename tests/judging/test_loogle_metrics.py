@@ -12,12 +12,14 @@ from __future__ import annotations
 import importlib
 import json
 import random
+import re
 import sys
 import types
 from io import StringIO
 
 import pytest
 from django.core.management import call_command
+from django.core.management.base import CommandError
 
 from judging.evaluators import metric_class
 from judging.evaluators.official import NoOfficialMetric, official_metric
@@ -215,3 +217,19 @@ def test_the_official_metrics_are_the_tasks_own():
     assert loogle.metrics_for("longdep_summarization") == loogle.SIMILARITY_METRICS
     with pytest.raises(NoOfficialMetric, match="shortdep_qa"):
         official_metric("loogle", "qa")
+
+
+def test_score_refuses_a_loogle_line_it_cannot_read_and_writes_nothing(tmp_path):
+    out = tmp_path / "scored.jsonl"
+    for line, error in [
+        ({"llm_output": "answer", "output": ["Jerez."]}, "must be lists"),
+        ({"llm_output": ["a", "b"], "output": ["Jerez."]}, "2 answers in 'llm_output' for 1"),
+        ({"llm_output": [3], "output": ["Jerez."]}, "'prediction' must be a string"),
+    ]:
+        path = tmp_path / "shortdep_qa_m.jsonl"
+        path.write_text(json.dumps(line) + "\n")
+        with pytest.raises(CommandError, match=re.escape(error)):
+            call_command(
+                "score", benchmark="loogle", task="shortdep_qa", predictions=path, output=out
+            )
+        assert not out.exists()
