@@ -18,6 +18,11 @@ TEMPLATES: dict[str, dict[str, Any]] = {
         "template": """Memorize and track the chain(s) of variable assignment hidden in the following text.\n\n{context}\nQuestion: Find all variables that are assigned the value {query} in the text above.""",  # noqa: E501
         "answer_prefix": """ Answer: According to the chain(s) of variable assignment in the text above, {num_v} variables are assigned the value {query}, they are: """,  # noqa: E501
     },
+    "common_words_extraction": {
+        "tokens_to_generate": 120,
+        "template": """Below is a numbered list of words. In these words, some appear more often than others. Memorize the ones that appear most often.\n{context}\nQuestion: What are the 10 most common words in the above list?""",  # noqa: E501
+        "answer_prefix": """ Answer: The top 10 words that appear most often in the list are:""",  # noqa: E501
+    },
     "freq_words_extraction": {
         "tokens_to_generate": 50,
         "template": """Read the following coded text and track the frequency of each coded word. Find the three most frequently appeared coded words. {context}\nQuestion: Do not provide any explanation. Please ignore the dots '....'. What are the three most frequently appeared words in the above coded text?""",  # noqa: E501
@@ -88,6 +93,10 @@ TASKS: dict[str, dict[str, Any]] = {
     "vt": {
         "task": "variable_tracking",
         "args": {"type_haystack": "noise", "num_chains": 1, "num_hops": 4},
+    },
+    "cwe": {
+        "task": "common_words_extraction",
+        "args": {"freq_cw": 30, "freq_ucw": 3, "num_cw": 10},
     },
     "fwe": {"task": "freq_words_extraction", "args": {"alpha": 2.0}},
 }

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from corpus.ruler.common_words import CommonWords
 from corpus.ruler.constants import TASKS, TEMPLATES, template
 from corpus.ruler.freq_words import FreqWords
 from corpus.ruler.niah import Niah, key_words
@@ -17,6 +18,7 @@ from corpus.ruler.variable_tracking import VariableTracking
 GENERATORS = {
     "niah": Niah,
     "variable_tracking": VariableTracking,
+    "common_words_extraction": CommonWords,
     "freq_words_extraction": FreqWords,
 }
 SUBSET = "validation"  # prepare.py's default, the one run.sh uses

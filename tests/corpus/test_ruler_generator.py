@@ -22,6 +22,7 @@ SCRIPTS = {
     "niah": "niah.py",
     "variable_tracking": "variable_tracking.py",
     "freq_words_extraction": "freq_words_extraction.py",
+    "common_words_extraction": "common_words_extraction.py",
 }
 
 
@@ -49,7 +50,9 @@ def official_file(tmp_path, task, length, samples, seed, tokenizer_type, tokeniz
 # then tries for ever, corpus.ruler says so (the last test); vt is checked with tiktoken
 # (the authors' needle script with a model tokenizer takes minutes a case; one
 # needle task and the word task here, every needle task with tiktoken below)
-@pytest.mark.parametrize(("task", "length"), [("niah_multikey_3", 1500), ("fwe", 1500)])
+@pytest.mark.parametrize(
+    ("task", "length"), [("niah_multikey_3", 1500), ("fwe", 1500), ("cwe", 1500)]
+)
 def test_each_task_is_the_authors_byte_for_byte_with_a_model_tokenizer(
     tmp_path, tiny_model, task, length
 ):
@@ -69,6 +72,8 @@ def test_each_task_is_the_authors_byte_for_byte_with_a_model_tokenizer(
         ("vt", 2000),
         ("vt", 8192),
         ("fwe", 4096),
+        ("cwe", 2000),
+        ("cwe", 8192),
     ],
 )
 def test_the_authors_bytes_with_tiktoken_and_their_default_seed(tmp_path, task, length):
@@ -112,6 +117,10 @@ def test_what_cannot_be_made_is_refused_with_the_reason(tmp_path):
         task_records("niah_single_1", 60, 1, count)
     with pytest.raises(ValueError, match="too short"):
         task_records("fwe", 200, 1, count)
+    with pytest.raises(ValueError, match="english_words.json"):  # Git LFS, not shipped
+        task_records("cwe", 131072, 1, count)
+    with pytest.raises(ValueError, match="cannot fit 300 tokens"):  # the script: for ever
+        task_records("cwe", 300, 1, count)
     with pytest.raises(UnknownTokenizer, match="'hf:<a local folder>'"):
         token_counter("llama")
     with pytest.raises(UnknownTokenizer, match="no tokenizer loads"):
