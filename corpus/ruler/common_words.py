@@ -19,7 +19,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
-from corpus.ruler.constants import TEMPLATES
+from corpus.ruler.constants import TEMPLATES, manifest_record
 
 TASK = TEMPLATES["common_words_extraction"]
 
@@ -123,15 +123,5 @@ class CommonWords:
                         "and the shortest list are longer."
                     )
                 used -= incremental
-            cut = text.rfind(TASK["answer_prefix"][:10])
-            records.append(
-                {
-                    "index": index,
-                    "input": text[:cut],
-                    "outputs": answer,
-                    "length": length,
-                    "length_w_model_temp": length,
-                    "answer_prefix": text[cut:],
-                }
-            )
+            records.append(manifest_record(index, text, answer, length, TASK["answer_prefix"]))
         return records

@@ -119,3 +119,20 @@ def ruler_task(stored: str) -> str:
     `niah_single_1-4096` -> `niah_single_1`."""
     name, _, length = stored.rpartition("-")
     return name if name and length.isdigit() else stored
+
+
+def manifest_record(
+    index: int, text: str, answer: list[str], length: int, answer_prefix: str
+) -> dict[str, Any]:
+    """A record as the word and variable scripts write it: the prompt cut at
+    the last place the answer prefix's first 10 characters start (the
+    prefix after it), the length with the base template's 0 extra tokens."""
+    cut = text.rfind(answer_prefix[:10])
+    return {
+        "index": index,
+        "input": text[:cut],
+        "outputs": answer,
+        "length": length,
+        "length_w_model_temp": length,
+        "answer_prefix": text[cut:],
+    }

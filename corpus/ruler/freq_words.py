@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 from scipy.special import zeta
 
-from corpus.ruler.constants import TEMPLATES
+from corpus.ruler.constants import TEMPLATES, manifest_record
 
 TASK = TEMPLATES["freq_words_extraction"]
 
@@ -86,15 +86,5 @@ class FreqWords:
         for index in range(num_samples):
             text, answer, _ = self.input_output(max_len, words, vocab_size, max_len // 32)
             length = self.count_tokens(text) + self.tokens_to_generate
-            cut = text.rfind(TASK["answer_prefix"][:10])
-            records.append(
-                {
-                    "index": index,
-                    "input": text[:cut],
-                    "outputs": answer,
-                    "length": length,
-                    "length_w_model_temp": length,
-                    "answer_prefix": text[cut:],
-                }
-            )
+            records.append(manifest_record(index, text, answer, length, TASK["answer_prefix"]))
         return records

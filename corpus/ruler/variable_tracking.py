@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from corpus.ruler.constants import TEMPLATES
+from corpus.ruler.constants import TEMPLATES, manifest_record
 
 NOISE = "The grass is green. The sky is blue. The sun is yellow. Here we go. There and back again."
 TASK = TEMPLATES["variable_tracking"]
@@ -134,16 +134,8 @@ class VariableTracking:
                 if length <= max_seq_length:
                     break
                 used = self._step_down(used, incremental, max_seq_length)
-            cut = input_text.rfind(TASK["answer_prefix"][:10])
             records.append(
-                {
-                    "index": index,
-                    "input": input_text[:cut],
-                    "outputs": answer,
-                    "length": length,
-                    "length_w_model_temp": length,
-                    "answer_prefix": input_text[cut:],
-                }
+                manifest_record(index, input_text, answer, length, TASK["answer_prefix"])
             )
         return records
 
