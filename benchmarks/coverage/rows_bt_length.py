@@ -31,6 +31,10 @@ from benchmarks.coverage.rows_bootstrap import cluster_counts
 from benchmarks.coverage.rows_bradley_terry import rank_range
 
 SIDES = ("gold", "judge")
+# The CI mode replays this family twice as often as the others: its intervals sit
+# near 95% (0.95-0.96 over 1,000 replays), and at 60 replays a window of unlucky
+# draws fell under the allowance for the plain intervals too (0.867 on the same draws)
+SMALL_MODE_FACTOR = 2
 
 
 def lengths(dataset: Dataset) -> np.ndarray:
@@ -98,6 +102,7 @@ class Pool:
 
 def rows(dataset: Dataset, settings: Settings) -> list[Row]:
     rng = np.random.default_rng(settings.seed)
+    replays = settings.replays * (SMALL_MODE_FACTOR if settings.small else 1)
     out: list[Row] = []
     sides = {"gold": Pool(dataset, dataset.gold), "judge": Pool(dataset, dataset.judge)}
     for k in cluster_counts(dataset, settings.small):
@@ -107,10 +112,10 @@ def rows(dataset: Dataset, settings: Settings) -> list[Row]:
                 continue
             best, worst = pool.rank_range()
             kinds = ("ratings", "differences", "rank-sets", "weight")
-            held = {kind: np.full(settings.replays, np.nan) for kind in kinds}
-            set_sizes = np.full(settings.replays, np.nan)
+            held = {kind: np.full(replays, np.nan) for kind in kinds}
+            set_sizes = np.full(replays, np.nan)
             notes: set[str] = set()
-            for r in range(settings.replays):
+            for r in range(replays):
                 drawn = rng.integers(0, len(dataset.clusters), k)
                 found, weight = pool.replay(drawn, settings.resamples, int(rng.integers(2**31)))
                 if not found.get("computable", True) or found.get("ci_note"):
@@ -147,7 +152,7 @@ def rows(dataset: Dataset, settings: Settings) -> list[Row]:
                         + f" ({side})",
                         dataset.name,
                         setting,
-                        settings.replays,
+                        replays,
                         coverage,
                         coverage_all=coverage if simultaneous else None,
                         simultaneous=simultaneous,

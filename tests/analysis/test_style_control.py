@@ -235,9 +235,10 @@ def test_the_jackknife_refits_up_to_60_meetings_and_steps_beyond():
 
 def test_bradley_terry_with_length_control_recovers_the_ratings_and_weight():
     """Battles whose longer answer wins more often (weight 0.6 per unit of
-    the scaled feature): the controlled fit finds the weight and the
-    systems' ratings without the length's pull (within 30 Elo points), where
-    the plain fit over-rates the long-winded system."""
+    the scaled feature): the controlled fit finds the weight inside its
+    interval and the systems' ratings without the length's pull (each inside
+    its interval, within 30 Elo points), where the plain fit over-rates the
+    long-winded system."""
     rng = np.random.default_rng(12)
     k, n, meetings = 4, 6000, 30
     first, second, _, len_a, len_b = battles(rng, k, n)
@@ -264,13 +265,15 @@ def test_bradley_terry_with_length_control_recovers_the_ratings_and_weight():
     plain = bt.bradley_terry(first, second, outcome, codes, names, boot)
     (weight,) = controlled["covariates"]
     assert weight["name"] == "length" and abs(weight["weight"] - 0.6) < 0.1
-    # no interval until the harness finds one that holds (the module says why)
-    assert controlled["ci_note"] == bt.STYLE_CONTROLLED_NOTE and weight["ci95"] == [None, None]
+    # 30 meetings: intervals (from 10 on, the harness finds them holding)
+    assert "ci_note" not in controlled
+    assert weight["ci95"][0] < 0.6 < weight["ci95"][1]
     rating = {s["system"]: s for s in controlled["systems"]}
     plain_rating = {s["system"]: s for s in plain["systems"]}
     truth = 1000 + 400 / math.log(10) * (skill - skill.mean())
     for i, name in enumerate(names):
         assert abs(rating[name]["rating"] - truth[i]) < 30
+        assert rating[name]["ci95"][0] < truth[i] < rating[name]["ci95"][1]
     # the long-winded system is over-rated without the control
     assert plain_rating["d"]["rating"] > truth[3] + 50
     assert controlled["method"] == bt.METHOD_CONTROLLED
@@ -393,3 +396,55 @@ def test_style_controlled_ranking_recovers_skills_when_lists_win():
     for s in range(k):
         assert abs(styled_rating[f"S{s}"] - truth[s]) < 25
     assert length_rating["S0"] > truth[0] + 60
+
+
+@pytest.mark.django_db
+def test_the_report_gives_length_controlled_intervals_from_ten_meetings(tmp_path):
+    """16 meetings (the synthetic archive, its scores scattered so that no
+    system wins every comparison, one system's answers written as lists):
+    the length-controlled rankings come with their intervals, rank-sets and
+    the length weight's interval, on the page too; style control beyond the
+    length (here the lists) gives none (the harness replays the length
+    only), and says why."""
+    from analysis.report.build import build_report
+    from analysis.report.render import to_html
+    from analysis.report.selection import Selection
+    from corpus.importers.synthetic import write_synthetic_elitr
+    from generation.models import Response
+    from judging.importing import import_elitr_bench
+    from judging.models import Judgment
+
+    import_elitr_bench(
+        write_synthetic_elitr(tmp_path / "data", meetings=16, seed=3), with_responses=True
+    )
+    rng = np.random.default_rng(4)
+    judgments = list(Judgment.objects.all())
+    for judgment in judgments:
+        judgment.score = float(np.clip(round(judgment.score + 3 * rng.normal()), 1, 10))
+    Judgment.objects.bulk_update(judgments, ["score"])
+    lister = Response.objects.first().run.system.name
+    listed = list(Response.objects.filter(run__system__name=lister))
+    for response in listed:
+        response.text = "- " + response.text.replace(". ", ".\n- ")
+    Response.objects.bulk_update(listed, ["text"])
+    selection = Selection(
+        dataset_version="qa", split="test2", mode="st", length_control=True, style_control=True
+    )
+    report = build_report(selection)
+    rankings = report.model_dump(mode="json", by_alias=True)["rankings"]
+    gold = rankings["length_controlled"]["gold-human-eval"]
+    assert gold["clusters"] == 16 and gold.get("ci_note") is None, gold["ci_note"]
+    for system in gold["systems"]:
+        low, high = system["ci95"]
+        assert low < system["rating"] < high
+        assert 1 <= system["rank_set"][0] <= system["rank"] <= system["rank_set"][1]
+    (length,) = gold["covariates"]
+    assert length["ci95"][0] < length["weight"] < length["ci95"][1]
+    page = to_html(report)
+    section = page[page.index('id="length-controlled"') : page.index('id="style-controlled"')]
+    low, high = gold["systems"][0]["ci95"]
+    assert f"[{low:.0f}, {high:.0f}]" in section
+    styled = rankings["style_controlled"]["gold-human-eval"]
+    assert "lists" in [c["name"] for c in styled["covariates"]]
+    assert styled["ci_note"] == bt.STYLE_BEYOND_LENGTH_NOTE
+    assert all(s["ci95"] == [None, None] for s in styled["systems"])
