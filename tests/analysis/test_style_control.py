@@ -279,6 +279,48 @@ def test_bradley_terry_with_length_control_recovers_the_ratings_and_weight():
     assert controlled["method"] == bt.METHOD_CONTROLLED
 
 
+def test_the_controlled_intervals_are_the_studentized_ones_widened_by_t_over_the_normal():
+    """The controlled ratings', differences' and weight's intervals are the
+    plain construction's (estimate plus or minus the max-t multiplier times
+    the jackknife standard error), built here from the fits, times Student's
+    t on meetings - 1 over the normal's 97.5% point (1.068 at 20 meetings)."""
+    from scipy import stats
+
+    rng = np.random.default_rng(5)
+    k, n, meetings = 4, 3000, 20
+    first, second, _, len_a, len_b = battles(rng, k, n)
+    feature = sc.length_feature(len_a, len_b)
+    skill = np.array([0.5, 0.1, -0.1, -0.5])
+    outcome = (rng.random(n) < expit(skill[first] - skill[second] + 0.4 * feature)).astype(float)
+    codes = rng.integers(0, meetings, n)
+    boot = ClusterBootstrap(codes, meetings, 400, 3)
+    found = bt.bradley_terry(
+        first, second, outcome, codes, list("abcd"), boot, features=feature[:, None]
+    )
+    factor = stats.t.ppf(0.975, meetings - 1) / stats.norm.ppf(0.975)
+    assert bt.controlled_widening(meetings) == pytest.approx(factor) == pytest.approx(1.0679, 1e-4)
+    fits = sc.fits(boot, first, second, outcome, feature[:, None], codes, k)
+    unit = np.hstack([np.eye(k), np.zeros((k, 1))])
+    estimate, se, t = bt.contrast_t(fits, unit)
+    q = bt.multipliers(t, meetings, simultaneous=True)
+    for system in found["systems"]:
+        s = "abcd".index(system["system"])
+        half = (system["ci95"][1] - system["ci95"][0]) / 2
+        assert half == pytest.approx(bt.ELO_PER_UNIT * factor * q[s] * se[s], rel=1e-9)
+    _, _, weights = bt.pairs(k)
+    _, d_se, d_t = bt.contrast_t(fits, np.hstack([weights, np.zeros((len(weights), 1))]))
+    d_q = bt.multipliers(d_t, meetings, simultaneous=True)
+    for d, difference in enumerate(found["differences"]):
+        half = (difference["ci95"][1] - difference["ci95"][0]) / 2
+        assert half == pytest.approx(bt.ELO_PER_UNIT * factor * d_q[d] * d_se[d], rel=1e-9)
+    _, w_se, w_t = bt.contrast_t(fits, np.eye(k + 1)[k:])
+    w_q = bt.multipliers(w_t, meetings, simultaneous=False)
+    (length,) = found["covariates"]
+    assert (length["ci95"][1] - length["ci95"][0]) / 2 == pytest.approx(
+        factor * w_q[0] * w_se[0], rel=1e-9
+    )
+
+
 # --- FastChat's markdown elements, transcribed ----------------------------------------------------
 
 
