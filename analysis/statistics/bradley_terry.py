@@ -324,6 +324,8 @@ def controlled_widening(clusters: int) -> float:
     is the widening Student's t gives a normal interval on as many meetings,
     and the harness's bt-length rows are what show it enough."""
     return float(stats.t.ppf(0.975, clusters - 1) / stats.norm.ppf(0.975))
+
+
 # The harness replays the length's control only (its datasets have no texts to count
 # markdown in): with more features than the length, the ratings and weights are given
 # without an interval.
