@@ -20,25 +20,18 @@ from functools import partial
 from typing import Any, TypedDict
 
 from corpus.choices import Mode
-from corpus.models import Benchmark
 from generation.benchmark_prompts import (
     SINGLE_TURN_ONLY,
-    ModelTokens,
-    babilong_text,
     benchmark_format,
     combined_answer,
-    leval_requests,
-    longbench_v2_text,
-    loogle_local_text,
     max_new_tokens,
     recorded_length_instruction,
-    zeroscrolls_text,
 )
 from generation.config import GenerationConfig
+from generation.local_prompts import benchmark_prompts
 from generation.long_inputs import trim_transcript
 from generation.models import GenerationRun
-from generation.prompts import hf_prompt, openai_messages, render
-from generation.prompts_ruler import answer_prefix as ruler_answer_prefix
+from generation.prompts import hf_prompt, openai_messages
 from generation.work import (
     MeetingWork,
     naming_the_prompt,
@@ -291,35 +284,9 @@ def _single_turn(
         return
     params = local_params(config, run.seed, model.spec)
     # each question's requests (L-Eval's sci_fi asks two), answered together
-    asked: list[tuple[int, str]] = []
-    if benchmark_format(run) == Benchmark.Format.ZEROSCROLLS:
+    asked = benchmark_prompts(config, run, loaded, meeting, todo)
+    if asked is not None:
         params["max_tokens"] = max_new_tokens(config, run)
-        asked = [(i, _zeroscrolls_prompt(config, run, loaded, meeting, i)) for i in todo]
-    elif benchmark_format(run) == Benchmark.Format.LEVAL:
-        params["max_tokens"] = max_new_tokens(config, run)
-        asked = [
-            (i, text) for i in todo for text in _leval_prompts(config, run, loaded, meeting, i)
-        ]
-    elif benchmark_format(run) == Benchmark.Format.LONGBENCH_V2:
-        params["max_tokens"] = max_new_tokens(config, run)
-        asked = [(i, _longbench_v2_prompt(config, loaded, meeting, i)) for i in todo]
-    elif benchmark_format(run) == Benchmark.Format.RULER:
-        params["max_tokens"] = max_new_tokens(config, run)
-        asked = [(i, _ruler_prompt(config, loaded, meeting, i)) for i in todo]
-    elif benchmark_format(run) == Benchmark.Format.BABILONG:
-        params["max_tokens"] = max_new_tokens(config, run)
-        asked = [(i, _framed(config, loaded, babilong_text(run, meeting, i))) for i in todo]
-    elif benchmark_format(run) == Benchmark.Format.LOOGLE:  # pred_opensource_models.py's cut
-        params["max_tokens"] = max_new_tokens(config, run)
-        asked = [
-            (
-                i,
-                _framed(
-                    config, loaded, loogle_local_text(config, run, meeting, i, loaded.tokenizer)
-                ),
-            )
-            for i in todo
-        ]
     else:
         asked = [
             (
@@ -355,97 +322,6 @@ def _single_turn(
     longest = max(len(r.messages[0]["content"]) for r in requests) // 4  # until it is measured
     with naming_the_prompt(longest, config):
         caller.complete_many(requests, answered)
-
-
-def _leval_prompts(
-    config: GenerationConfig,
-    run: GenerationRun,
-    loaded: LoadedModel,
-    meeting: MeetingWork,
-    index: int,
-) -> list[str]:
-    """L-Eval's prompts of a question for a local model: the family's text, or
-    the turbo16k family's messages under the tokenizer's chat template."""
-    window = config.context_length or loaded.context_length or None
-    texts = []
-    for call in leval_requests(
-        config, run, meeting, index, ModelTokens(loaded.tokenizer), window=window
-    ):
-        if call.messages is not None:
-            texts.append(
-                str(
-                    loaded.tokenizer.apply_chat_template(
-                        call.messages, tokenize=False, add_generation_prompt=True
-                    )
-                )
-            )
-        else:
-            texts.append(call.text or "")
-    return texts
-
-
-def _zeroscrolls_prompt(
-    config: GenerationConfig,
-    run: GenerationRun,
-    loaded: LoadedModel,
-    meeting: MeetingWork,
-    index: int,
-) -> str:
-    """A ZeroSCROLLS row for a local model: under the tokenizer's chat template,
-    the authors' chat prompt (the format request, no response header); under a
-    named template or none, the row's whole input, as their HF runner gives it
-    (then the template's wrapping). Truncated by the model's own tokens to its
-    window, the separator and the query kept."""
-    chat = config.chat_template == "tokenizer"
-    window = config.context_length or loaded.context_length or None
-    text = zeroscrolls_text(
-        config, run, meeting, index, ModelTokens(loaded.tokenizer), chat=chat, window=window
-    )
-    if chat:
-        return str(
-            loaded.tokenizer.apply_chat_template(
-                [{"role": "user", "content": text}], tokenize=False, add_generation_prompt=True
-            )
-        )
-    return render(config.chat_template, [(text, None)])
-
-
-def _longbench_v2_prompt(
-    config: GenerationConfig, loaded: LoadedModel, meeting: MeetingWork, index: int
-) -> str:
-    """LongBench v2's prompt for a local model, cut in the middle by its own
-    tokens, as the user's message under the tokenizer's chat template (as
-    pred.py sends it to a chat server) or the named template."""
-    text = longbench_v2_text(config, meeting, index, ModelTokens(loaded.tokenizer))
-    if config.chat_template == "tokenizer":
-        return str(
-            loaded.tokenizer.apply_chat_template(
-                [{"role": "user", "content": text}], tokenize=False, add_generation_prompt=True
-            )
-        )
-    return render(config.chat_template, [(text, None)])
-
-
-def _framed(config: GenerationConfig, loaded: LoadedModel, text: str) -> str:
-    """`text` as the user's message under the tokenizer's chat template, or the
-    named template (BABILong's script with and without --use_chat_template)."""
-    if config.chat_template == "tokenizer":
-        return str(
-            loaded.tokenizer.apply_chat_template(
-                [{"role": "user", "content": text}], tokenize=False, add_generation_prompt=True
-            )
-        )
-    return render(config.chat_template, [(text, None)])
-
-
-def _ruler_prompt(
-    config: GenerationConfig, loaded: LoadedModel, meeting: MeetingWork, index: int
-) -> str:
-    """RULER's line for a local model: its input as the user's message under
-    the tokenizer's chat template (or the named template), the answer prefix
-    after the assistant's header, as prepare.py's model templates place it."""
-    framed = _framed(config, loaded, meeting.document.text)
-    return framed + ruler_answer_prefix(meeting.prompts[index])
 
 
 class _Cancelled(Exception):

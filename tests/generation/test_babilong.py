@@ -20,7 +20,7 @@ from django.core.management.base import CommandError
 from corpus.importers.errors import ImportFailure
 from corpus.importers.formats import read_benchmark
 from corpus.models import Dataset, QuestionText
-from generation.local import _framed
+from generation.local_prompts import framed as _framed
 from generation.models import System
 from generation.prompts_babilong import MAX_NEW_TOKENS, babilong_prompt, default_prompts
 from generation.runner import GenerationError, create_generation_run, run_generation

@@ -17,7 +17,7 @@ from django.core.management.base import CommandError
 from corpus.importers.errors import ImportFailure
 from corpus.importers.formats import read_benchmark
 from corpus.models import Dataset, QuestionText
-from generation.local import _ruler_prompt
+from generation.local_prompts import ruler_prompt as _ruler_prompt
 from generation.models import System
 from generation.runner import GenerationError, create_generation_run, run_generation
 from generation.work import MeetingWork
