@@ -93,6 +93,11 @@ SCRIPTS = {
         ("elitr", "postgres"),
     ),
     "demo_interrupt": (["--runs", "1", "--burners", "0"], ()),
+    "bt_length_multipliers": (
+        ["--datasets", "sim-heavy-tailed", "--clusters", "10"]
+        + ["--replays", "2", "--resamples", "50"],
+        (),
+    ),
 }
 SCRATCH_OPTION = {
     "analysis_scale": "--scratch",
