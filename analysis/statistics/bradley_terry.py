@@ -318,8 +318,8 @@ def controlled_widening(clusters: int) -> float:
     meetings, 1.12 at 12). Without it, the studentized max-t intervals of the
     controlled ratings covered 0.927-0.938 of 1,000 replays on the heavy-tailed
     and biased-judge populations at 20 meetings: there the study's own
-    |t| ran past its resamples' |t*| (95th percentiles 2.87-3.06 against
-    2.82-2.96), the bootstrap's small-sample error that the studentization
+    |t| ran past its resamples' |t*| (the studies' 95th percentile 2.87-3.06,
+    the multipliers' mean 2.82-2.92), the bootstrap's small-sample error that the studentization
     leaves (its resamples draw from the study's meetings alone). The factor
     is the widening Student's t gives a normal interval on as many meetings,
     and the harness's bt-length rows are what show it enough."""
